@@ -1,0 +1,76 @@
+"""Check ``jax.grad`` against finite differences, the way minitorch and micrograd do.
+
+The central difference ``(f(x + h) - f(x - h)) / 2h`` has error O(h²), but in
+float32 the subtraction loses about half the digits for small ``h``. So the
+check runs in float64 (``jax.enable_x64``), where ``h = 1e-6`` is accurate to
+about 1e-9.
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .params import check_key
+
+
+def _to64(tree):
+    return jax.tree.map(lambda a: jnp.asarray(a, jnp.float64), tree)
+
+
+def numerical_grad(f, x, eps=1e-6):
+    """Central-difference gradient of scalar ``f`` at ``x``, every coordinate, in float64.
+
+    Args:
+      f: function from an array ``x`` (any shape) to a scalar.
+      x: the point, any shape; small (``2 * x.size`` evaluations of ``f``).
+      eps: step ``h``.
+
+    Returns:
+      NumPy float64 array, same shape as ``x``.
+    """
+    with jax.enable_x64(True):
+        x = np.asarray(x, np.float64)
+        g = np.zeros_like(x)
+        for i in np.ndindex(x.shape):
+            step = np.zeros_like(x)
+            step[i] = eps
+            g[i] = (float(f(jnp.asarray(x + step))) - float(f(jnp.asarray(x - step)))) / (2 * eps)
+        return g
+
+
+def check_grad(f, params, key, num_directions=5, eps=1e-6):
+    """Compare ``jax.grad(f)`` with finite differences along random directions.
+
+    For a random unit direction ``v`` (a pytree shaped like ``params``) the
+    directional derivative ``grad(f)(p) · v`` must equal
+    ``(f(p + eps v) - f(p - eps v)) / 2 eps``. One direction checks every
+    parameter at once, so this scales to a whole network.
+
+    Args:
+      f: scalar function of a pytree ``params`` (e.g. ``lambda p: loss(p, x, y)``).
+      params: pytree of float arrays, e.g. a list of ``(W, b)``.
+      key: PRNG key for the directions.
+      num_directions: how many random directions (int >= 1).
+      eps: finite-difference step, in float64.
+
+    Returns:
+      the largest relative error ``|analytic - numeric| / max(|analytic|, |numeric|, 1e-12)``
+      over the directions (float). Below about 1e-6 means the gradient is right.
+    """
+    check_key(key)
+    with jax.enable_x64(True):
+        params = _to64(params)
+        analytic_grad = jax.grad(f)(params)
+        leaves, treedef = jax.tree.flatten(params)
+        worst = 0.0
+        for k in jax.random.split(key, num_directions):
+            v_leaves = [jax.random.normal(kk, leaf.shape, jnp.float64)
+                        for kk, leaf in zip(jax.random.split(k, len(leaves)), leaves)]
+            norm = jnp.sqrt(sum(jnp.sum(v * v) for v in v_leaves))
+            v = jax.tree.unflatten(treedef, [vl / norm for vl in v_leaves])
+            analytic = float(sum(jnp.vdot(g, d) for g, d in
+                                 zip(jax.tree.leaves(analytic_grad), jax.tree.leaves(v))))
+            plus = jax.tree.map(lambda p, d: p + eps * d, params, v)
+            minus = jax.tree.map(lambda p, d: p - eps * d, params, v)
+            numeric = (float(f(plus)) - float(f(minus))) / (2 * eps)
+            worst = max(worst, abs(analytic - numeric) / max(abs(analytic), abs(numeric), 1e-12))
+        return worst

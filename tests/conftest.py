@@ -1,0 +1,21 @@
+import os
+
+# Tests never touch the internet: "auto" must not even try, and plots need no screen.
+os.environ.setdefault("NN_FROM_SCRATCH_OFFLINE", "1")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import jax  # noqa: E402
+import pytest  # noqa: E402
+
+from nn_from_scratch import init_network_params, load_dataset  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def digits():
+    return load_dataset("digits")
+
+
+@pytest.fixture
+def small_params():
+    """A 3-layer net on 64 inputs, He init (non-trivial activations)."""
+    return init_network_params([64, 32, 16, 10], jax.random.key(0), init="he")

@@ -1,0 +1,53 @@
+import time
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from nn_from_scratch.timing import Timing, compare_jit, format_seconds, time_fn
+
+
+def test_time_fn_counts_calls_and_orders_numbers():
+    calls = []
+    def f(x):
+        calls.append(1)
+        return x * 2
+    t = time_fn(f, jnp.ones(3), repeats=5, warmup=2)
+    assert len(calls) == 1 + 2 + 5
+    assert t.repeats == 5 and t.spread[0] <= t.median <= t.spread[1]
+    assert t.compile == pytest.approx(max(t.first - t.median, 0.0))
+
+
+def test_time_fn_waits_for_the_work():
+    # A function that really takes 20 ms must not be timed as faster.
+    t = time_fn(lambda: time.sleep(0.02) or jnp.zeros(1), repeats=3, warmup=0)
+    assert t.median >= 0.02
+
+
+def test_jit_first_call_includes_compilation():
+    f = jax.jit(lambda x: jnp.sin(x) @ jnp.cos(x).T)
+    t = time_fn(f, jnp.ones((50, 50)), repeats=3)
+    assert t.first > t.median  # tracing + compiling happened in the first call only
+
+
+def test_compare_jit_reports_both_and_a_speedup():
+    def selu(x, alpha=1.67, lmbda=1.05):
+        return lmbda * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
+    result = compare_jit(selu, jnp.arange(1000.0), repeats=3)
+    assert result.speedup == pytest.approx(result.eager.median / result.jitted.median)
+    assert "faster once compiled" in str(result)
+
+
+def test_bad_repeats():
+    with pytest.raises(ValueError, match="repeats >= 1"):
+        time_fn(lambda: None, repeats=0)
+
+
+@pytest.mark.parametrize("seconds, text", [(2.5, "2.5 s"), (0.0123, "12.3 ms"),
+                                           (4.2e-5, "42 µs"), (3e-8, "30 ns")])
+def test_format_seconds(seconds, text):
+    assert format_seconds(seconds) == text
+
+
+def test_timing_str():
+    assert "per call (median of 4" in str(Timing(1.0, 0.9, 0.1, (0.09, 0.2), 4))
