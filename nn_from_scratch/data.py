@@ -191,6 +191,24 @@ def load_dataset(name="auto", data_dir=None, timeout=5.0, verbose=True):
     return data
 
 
+def synthetic_dataset(key, n_train=60_000, n_test=10_000, image_shape=(28, 28), num_classes=10):
+    """Random images and labels with MNIST's shapes, for measuring speed (nothing to learn).
+
+    Args:
+      key: PRNG key.
+      n_train, n_test: numbers of examples (int).
+      image_shape: ``(H, W)`` of one image; pixels are uniform in ``[0, 1]``.
+      num_classes: labels are uniform in ``[0, num_classes)``.
+    """
+    check_key(key)
+    pixels = int(np.prod(image_shape))
+    kx, ky = random.split(key)
+    x = np.asarray(random.uniform(kx, (n_train + n_test, pixels)))  # (n, pixels) float32
+    y = np.asarray(random.randint(ky, (n_train + n_test,), 0, num_classes), dtype=np.int32)
+    return Dataset(x[:n_train], y[:n_train], x[n_train:], y[n_train:], tuple(image_shape),
+                   num_classes, "synthetic", "random MNIST-shaped data, for timing only")
+
+
 def batch_indices(key, n, batch_size):
     """Shuffle ``range(n)`` with ``key`` and cut it into full batches.
 

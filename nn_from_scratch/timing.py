@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 
 import jax
+import jax.numpy as jnp
 
 
 @dataclass(frozen=True)
@@ -108,3 +109,31 @@ def compare_jit(fn, *args, repeats=10, static_argnums=(), **kwargs):
     eager = time_fn(fn, *args, repeats=repeats, **kwargs)
     jitted = time_fn(jax.jit(fn, static_argnums=static_argnums), *args, repeats=repeats, **kwargs)
     return JitComparison(eager, jitted)
+
+
+def forward_flops(sizes):
+    """FLOPs of one example's forward pass through dense layers ``sizes``: ``2 * sum(m * n)``.
+
+    A multiply and an add per weight; biases and activations are too cheap to count.
+    Training costs about 3 forward passes per example (forward, and a backward pass
+    of twice the work), the usual convention for a roofline.
+    """
+    return 2 * sum(m * n for m, n in zip(sizes[:-1], sizes[1:]))
+
+
+def matmul_rate(size=1024, chain=10, repeats=5):
+    """The machine's float32 matrix-multiply rate in FLOP/s: its practical limit.
+
+    Times a jitted chain of ``chain`` dependent ``(size, size) @ (size, size)``
+    products (dependent, so XLA cannot skip or merge them) and returns
+    ``2 * size**3 * chain / fastest time``: the best rate seen, so that fractions
+    of it are conservative.
+    """
+    def chained(a):
+        def body(c, scale):
+            return (c * scale) @ a, None  # each product needs the previous one
+        return jax.lax.scan(body, a, jnp.full(chain, 1.0 / size ** 0.5, a.dtype))[0]
+
+    a = jax.random.normal(jax.random.key(0), (size, size))
+    t = time_fn(jax.jit(chained), a, repeats=repeats)
+    return 2 * size ** 3 * chain / t.spread[0]

@@ -7,7 +7,7 @@ import pytest
 import tensorflow_datasets as tfds
 
 from nn_from_scratch import data as data_mod
-from nn_from_scratch.data import batch_indices, load_dataset, load_mnist
+from nn_from_scratch.data import batch_indices, load_dataset, load_mnist, synthetic_dataset
 
 
 def test_digits_for_real(digits):
@@ -100,3 +100,12 @@ def test_batch_indices_are_a_shuffled_partition():
 def test_batch_size_out_of_range(batch_size):
     with pytest.raises(ValueError, match=f"between 1 and the number of examples \\(10\\); got {batch_size}"):
         batch_indices(jax.random.key(0), 10, batch_size)
+
+
+def test_synthetic_dataset_has_mnist_shapes():
+    data = synthetic_dataset(jax.random.key(0), n_train=50, n_test=20)
+    assert data.x_train.shape == (50, 784) and data.x_test.shape == (20, 784)
+    assert data.num_features == 784 and data.name == "synthetic"
+    assert data.y_train.dtype == np.int32 and data.y_train.max() < 10
+    again = synthetic_dataset(jax.random.key(0), n_train=50, n_test=20)
+    np.testing.assert_array_equal(data.x_train, again.x_train)

@@ -4,7 +4,8 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from nn_from_scratch.timing import Timing, compare_jit, format_seconds, time_fn
+from nn_from_scratch.timing import (Timing, compare_jit, format_seconds, forward_flops,
+                                    matmul_rate, time_fn)
 
 
 def test_time_fn_counts_calls_and_orders_numbers():
@@ -51,3 +52,12 @@ def test_format_seconds(seconds, text):
 
 def test_timing_str():
     assert "per call (median of 4" in str(Timing(1.0, 0.9, 0.1, (0.09, 0.2), 4))
+
+
+def test_forward_flops_counts_two_per_weight():
+    assert forward_flops([784, 512, 512, 10]) == 2 * (784 * 512 + 512 * 512 + 512 * 10)
+
+
+def test_matmul_rate_is_a_plausible_flop_rate():
+    rate = matmul_rate(size=128, chain=4, repeats=3)
+    assert 1e8 < rate < 1e15  # between 0.1 GFLOP/s and 1 PFLOP/s
