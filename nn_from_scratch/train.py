@@ -41,6 +41,11 @@ def check_step_size(step_size):
         )
 
 
+def apply_gradients(params, grads, step_size):
+    """Plain SGD: ``W - step_size * dW`` and ``b - step_size * db`` for every layer."""
+    return [(w - step_size * dw, b - step_size * db) for (w, b), (dw, db) in zip(params, grads)]
+
+
 def sgd_step(params, x, y, step_size):
     """One step of stochastic gradient descent, also returning the batch loss.
 
@@ -55,9 +60,7 @@ def sgd_step(params, x, y, step_size):
       the forward pass is needed for the gradient anyway.
     """
     value, grads = value_and_grad(loss)(params, x, y)
-    new_params = [(w - step_size * dw, b - step_size * db)
-                  for (w, b), (dw, db) in zip(params, grads)]
-    return new_params, value
+    return apply_gradients(params, grads, step_size), value
 
 
 def update(params, x, y, step_size):
@@ -74,8 +77,7 @@ def update(params, x, y, step_size):
     """
     check_step_size(step_size)
     grads = grad(loss)(params, x, y)
-    return [(w - step_size * dw, b - step_size * db)
-            for (w, b), (dw, db) in zip(params, grads)]
+    return apply_gradients(params, grads, step_size)
 
 
 def _scan_epoch(params, x, y, idx, step_size):

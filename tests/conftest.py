@@ -7,6 +7,12 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 import jax  # noqa: E402
 import pytest  # noqa: E402
 
+from nn_from_scratch.parallel import simulate_cpu_devices  # noqa: E402
+
+# Before any JAX computation: 4 simulated CPU devices for the data-parallel tests.
+# Everything else runs on device 0 as usual.
+simulate_cpu_devices(4)
+
 from nn_from_scratch import init_network_params, load_dataset  # noqa: E402
 
 

@@ -1,0 +1,65 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from nn_from_scratch.augment import (augment_image, augment_images, flip_left_right, flip_up_down,
+                                     identity, random_horizontal_flip, random_rotate,
+                                     random_vertical_flip, rotate_90, sample_photos)
+
+IMG = jnp.array([[1, 2], [3, 4]])
+
+
+def test_transforms_by_hand():
+    np.testing.assert_array_equal(rotate_90(IMG), [[2, 4], [1, 3]])  # counter-clockwise
+    np.testing.assert_array_equal(flip_left_right(IMG), [[2, 1], [4, 3]])
+    np.testing.assert_array_equal(flip_up_down(IMG), [[3, 4], [1, 2]])
+    np.testing.assert_array_equal(identity(IMG), IMG)
+    np.testing.assert_array_equal(rotate_90(rotate_90(rotate_90(rotate_90(IMG)))), IMG)
+
+
+@pytest.mark.parametrize("random_fn, fixed_fn", [(random_rotate, rotate_90),
+                                                 (random_horizontal_flip, flip_left_right),
+                                                 (random_vertical_flip, flip_up_down)])
+def test_flag_chooses(random_fn, fixed_fn):
+    img = jnp.arange(27.0).reshape(3, 3, 3)  # (H, W, C): channels ride along
+    np.testing.assert_array_equal(random_fn(img, False), img)
+    np.testing.assert_array_equal(random_fn(img, 0), img)
+    np.testing.assert_array_equal(random_fn(img, True), fixed_fn(img))
+    np.testing.assert_array_equal(jax.jit(random_fn)(img, True), fixed_fn(img))
+    np.testing.assert_array_equal(fixed_fn(img)[..., 1], fixed_fn(img[..., 1]))
+
+
+def test_batch_is_reproducible_and_per_image():
+    images = jax.random.uniform(jax.random.key(0), (32, 5, 5))
+    a = augment_images(images, jax.random.key(1))
+    np.testing.assert_array_equal(a, augment_images(images, jax.random.key(1)))
+    assert not np.array_equal(a, augment_images(images, jax.random.key(2)))
+    changed = [not np.array_equal(a[i], images[i]) for i in range(32)]
+    assert 20 < sum(changed) < 32  # each image draws its own flags: 7/8 change on average
+
+
+def test_vmap_and_jit_equal_a_loop():
+    images = jax.random.uniform(jax.random.key(0), (6, 4, 4, 3))
+    key = jax.random.key(3)
+    looped = jnp.stack([augment_image(img, k)
+                        for img, k in zip(images, jax.random.split(key, len(images)))])
+    np.testing.assert_array_equal(augment_images(images, key), looped)
+    np.testing.assert_array_equal(jax.jit(augment_images)(images, key), looped)
+
+
+def test_clear_errors():
+    with pytest.raises(ValueError, match=r"square images.*got \(2, 3\)"):
+        random_rotate(jnp.zeros((2, 3)), True)
+    with pytest.raises(ValueError, match=r"ONE image of shape \(H, W\) or \(H, W, C\); got \(2, 3, 3, 3\)"):
+        random_horizontal_flip(jnp.zeros((2, 3, 3, 3)), True)
+    with pytest.raises(ValueError, match=r"batch of shape \(batch, H, W\).*got \(4, 4\)"):
+        augment_images(jnp.zeros((4, 4)), jax.random.key(0))
+    with pytest.raises(TypeError, match="PRNG key"):
+        augment_images(jnp.zeros((2, 4, 4)), 0)
+
+
+def test_sample_photos_come_from_installed_packages():
+    names, photos = sample_photos(size=32)
+    assert len(names) == 3 and photos.shape == (3, 32, 32, 3) and photos.dtype == np.float32
+    assert 0.0 <= photos.min() and photos.max() <= 1.0 and photos.std() > 0.05
