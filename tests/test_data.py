@@ -51,7 +51,10 @@ def test_auto_offline_falls_back_to_digits_at_once(capsys):
 def test_auto_gives_up_on_a_hanging_network_within_the_timeout(monkeypatch, capsys):
     monkeypatch.delenv("NN_FROM_SCRATCH_OFFLINE")
     monkeypatch.setattr(data_mod, "MNIST_HOST", ("127.0.0.1", 9))
-    monkeypatch.setattr(socket, "create_connection", lambda *a, **k: time.sleep(60))
+    def hang(*args, **kwargs):  # a network that never answers (until long after the timeout)
+        time.sleep(10)
+        raise OSError("timed out")
+    monkeypatch.setattr(socket, "create_connection", hang)
     start = time.perf_counter()
     data = load_dataset("auto", timeout=1.0)
     assert time.perf_counter() - start < 4
