@@ -149,7 +149,8 @@ def choose_source(data_dir=None, timeout=5.0):
     if importlib.util.find_spec("tensorflow") is None:
         return "digits", "MNIST is not prepared locally and preparing it needs TensorFlow"
     if not _can_reach(MNIST_HOST, timeout):
-        return "digits", f"MNIST is not prepared locally and {MNIST_HOST[0]} did not answer in {timeout:g} s"
+        return "digits", (f"MNIST is not prepared locally and {MNIST_HOST[0]} cannot be reached "
+                          f"(checked for at most {timeout:g} s)")
     return "mnist", "MNIST is not prepared yet; downloading it once (about 11 MB)"
 
 
