@@ -126,8 +126,8 @@ def matmul_rate(size=1024, chain=10, repeats=5):
 
     Times a jitted chain of ``chain`` dependent ``(size, size) @ (size, size)``
     products (dependent, so XLA cannot skip or merge them) and returns
-    ``2 * size**3 * chain / fastest time``: the best rate seen, so that fractions
-    of it are conservative.
+    ``2 * size**3 * chain / median time``: a median, like the timings it is
+    compared with, so machine noise does not favour either side.
     """
     def chained(a):
         def body(c, scale):
@@ -136,4 +136,4 @@ def matmul_rate(size=1024, chain=10, repeats=5):
 
     a = jax.random.normal(jax.random.key(0), (size, size))
     t = time_fn(jax.jit(chained), a, repeats=repeats)
-    return 2 * size ** 3 * chain / t.spread[0]
+    return 2 * size ** 3 * chain / t.median
