@@ -175,7 +175,8 @@ def fit(params, data, *, epochs=EPOCHS, batch_size=BATCH_SIZE, step_size=STEP_SI
     epochs_iter = tqdm(range(1, epochs + 1), desc="training", unit="epoch", disable=not progress)
     for epoch in epochs_iter:
         key, epoch_key = random.split(key)
-        idx = batch_indices(epoch_key, n, batch_size)  # (steps, batch)
+        # (steps, batch); wait for the shuffle so that it is not billed to the epoch
+        idx = jax.block_until_ready(batch_indices(epoch_key, n, batch_size))
         start = time.perf_counter()
         if mode == "scan":
             params, losses = epoch_fn(params, x_dev, y_dev, idx, step_size)
