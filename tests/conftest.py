@@ -5,6 +5,7 @@ os.environ.setdefault("NN_FROM_SCRATCH_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 import jax  # noqa: E402
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from nn_from_scratch.parallel import simulate_cpu_devices  # noqa: E402
@@ -14,6 +15,14 @@ from nn_from_scratch.parallel import simulate_cpu_devices  # noqa: E402
 simulate_cpu_devices(4)
 
 from nn_from_scratch import init_network_params, load_dataset  # noqa: E402
+
+
+def assert_trees_close(a, b, rtol=1e-5, atol=1e-6):
+    """Two pytrees of arrays (on any devices) agree leaf by leaf, up to float rounding."""
+    a_leaves, b_leaves = jax.tree.leaves(a), jax.tree.leaves(b)
+    assert len(a_leaves) == len(b_leaves)
+    for x, y in zip(a_leaves, b_leaves):
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=rtol, atol=atol)
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,8 @@ from nn_from_scratch.parallel import (data_parallel_mesh, pmap_update, replicate
 from nn_from_scratch.train import jit_sgd_step
 from jax.sharding import NamedSharding, PartitionSpec as P
 
+from conftest import assert_trees_close
+
 N_DEV = 4  # conftest simulates 4 CPU devices
 
 
@@ -18,11 +20,6 @@ def setup(digits):
     params = init_network_params([64, 32, 10], jax.random.key(0), init="he")
     x, y = digits.x_train[:128], np.asarray(one_hot(digits.y_train[:128], 10))
     return params, x, y, update(params, x, y, 0.1)  # the single-device reference step
-
-
-def assert_close(a, b):
-    for u, v in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
-        np.testing.assert_allclose(np.asarray(u), np.asarray(v), rtol=1e-5, atol=1e-6)
 
 
 def test_there_are_simulated_devices():
@@ -36,7 +33,7 @@ def test_pmap_step_matches_single_device(setup):
         assert leaf.shape[0] == N_DEV
         for d in range(1, N_DEV):
             np.testing.assert_array_equal(leaf[d], leaf[0])
-    assert_close(unreplicate(out), expected)
+    assert_trees_close(unreplicate(out), expected)
 
 
 def test_sharded_jit_step_matches_single_device(setup):
@@ -46,19 +43,19 @@ def test_sharded_jit_step_matches_single_device(setup):
     out, _ = jit_sgd_step(jax.device_put(params, replicated), jax.device_put(x, split),
                           jax.device_put(y, split), 0.1)
     assert out[0][0].sharding.is_fully_replicated
-    assert_close(out, expected)
+    assert_trees_close(out, expected)
 
 
 def test_shard_map_step_matches_single_device(setup):
     params, x, y, expected = setup
-    assert_close(shard_map_update(data_parallel_mesh())(params, x, y, 0.1), expected)
+    assert_trees_close(shard_map_update(data_parallel_mesh())(params, x, y, 0.1), expected)
 
 
 def test_training_on_4_devices_matches_1(digits):
     kwargs = dict(steps=5, batch_size=64, step_size=0.1, key=jax.random.key(0))
     one, losses_one = train_data_parallel(digits, [64, 16, 10], mesh=data_parallel_mesh(jax.devices()[:1]), **kwargs)
     four, losses_four = train_data_parallel(digits, [64, 16, 10], mesh=data_parallel_mesh(), **kwargs)
-    assert_close(four, one)
+    assert_trees_close(four, one)
     np.testing.assert_allclose(losses_four, losses_one, rtol=1e-5)
 
 
@@ -68,7 +65,7 @@ def test_two_processes_on_localhost_agree_with_one(digits):
                                          step_size=0.1, key=jax.random.key(0),
                                          mesh=data_parallel_mesh(jax.devices()[:1]))
     assert "process 1 of 2" in result["output"] and "process 0 of 2" in result["output"]
-    assert_close(result["params"], single)
+    assert_trees_close(result["params"], single)
     np.testing.assert_allclose(result["losses"], losses, rtol=1e-5)
 
 
