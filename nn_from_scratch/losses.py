@@ -1,10 +1,17 @@
 """One-hot targets, the cross-entropy loss and accuracy."""
+from typing import Any
+
+import jax
 import jax.numpy as jnp
 
+from ._checks import InputTypeError
 from .model import batched_predict
+from .params import Params
+
+__all__ = ["accuracy", "loss", "one_hot"]
 
 
-def one_hot(labels, k, dtype=jnp.float32):
+def one_hot(labels: Any, k: int, dtype: Any = jnp.float32) -> jax.Array:
     """One-hot encode integer labels.
 
     Args:
@@ -21,14 +28,14 @@ def one_hot(labels, k, dtype=jnp.float32):
     """
     labels = jnp.asarray(labels)
     if not jnp.issubdtype(labels.dtype, jnp.integer):
-        raise TypeError(
+        raise InputTypeError(
             f"one_hot takes integer class labels; got dtype {labels.dtype}. "
             f"Convert with labels.astype(int) if they hold whole numbers."
         )
     return jnp.array(labels[:, None] == jnp.arange(k), dtype)
 
 
-def loss(params, images, targets):
+def loss(params: Params, images: jax.Array, targets: jax.Array) -> jax.Array:
     """Mean cross-entropy over the batch.
 
     Args:
@@ -48,7 +55,7 @@ def loss(params, images, targets):
     return -jnp.mean(jnp.sum(preds * targets, axis=1))
 
 
-def accuracy(params, images, targets):
+def accuracy(params: Params, images: jax.Array, targets: jax.Array) -> jax.Array:
     """Fraction of images whose most likely class is the target class.
 
     Args:

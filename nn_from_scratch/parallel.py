@@ -5,40 +5,48 @@ batch; each computes the gradient of its slice, the gradients are averaged
 across devices (an all-reduce), and every device applies the same update, so
 the parameters stay identical everywhere. Three ways to write it:
 
-- ``pmap_update``: ``pmap`` with ``lax.pmean`` (the classic API; ``pmap`` is in
+- :data:`pmap_update`: ``pmap`` with ``lax.pmean`` (the classic API, in
   maintenance mode since JAX 0.8);
-- ``jit`` of the ordinary ``sgd_step`` on arrays placed with a ``NamedSharding``
-  over a device ``Mesh``: the compiler inserts the all-reduce (today's way);
-- ``shard_map_update``: per-device code with ``jax.shard_map`` and ``lax.pmean``.
+- ``jax.jit(update)`` on arrays placed with a ``NamedSharding`` over a device
+  ``Mesh``: the compiler inserts the all-reduce (today's way; see
+  :func:`train_data_parallel`);
+- :func:`shard_map_update`: per-device code with ``jax.shard_map``.
 
-``run_multiprocess`` runs :func:`train_data_parallel` in several processes on
-this machine with ``jax.distributed`` over 127.0.0.1: the same code that runs
-on a multi-host cluster.
+:func:`run_multiprocess` runs :mod:`nn_from_scratch.worker` in several processes
+on this machine, which meet through ``jax.distributed`` over 127.0.0.1: the same
+code that runs on a multi-host cluster.
 """
-import argparse
 import os
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import jax
 import numpy as np
-from jax import lax, pmap
-from jax.sharding import NamedSharding, PartitionSpec as P
+from jax import lax, pmap, random
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
-from .data import batch_indices, load_dataset
+from ._checks import InputError, check_positive_int
 from .losses import loss, one_hot
-from .params import init_network_params
-from .train import apply_gradients, jit_sgd_step
+from .params import Params, init_network_params
+from .train import TrainingData, _update_with_loss, batch_indices
+
+__all__ = ["AXIS", "MultiprocessResult", "data_parallel_mesh", "pmap_update", "replicate",
+           "run_multiprocess", "shard_batch", "shard_map_update", "simulate_cpu_devices",
+           "to_numpy", "train_data_parallel", "unreplicate"]
 
 AXIS = "data"  # the name of the device axis we split the batch over
 
 
-def simulate_cpu_devices(n):
+def simulate_cpu_devices(n: int) -> None:
     """Make JAX's CPU backend show ``n`` devices. Call it before any JAX computation.
 
     The number of CPU devices is fixed when the backend starts (at the first JAX
@@ -57,124 +65,158 @@ def simulate_cpu_devices(n):
             f"(in a notebook: restart the kernel and run it first).") from err
 
 
-def shard_batch(x, n):
+def shard_batch(x: np.ndarray, n: int) -> np.ndarray:
     """``(batch, ...) -> (n, batch // n, ...)``: one slice of the batch per device, for ``pmap``."""
     if x.shape[0] % n:
-        raise ValueError(f"a batch of {x.shape[0]} does not split evenly over {n} devices; "
+        raise InputError(f"a batch of {x.shape[0]} does not split evenly over {n} devices; "
                          f"use a batch size divisible by {n}.")
     return x.reshape(n, x.shape[0] // n, *x.shape[1:])
 
 
-def replicate(tree, n):
+def replicate(tree: Any, n: int) -> Any:
     """Give every leaf a leading axis of ``n`` identical copies, one per device, for ``pmap``."""
     return jax.tree.map(lambda a: np.broadcast_to(a, (n, *a.shape)), tree)
 
 
-def unreplicate(tree):
+def unreplicate(tree: Any) -> Any:
     """Copy 0 of a replicated pytree (all copies are equal after a data-parallel step)."""
     return jax.tree.map(lambda a: a[0], tree)
 
 
-def _data_parallel_step(params, x, y, step_size):
+def _pmap_step(params: Params, x: jax.Array, y: jax.Array, step_size: float) -> Params:
     """Per-device code. ``x: (local_batch, n_in)``, ``y: (local_batch, k)`` are this device's slice."""
-    grads = jax.grad(loss)(params, x, y)  # gradient of this device's slice
+    grads = jax.grad(loss)(params, x, y)  # the gradient of this device's slice
     grads = lax.pmean(grads, axis_name=AXIS)  # all-reduce: the mean over devices
-    return apply_gradients(params, grads, step_size)  # the same update on every device
+    return [(w - step_size * dw, b - step_size * db)  # the same update on every device
+            for (w, b), (dw, db) in zip(params, grads)]
 
 
 # params: (devices, ...) replicated; x, y: (devices, local_batch, ...); step_size shared.
-pmap_update = pmap(_data_parallel_step, axis_name=AXIS, in_axes=(0, 0, 0, None))
+pmap_update = pmap(_pmap_step, axis_name=AXIS, in_axes=(0, 0, 0, None))
 
 
-def data_parallel_mesh(devices=None):
+def data_parallel_mesh(devices: Sequence[Any] | None = None) -> jax.sharding.Mesh:
     """A 1-D ``Mesh`` over ``devices`` (default: all) with axis name ``"data"``."""
     devices = jax.devices() if devices is None else devices
     return jax.sharding.Mesh(np.array(devices), (AXIS,))
 
 
-def shard_map_update(mesh):
-    """The per-device step of ``pmap_update`` as ``jit(shard_map(...))`` over ``mesh``.
+def shard_map_update(mesh: jax.sharding.Mesh):
+    """The SGD step as per-device code, ``jit(shard_map(...))`` over ``mesh``.
 
     Returns ``f(params, x, y, step_size)`` taking global arrays: ``x: (batch, n_in)``
-    split over the mesh, ``params`` replicated.
+    is split over the mesh and ``params`` replicated.
 
-    ``check_vma=False`` keeps pmap's meaning: each device's gradient is its own,
-    and ``pmean`` averages them. With the default ``check_vma=True`` JAX tracks
-    that ``params`` is the same on every device, and the gradient with respect
-    to it comes back already *summed* over devices, so the ``pmean`` must go and
-    the sum be divided by the number of devices instead.
+    With ``shard_map``'s default ``check_vma=True``, JAX tracks which values vary
+    across devices: ``params`` is the same everywhere (invariant), ``x`` and ``y``
+    differ (varying). The idiom is to make the *loss* invariant with ``pmean``
+    before differentiating; the gradient of invariant ``params`` is then the
+    gradient of the whole batch, already all-reduced by the transpose of ``pmean``.
     """
-    per_device = jax.shard_map(_data_parallel_step, mesh=mesh, check_vma=False,
-                               in_specs=(P(), P(AXIS), P(AXIS), P()), out_specs=P())
-    return jax.jit(per_device)
+    def per_device(params: Params, x: jax.Array, y: jax.Array, step_size: float) -> Params:
+        def global_loss(p: Params) -> jax.Array:
+            return lax.pmean(loss(p, x, y), AXIS)  # the mean over devices: invariant
+        grads = jax.grad(global_loss)(params)  # invariant too: the same on every device
+        return [(w - step_size * dw, b - step_size * db)
+                for (w, b), (dw, db) in zip(params, grads)]
+
+    return jax.jit(jax.shard_map(per_device, mesh=mesh, in_specs=(P(), P(AXIS), P(AXIS), P()),
+                                 out_specs=P()))
 
 
-def train_data_parallel(data, sizes, *, steps, batch_size, step_size, key, mesh):
-    """SGD with the batch split over ``mesh``'s devices, in one process or many.
+def train_data_parallel(data: TrainingData, sizes: Sequence[int], *, steps: int, batch_size: int,
+                        step_size: float, key: jax.Array, mesh: jax.sharding.Mesh,
+                        init: str = "he") -> tuple[Params, np.ndarray]:
+    """SGD with each batch split over ``mesh``'s devices, in one process or many.
 
     Every process runs this same function: it draws the same batch order from
-    ``key``, takes its own rows of each batch (process ``i`` of ``n`` takes the
+    ``key`` (a new order every epoch, as :func:`~nn_from_scratch.train.fit`
+    does), takes its own rows of each batch (process ``i`` of ``n`` takes the
     ``i``-th ``1/n``), and builds global arrays from them; ``jit`` does the rest.
 
     Returns:
       ``(params, losses)``: parameters replicated on every device (a list of
       ``(W, b)`` global arrays) and the loss of each step (NumPy, ``(steps,)``).
     """
+    check_positive_int(steps, "steps")
     replicated, split = NamedSharding(mesh, P()), NamedSharding(mesh, P(AXIS))
-    init_key, shuffle_key = jax.random.split(key)
-    init = jax.jit(partial(init_network_params, sizes, init="he"), out_shardings=replicated)
-    params = init(init_key)  # created directly on every device, identical everywhere
-    order = np.asarray(batch_indices(shuffle_key, len(data.x_train), batch_size))
+    init_key, key = random.split(key)
+    make_params = jax.jit(partial(init_network_params, sizes, init=init),
+                          out_shardings=replicated)
+    params = make_params(init_key)  # created directly on every device, identical everywhere
     targets = np.asarray(one_hot(data.y_train, data.num_classes))
-    losses = []
+    step_fn = jax.jit(_update_with_loss)
+    losses, batches = [], np.empty((0, 0), np.int32)
     for step in range(steps):
-        rows = np.array_split(order[step % len(order)], jax.process_count())[jax.process_index()]
+        if step % max(len(batches), 1) == 0:  # a new epoch: a new order from a new key, as in fit
+            key, epoch_key = random.split(key)
+            batches = np.asarray(batch_indices(epoch_key, len(data.x_train), batch_size))
+        batch = batches[step % len(batches)]  # (batch_size,) indices
+        rows = np.array_split(batch, jax.process_count())[jax.process_index()]
         x = jax.make_array_from_process_local_data(split, data.x_train[rows])
         y = jax.make_array_from_process_local_data(split, targets[rows])
-        params, value = jit_sgd_step(params, x, y, step_size)
+        params, value = step_fn(params, x, y, step_size)
         losses.append(value)
     return params, np.array([float(v) for v in losses])
 
 
-def to_numpy(params):
+def to_numpy(params: Params) -> list[tuple[np.ndarray, np.ndarray]]:
     """A replicated (possibly multi-process) parameter list as NumPy arrays, from this process."""
-    return [tuple(np.asarray(a.addressable_shards[0].data) for a in layer) for layer in params]
+    return [(np.asarray(w.addressable_shards[0].data), np.asarray(b.addressable_shards[0].data))
+            for w, b in params]
 
 
-def _free_port():
+@dataclass(frozen=True)
+class MultiprocessResult:
+    """What :func:`run_multiprocess` returns.
+
+    Attributes:
+      params: the trained ``[(W, b), ...]`` as NumPy arrays (process 0's copy).
+      losses: ``(steps,)`` the loss of every step.
+      seconds: wall time for all processes, start-up included.
+      output: everything the processes printed.
+    """
+
+    params: list[tuple[np.ndarray, np.ndarray]]
+    losses: np.ndarray
+    seconds: float
+    output: str
+
+
+def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def run_multiprocess(num_processes=2, *, steps=30, batch_size=128, step_size=0.1, seed=0,
-                     sizes=(64, 64, 10), timeout=180):
+def run_multiprocess(num_processes: int = 2, *, steps: int = 30, batch_size: int = 128,
+                     step_size: float = 0.1, seed: int = 0, sizes: Sequence[int] = (64, 64, 10),
+                     init: str = "he", timeout: float = 180) -> MultiprocessResult:
     """Train on the bundled digits with ``num_processes`` processes on this machine.
 
-    Starts ``python -m nn_from_scratch.parallel`` ``num_processes`` times; they meet
+    Starts ``python -m nn_from_scratch.worker`` ``num_processes`` times; they meet
     through ``jax.distributed.initialize`` at 127.0.0.1 and all-reduce over gloo
     (CPU collectives). On a cluster only the coordinator address and the process
     ids would change.
-
-    Returns:
-      ``{"params": [(W, b), ...] NumPy, "losses": (steps,), "seconds": wall time,
-      "output": what the processes printed}``.
 
     Raises:
       TimeoutError after ``timeout`` seconds (all processes are killed); RuntimeError
       if a process fails, with its output.
     """
+    from .worker import load_result
+
+    check_positive_int(num_processes, "num_processes")
     port = _free_port()
-    env = {**os.environ, "JAX_PLATFORMS": "cpu",
+    env = {**os.environ,
            "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parent.parent),
                                                        os.environ.get("PYTHONPATH")]))}
     with tempfile.TemporaryDirectory() as tmp:
         result = Path(tmp) / "result.npz"
         args = ["--num-processes", str(num_processes), "--port", str(port), "--steps", str(steps),
                 "--batch-size", str(batch_size), "--step-size", str(step_size), "--seed", str(seed),
-                "--sizes", ",".join(map(str, sizes)), "--out", str(result)]
+                "--sizes", ",".join(map(str, sizes)), "--init", init, "--out", str(result)]
         start = time.perf_counter()
-        procs = [subprocess.Popen([sys.executable, "-m", "nn_from_scratch.parallel",
+        procs = [subprocess.Popen([sys.executable, "-m", "nn_from_scratch.worker",
                                    "--process-id", str(i), *args], env=env, text=True,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
                  for i in range(num_processes)]
@@ -184,42 +226,13 @@ def run_multiprocess(num_processes=2, *, steps=30, batch_size=128, step_size=0.1
         except subprocess.TimeoutExpired:
             for p in procs:
                 p.kill()
+                p.communicate()
             raise TimeoutError(f"{num_processes} processes did not finish within {timeout} s; "
                                f"killed them. Is port {port} on 127.0.0.1 blocked?") from None
         seconds = time.perf_counter() - start
         failed = [(i, p.returncode) for i, p in enumerate(procs) if p.returncode != 0]
         if failed:
-            raise RuntimeError(f"process(es) {failed} failed:\n" + "\n".join(o[-3000:] for o in outputs))
-        saved = np.load(result)
-        leaves = [saved[f"arr_{i}"] for i in range(len(saved.files) - 1)]
-        params = list(zip(leaves[0::2], leaves[1::2]))
-        return {"params": params, "losses": saved[f"arr_{len(saved.files) - 1}"],
-                "seconds": seconds, "output": "".join(outputs)}
-
-
-def _worker(argv=None):
-    parser = argparse.ArgumentParser(description="one process of run_multiprocess")
-    for name, kind in (("process-id", int), ("num-processes", int), ("port", int), ("steps", int),
-                       ("batch-size", int), ("step-size", float), ("seed", int), ("sizes", str),
-                       ("out", str)):
-        parser.add_argument(f"--{name}", type=kind, required=True)
-    a = parser.parse_args(argv)
-    jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    jax.distributed.initialize(f"127.0.0.1:{a.port}", num_processes=a.num_processes,
-                               process_id=a.process_id, initialization_timeout=60)
-    print(f"process {jax.process_index()} of {jax.process_count()}: local devices "
-          f"{jax.local_devices()}, global devices {jax.devices()}", flush=True)
-    start = time.perf_counter()
-    params, losses = train_data_parallel(
-        load_dataset("digits"), [int(s) for s in a.sizes.split(",")], steps=a.steps,
-        batch_size=a.batch_size, step_size=a.step_size, key=jax.random.key(a.seed),
-        mesh=data_parallel_mesh())
-    print(f"process {a.process_id}: {a.steps} steps in {time.perf_counter() - start:.2f} s, "
-          f"final loss {losses[-1]:.4f}", flush=True)
-    if a.process_id == 0:
-        np.savez(a.out, *[leaf for layer in to_numpy(params) for leaf in layer], losses)
-    jax.distributed.shutdown()
-
-
-if __name__ == "__main__":
-    _worker()
+            raise RuntimeError(f"process(es) {failed} failed:\n" +
+                               "\n".join(o[-3000:] for o in outputs))
+        params, losses = load_result(result)
+    return MultiprocessResult(params, losses, seconds, "".join(outputs))

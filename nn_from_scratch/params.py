@@ -8,39 +8,25 @@ Randomness in JAX is explicit: every random draw takes a key, and a key is used
 once. To draw several things we ``split`` the key first (lesson 01).
 """
 import math
-import numbers
+from collections.abc import Sequence
+from typing import TypeAlias
 
 import jax
-import jax.numpy as jnp
 from jax import random
+
+from ._checks import InputError, check_choice, check_key, check_positive_int
+
+__all__ = ["INITS", "Params", "count_params", "init_network_params", "layer_scale",
+           "random_layer_params"]
+
+Params: TypeAlias = list[tuple[jax.Array, jax.Array]]
+"""A network's parameters: one ``(W: (n_out, n_in), b: (n_out,))`` tuple per layer."""
 
 INITS = ("normal", "he", "glorot")
 
 
-def check_key(key, name="key"):
-    """Raise a ``TypeError`` unless ``key`` is a JAX PRNG key.
-
-    Accepts both styles: a typed key from ``jax.random.key(0)`` (shape ``()``,
-    dtype ``key<fry>``) and a legacy raw key from ``jax.random.PRNGKey(0)``
-    (shape ``(2,)``, dtype ``uint32``). Anything else, such as a plain integer
-    seed, is refused with the fix spelled out.
-    """
-    dtype = getattr(key, "dtype", None)
-    shape = getattr(key, "shape", None)
-    if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
-        if shape == ():
-            return key
-    elif dtype == jnp.uint32 and shape == (2,):
-        return key
-    got = f"{type(key).__name__}" + (f" with shape {shape} and dtype {dtype}" if dtype is not None else f" {key!r}")
-    raise TypeError(
-        f"{name} must be a JAX PRNG key; got {got}. "
-        f"Make one with jax.random.key(seed) (or the older jax.random.PRNGKey(seed)), "
-        f"and use jax.random.split(key) to get fresh keys instead of reusing one."
-    )
-
-
-def random_layer_params(m, n, key, scale=1e-2):
+def random_layer_params(m: int, n: int, key: jax.Array,
+                        scale: float = 1e-2) -> tuple[jax.Array, jax.Array]:
     """Random weights and biases for one dense layer from ``m`` inputs to ``n`` outputs.
 
     Args:
@@ -62,7 +48,7 @@ def random_layer_params(m, n, key, scale=1e-2):
     return scale * random.normal(w_key, (n, m)), scale * random.normal(b_key, (n,))
 
 
-def layer_scale(m, n, init="normal"):
+def layer_scale(m: int, n: int, init: str = "normal") -> float:
     """Standard deviation of a layer's weights for an init scheme.
 
     - ``"normal"``: 0.01 for every layer, as in the seed tutorial. Simple, but the
@@ -73,16 +59,15 @@ def layer_scale(m, n, init="normal"):
     - ``"glorot"``: ``sqrt(2 / (m + n))`` (Glorot & Bengio 2010), the same idea
       for activations that are symmetric around zero (tanh).
     """
-    if init == "normal":
-        return 1e-2
+    check_choice(init, "init", INITS)
     if init == "he":
         return math.sqrt(2.0 / m)
     if init == "glorot":
         return math.sqrt(2.0 / (m + n))
-    raise ValueError(f"init must be one of {INITS}; got {init!r}.")
+    return 1e-2
 
 
-def init_network_params(sizes, key, init="normal"):
+def init_network_params(sizes: Sequence[int], key: jax.Array, init: str = "normal") -> Params:
     """Initialise all layers of an MLP with layer widths ``sizes``.
 
     Args:
@@ -101,15 +86,15 @@ def init_network_params(sizes, key, init="normal"):
       [(512, 784), (512, 512), (10, 512)]
     """
     check_key(key)
-    sizes = list(sizes)
-    if len(sizes) < 2 or not all(
-        isinstance(s, numbers.Integral) and not isinstance(s, bool) and s > 0 for s in sizes
-    ):
-        raise ValueError(
-            f"sizes must list at least two positive integers (inputs, ..., outputs); got {sizes}. "
-            f"Example: [784, 512, 512, 10]."
-        )
-    sizes = [int(s) for s in sizes]
+    given = list(sizes)
+    try:
+        sizes = [check_positive_int(s, "a layer size") for s in given]
+    except InputError:
+        sizes = []
+    if len(sizes) < 2:
+        raise InputError(
+            f"sizes must list at least two positive integers (inputs, ..., outputs); got "
+            f"{given}. Example: [784, 512, 512, 10].")
     scales = [layer_scale(m, n, init) for m, n in zip(sizes[:-1], sizes[1:])]
     keys = random.split(key, len(sizes) - 1)  # one fresh key per layer
     return [
@@ -118,6 +103,6 @@ def init_network_params(sizes, key, init="normal"):
     ]
 
 
-def count_params(params):
+def count_params(params: Params) -> int:
     """Total number of scalars in a parameter pytree (int)."""
     return sum(leaf.size for leaf in jax.tree.leaves(params))

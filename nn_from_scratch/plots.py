@@ -1,21 +1,33 @@
 """Pictures for the lessons: image grids, training curves, timing bars, contours.
 
-Every function draws with matplotlib, returns the ``Figure`` (a notebook shows
-it) and saves it to ``path`` when one is given. Nothing here needs a screen.
+Every function draws with matplotlib and returns the ``Figure`` (a notebook
+shows it). Given a ``path``, it saves the figure there and closes it, so a loop
+that saves many figures does not pile up open ones. Nothing here needs a screen.
 """
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
+
+from .train import History
+
+__all__ = ["contour", "image_grid", "plot_history", "timing_bars"]
 
 
-def _finish(fig, path):
+def _finish(fig: Figure, path: str | Path | None) -> Figure:
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=100)
+        plt.close(fig)
     return fig
 
 
-def image_grid(images, labels=None, image_shape=None, ncols=8, title=None, path=None):
+def image_grid(images: Any, labels: Sequence[Any] | None = None,
+               image_shape: Sequence[int] | None = None, ncols: int = 8,
+               title: str | None = None, path: str | Path | None = None) -> Figure:
     """Show images in a grid.
 
     Args:
@@ -24,7 +36,7 @@ def image_grid(images, labels=None, image_shape=None, ncols=8, title=None, path=
       image_shape: ``(H, W)`` to unflatten rows of ``images``.
       ncols: images per row.
       title: optional figure title.
-      path: save the figure here if given.
+      path: save the figure here (and close it) if given.
     """
     images = np.asarray(images)
     if image_shape is not None:
@@ -43,35 +55,64 @@ def image_grid(images, labels=None, image_shape=None, ncols=8, title=None, path=
     return _finish(fig, path)
 
 
-def plot_history(history, path=None):
-    """Loss and accuracy per epoch from a ``fit`` history, side by side."""
-    epochs = np.arange(1, len(history["train_loss"]) + 1)
+def plot_history(history: History | Mapping[str, History],
+                 path: str | Path | None = None) -> Figure:
+    """Loss and accuracy per epoch from ``fit``, side by side.
+
+    Args:
+      history: one :class:`~nn_from_scratch.train.History` (train and validation
+        curves), or ``{label: History}`` to compare runs (validation curves).
+      path: save the figure here (and close it) if given.
+    """
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(10, 3.5))
-    for split in ("train", "test"):
-        ax_loss.plot(epochs, history[f"{split}_loss"], marker=".", label=split)
-        ax_acc.plot(epochs, history[f"{split}_accuracy"], marker=".", label=split)
-    ax_loss.set(xlabel="epoch", ylabel="cross-entropy loss", title="Loss")
-    ax_acc.set(xlabel="epoch", ylabel="accuracy", title="Accuracy")
+    if isinstance(history, History):
+        curves = {split: (history, split) for split in ("train", "val")}
+    else:
+        curves = {label: (h, "val") for label, h in history.items()}
+    for label, (h, split) in curves.items():
+        epochs = np.arange(1, h.epochs + 1)
+        ax_loss.plot(epochs, getattr(h, f"{split}_loss"), marker=".", label=label)
+        ax_acc.plot(epochs, getattr(h, f"{split}_accuracy"), marker=".", label=label)
+    what = "" if isinstance(history, History) else " (validation)"
+    ax_loss.set(xlabel="epoch", ylabel="cross-entropy loss", title="Loss" + what)
+    ax_acc.set(xlabel="epoch", ylabel="accuracy", title="Accuracy" + what)
     for ax in (ax_loss, ax_acc):
         ax.grid(alpha=0.3)
         ax.legend()
     return _finish(fig, path)
 
 
-def timing_bars(times, unit="s", title="Time per call", path=None):
-    """Horizontal bars for ``{name: seconds}`` (or any ``{name: value}`` with ``unit``)."""
-    names, values = list(times), [times[name] for name in times]
+def timing_bars(times: Mapping[str, float], unit: str = "s", title: str = "Time per call",
+                log: bool | None = None, path: str | Path | None = None) -> Figure:
+    """Horizontal bars for ``{name: seconds}`` (or any ``{name: value}`` with ``unit``).
+
+    Args:
+      times: the values to draw, in order, top to bottom.
+      unit: printed after each value and on the axis.
+      title: the figure's title.
+      log: a logarithmic axis; ``None`` (default) uses one when the values span
+        more than 20×, so that a 1 ms bar is still visible beside a 1 s one.
+      path: save the figure here (and close it) if given.
+    """
+    names, values = list(times), np.array([times[name] for name in times], dtype=float)
+    if log is None:
+        log = bool(values.min() > 0 and values.max() / values.min() > 20)
     fig, ax = plt.subplots(figsize=(7, 0.5 + 0.5 * len(names)))
     bars = ax.barh(names, values, color="tab:blue")
     ax.bar_label(bars, labels=[f"{v:.3g} {unit}" for v in values], padding=3)
     ax.invert_yaxis()
-    ax.set(xlabel=unit, title=title)
-    ax.set_xlim(0, max(values) * 1.25)
+    if log:
+        ax.set_xscale("log")
+        ax.set_xlim(values.min() / 2, values.max() * 8)  # room for the labels
+    else:
+        ax.set_xlim(0, values.max() * 1.25)
+    ax.set(xlabel=f"{unit} (log scale)" if log else unit, title=title)
     return _finish(fig, path)
 
 
-def contour(xs, ys, zs, title=None, path=None):
-    """Filled contour of ``zs: (len(xs), len(ys))`` over the grid ``xs × ys`` (lesson 04)."""
+def contour(xs: Any, ys: Any, zs: Any, title: str | None = None,
+            path: str | Path | None = None) -> Figure:
+    """Filled contour of ``zs: (len(xs), len(ys))`` over the grid ``xs × ys`` (lesson 06)."""
     fig, ax = plt.subplots(figsize=(5, 4))
     filled = ax.contourf(np.asarray(xs), np.asarray(ys), np.asarray(zs).T, levels=20)
     fig.colorbar(filled, ax=ax)

@@ -11,10 +11,17 @@ Three traps, each handled here:
 """
 import statistics
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import jax
 import jax.numpy as jnp
+
+from ._checks import InputError
+
+__all__ = ["JitComparison", "Timing", "compare_jit", "compile_time", "format_seconds",
+           "forward_flops", "matmul_rate", "time_fn"]
 
 
 @dataclass(frozen=True)
@@ -22,26 +29,36 @@ class Timing:
     """Result of :func:`time_fn`; all times in seconds.
 
     Attributes:
-      first: the first call (for a jitted function: trace + compile + run).
-      compile: ``first - median``, the one-off cost of the first call (0 if negative).
+      first: the first call, timed on its own (for a jitted function seen for
+        the first time it includes tracing and compiling).
       median: median of the timed repeats (the steady state).
       spread: ``(fastest, slowest)`` of the timed repeats.
       repeats: how many timed repeats.
     """
 
     first: float
-    compile: float
     median: float
-    spread: tuple
+    spread: tuple[float, float]
     repeats: int
 
-    def __str__(self):
+    @property
+    def first_call_overhead(self) -> float:
+        """``first - median`` (0 if negative): what the first call cost beyond a warm one.
+
+        For a jitted function that had not been compiled yet this is mostly
+        tracing and compiling; for a function that had been (JAX caches
+        compiled programs) or that is not jitted, it is only caches warming up.
+        For a real compile time, use :func:`compile_time`.
+        """
+        return max(self.first - self.median, 0.0)
+
+    def __str__(self) -> str:
         return (f"{format_seconds(self.median)} per call (median of {self.repeats}, "
                 f"range {format_seconds(self.spread[0])}-{format_seconds(self.spread[1])}); "
                 f"first call {format_seconds(self.first)}")
 
 
-def format_seconds(seconds):
+def format_seconds(seconds: float) -> str:
     """``0.000123`` -> ``'123 µs'``: a time with a unit a person can read."""
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
         if seconds >= scale:
@@ -49,13 +66,14 @@ def format_seconds(seconds):
     return f"{seconds / 1e-9:.3g} ns"
 
 
-def _call(fn, args, kwargs):
+def _call(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> float:
     start = time.perf_counter()
     jax.block_until_ready(fn(*args, **kwargs))  # wait for the work, not only the dispatch
     return time.perf_counter() - start
 
 
-def time_fn(fn, *args, repeats=10, warmup=1, **kwargs):
+def time_fn(fn: Callable[..., Any], *args: Any, repeats: int = 10, warmup: int = 1,
+            **kwargs: Any) -> Timing:
     """Time ``fn(*args, **kwargs)``: first call apart, then warm-up, then timed repeats.
 
     Args:
@@ -72,46 +90,73 @@ def time_fn(fn, *args, repeats=10, warmup=1, **kwargs):
       >>> print(t)            # 1.2 ms per call (median of 10, ...); first call 35 ms
     """
     if repeats < 1 or warmup < 0:
-        raise ValueError(f"need repeats >= 1 and warmup >= 0; got repeats={repeats}, warmup={warmup}.")
+        raise InputError(f"need repeats >= 1 and warmup >= 0; got repeats={repeats}, "
+                         f"warmup={warmup}.")
     first = _call(fn, args, kwargs)
     for _ in range(warmup):
         _call(fn, args, kwargs)
     times = [_call(fn, args, kwargs) for _ in range(repeats)]
-    median = statistics.median(times)
-    return Timing(first, max(first - median, 0.0), median, (min(times), max(times)), repeats)
+    return Timing(first, statistics.median(times), (min(times), max(times)), repeats)
+
+
+def compile_time(fn: Callable[..., Any], *args: Any, static_argnums: int | Sequence[int] = (),
+                 fresh: bool = True) -> float:
+    """Seconds to trace and compile ``jax.jit(fn)`` for these arguments, without running it.
+
+    JAX caches what it compiles, keyed by the function and the shapes and dtypes
+    of its arguments: a second ``jax.jit(fn)`` of the same ``fn`` reuses the
+    first one's program and "compiles" in microseconds. With ``fresh=True``
+    (the default) this clears JAX's caches first (``jax.clear_caches()``), so
+    the figure is a real compile; everything else compiles again on next use.
+    The compile is ahead of time: ``jax.jit(fn).lower(*args).compile()``.
+    """
+    if fresh:
+        jax.clear_caches()
+    start = time.perf_counter()
+    jax.jit(fn, static_argnums=static_argnums).lower(*args).compile()
+    return time.perf_counter() - start
 
 
 @dataclass(frozen=True)
 class JitComparison:
-    """Result of :func:`compare_jit`: the same function timed without and with ``jit``."""
+    """Result of :func:`compare_jit`: the same function timed without and with ``jit``.
+
+    Attributes:
+      eager: :class:`Timing` of ``fn`` as written, op by op.
+      jitted: :class:`Timing` of ``jax.jit(fn)``, once compiled.
+      compile: seconds to compile it, from :func:`compile_time` (a real compile).
+    """
 
     eager: Timing
     jitted: Timing
+    compile: float
 
     @property
-    def speedup(self):
+    def speedup(self) -> float:
         """Steady-state eager time / jitted time."""
         return self.eager.median / self.jitted.median
 
-    def __str__(self):
+    def __str__(self) -> str:
         return (f"without jit: {self.eager}\n"
                 f"with jit:    {self.jitted}\n"
                 f"jit is {self.speedup:.1f}x faster once compiled; compiling cost "
-                f"{format_seconds(self.jitted.compile)} once")
+                f"{format_seconds(self.compile)} once")
 
 
-def compare_jit(fn, *args, repeats=10, static_argnums=(), **kwargs):
+def compare_jit(fn: Callable[..., Any], *args: Any, repeats: int = 10,
+                static_argnums: int | Sequence[int] = (), **kwargs: Any) -> JitComparison:
     """Time ``fn`` as written (eager, op by op) and under ``jax.jit``, on the same inputs.
 
     Returns:
-      a :class:`JitComparison` with both timings and the speed-up.
+      a :class:`JitComparison` with both timings, the compile time and the speed-up.
     """
     eager = time_fn(fn, *args, repeats=repeats, **kwargs)
+    compile_seconds = compile_time(fn, *args, static_argnums=static_argnums)
     jitted = time_fn(jax.jit(fn, static_argnums=static_argnums), *args, repeats=repeats, **kwargs)
-    return JitComparison(eager, jitted)
+    return JitComparison(eager, jitted, compile_seconds)
 
 
-def forward_flops(sizes):
+def forward_flops(sizes: Sequence[int]) -> int:
     """FLOPs of one example's forward pass through dense layers ``sizes``: ``2 * sum(m * n)``.
 
     A multiply and an add per weight; biases and activations are too cheap to count.
@@ -121,7 +166,7 @@ def forward_flops(sizes):
     return 2 * sum(m * n for m, n in zip(sizes[:-1], sizes[1:]))
 
 
-def matmul_rate(size=1024, chain=10, repeats=5):
+def matmul_rate(size: int = 1024, chain: int = 10, repeats: int = 5) -> float:
     """The machine's float32 matrix-multiply rate in FLOP/s: its practical limit.
 
     Times a jitted chain of ``chain`` dependent ``(size, size) @ (size, size)``

@@ -2,60 +2,116 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
+from nn_from_scratch import DataUnavailableError
+from nn_from_scratch import __main__ as cli
 from nn_from_scratch.__main__ import main
 
 
-def run_cli(*args):
+def run_cli(*args, **env):
     return subprocess.run([sys.executable, "-m", "nn_from_scratch", *args], capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "NN_FROM_SCRATCH_OFFLINE": "1"})
+                          text=True, timeout=300,
+                          env={**os.environ, "NN_FROM_SCRATCH_OFFLINE": "1", **env})
 
 
-def test_train_end_to_end(tmp_path):
+def test_train_end_to_end_on_real_mnist_images(tmp_path):
     plot = tmp_path / "curves.png"
     result = run_cli("train", "--epochs", "3", "--plot", str(plot))
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert "Dataset: digits (MNIST is not prepared locally" in out
-    assert "layers [64, 512, 512, 10], 301,066 parameters" in out
-    assert len(re.findall(r"^epoch +\d+ .* test acc 0\.\d{4}$", out, re.M)) == 3
-    accuracy = float(re.search(r"Done: test accuracy (0\.\d+)", out).group(1))
-    assert accuracy > 0.5
+    assert "Dataset: mnist-5k (MNIST is not prepared locally" in out
+    assert "layers [784, 512, 512, 10], 669,706 parameters" in out and "scan mode" in out
+    assert len(re.findall(r"^epoch +\d+ .* val acc 0\.\d{4}$", out, re.M)) == 3
+    found = re.search(r"Done: validation accuracy (0\.\d+), test accuracy (0\.\d+) \(the test "
+                      r"split, evaluated once now\)", out)
+    assert found and float(found.group(1)) > 0.8 and float(found.group(2)) > 0.8
     assert plot.read_bytes()[:4] == b"\x89PNG"
 
 
-def test_no_jit_and_layers(capsys):
-    assert main(["train", "--dataset", "digits", "--epochs", "1", "--no-jit",
+@pytest.mark.parametrize("flag", [["--no-jit"], ["--mode", "eager"]])
+def test_eager_mode_and_layers(capsys, flag):
+    assert main(["train", "--dataset", "digits", "--epochs", "1", *flag,
                  "--layers", "64,16,10", "--seed", "3"]) == 0
     out = capsys.readouterr().out
-    assert "layers [64, 16, 10]" in out and "eager mode" in out and "Done: test accuracy" in out
+    assert "layers [64, 16, 10]" in out and "eager mode" in out and "Done: validation" in out
 
 
 @pytest.mark.parametrize("args, message", [
     (["--layers", "784,512,10"], "Layer sizes [784, 512, 10] do not match the digits data"),
     (["--step-size", "0"], "step_size must be a finite number greater than 0; got 0.0"),
     (["--step-size", "1e6", "--epochs", "2"], "The loss became"),
+    (["--epochs", "0"], "epochs must be a whole number >= 1; got 0"),
 ])
 def test_bad_input_is_one_clear_line(capsys, args, message):
     assert main(["train", "--dataset", "digits", *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and "Traceback" not in err
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("path, message", [
+    ("/no/such/dir/x.png", "the folder /no/such/dir does not exist"),
+    ("curves.xyz", "matplotlib cannot write .xyz files"),
+])
+def test_a_bad_plot_path_is_refused_before_any_training(capsys, monkeypatch, path, message):
+    def no_training(*args, **kwargs):
+        raise AssertionError("training started although the plot could never be saved")
+    monkeypatch.setattr("nn_from_scratch.train.fit", no_training)
+    assert main(["train", "--dataset", "digits", "--plot", path]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_plot_that_fails_after_training_keeps_the_results(capsys, monkeypatch, tmp_path):
+    def disk_full(history, path):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr("nn_from_scratch.plots.plot_history", disk_full)
+    code = main(["train", "--dataset", "digits", "--epochs", "1", "--plot",
+                 str(tmp_path / "c.png")])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "Done: validation accuracy" in captured.out  # the summary survived
+    assert captured.err.strip().splitlines() == [
+        f"error: could not save the curves to {tmp_path / 'c.png'} (No space left on device); "
+        f"the results above are complete."]
+
+
+def test_explicit_mnist_offline_is_one_line_within_seconds():
+    start = time.perf_counter()
+    result = run_cli("train", "--dataset", "mnist", "--epochs", "1")
+    assert time.perf_counter() - start < 30  # start-up included; never tfds's minutes of retries
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: MNIST is not prepared locally")
+    assert "--dataset mnist-5k" in lines[0]
+
+
+def test_a_real_bug_keeps_its_traceback(monkeypatch):
+    def bug(*args, **kwargs):
+        raise ValueError("an internal bug, not a user's mistake")
+    monkeypatch.setattr("nn_from_scratch.data.load_dataset", bug)
+    with pytest.raises(ValueError, match="internal bug"):
+        main(["train", "--dataset", "digits"])
+    assert issubclass(DataUnavailableError, cli.InputError)
 
 
 def test_bad_layers_and_dataset_are_refused_by_the_parser(capsys):
-    for args in (["--layers", "64;10"], ["--dataset", "cifar"]):
+    for args in (["--layers", "64;10"], ["--dataset", "cifar"], ["--mode", "fast"]):
         with pytest.raises(SystemExit) as exit_info:
             main(["train", *args])
         assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "--layers takes at least two positive whole numbers" in err
-    assert re.search(r"invalid choice: 'cifar' \(choose from '?auto'?, '?mnist'?, '?digits'?\)", err)
+    assert re.search(r"invalid choice: 'cifar' \(choose from '?auto'?, '?mnist'?, '?mnist-5k'?, "
+                     r"'?digits'?\)", err)
 
 
-def test_help_lists_every_option():
+def test_help_lists_every_command_and_option():
     result = run_cli("train", "--help")
-    for option in ("--dataset", "--epochs", "--batch-size", "--step-size", "--layers",
+    for option in ("--dataset", "--epochs", "--batch-size", "--step-size", "--layers", "--mode",
                    "--no-jit", "--seed", "--plot", "--init"):
         assert option in result.stdout
+    top = run_cli("--help").stdout
+    assert all(command in top for command in ("train", "grade", "doctor"))

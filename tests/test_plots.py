@@ -1,15 +1,23 @@
 import matplotlib
+import matplotlib.pyplot as plt
 import numpy as np
+import pytest
 
-from nn_from_scratch import plots
+from nn_from_scratch import History, plots
 
 
-def test_plots_save_png_files(tmp_path, digits):
-    history = {"train_loss": [1.0, 0.5], "test_loss": [1.1, 0.6],
-               "train_accuracy": [0.5, 0.8], "test_accuracy": [0.4, 0.7]}
+@pytest.fixture
+def history():
+    return History("scan", 32, 10, 0.1, epoch_time=(0.2, 0.2), train_loss=(1.0, 0.5),
+                   train_accuracy=(0.5, 0.8), val_loss=(1.1, 0.6), val_accuracy=(0.4, 0.7))
+
+
+def test_plots_save_png_files_and_close_them(tmp_path, digits, history):
+    plt.close("all")
     xs = np.linspace(-1, 1, 5)
     figures = {
         "history": plots.plot_history(history, path=tmp_path / "history.png"),
+        "compare": plots.plot_history({"sgd": history, "adam": history}, path=tmp_path / "cmp.png"),
         "grid": plots.image_grid(digits.x_train[:10], digits.y_train[:10], image_shape=(8, 8),
                                  ncols=5, title="digits", path=tmp_path / "grid.png"),
         "bars": plots.timing_bars({"eager": 2.0, "jit": 0.1}, path=tmp_path / "bars.png"),
@@ -17,6 +25,23 @@ def test_plots_save_png_files(tmp_path, digits):
     }
     for name, fig in figures.items():
         assert isinstance(fig, matplotlib.figure.Figure)
-    for file in ("history.png", "grid.png", "bars.png", "c.png"):
+    for file in ("history.png", "cmp.png", "grid.png", "bars.png", "c.png"):
         assert (tmp_path / file).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(figures["grid"].axes) == 10  # 2 rows x 5 columns
+    assert plt.get_fignums() == []  # saved figures are closed: a loop cannot pile them up
+
+
+def test_figures_without_a_path_stay_open_for_the_notebook(history):
+    plt.close("all")
+    fig = plots.plot_history(history)
+    assert plt.get_fignums() == [fig.number]
+    assert [line.get_label() for line in fig.axes[0].lines] == ["train", "val"]
+    plt.close("all")
+
+
+def test_timing_bars_switch_to_a_log_axis_across_orders_of_magnitude():
+    assert plots.timing_bars({"a": 1.0, "b": 2.0}).axes[0].get_xscale() == "linear"
+    wide = plots.timing_bars({"no jit": 5.0, "jit": 0.01})
+    assert wide.axes[0].get_xscale() == "log" and "log scale" in wide.axes[0].get_xlabel()
+    assert plots.timing_bars({"a": 5.0, "b": 0.01}, log=False).axes[0].get_xscale() == "linear"
+    plt.close("all")

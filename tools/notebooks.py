@@ -1,97 +1,154 @@
-"""Lessons -> notebooks: the one pipeline that builds, executes and checks them.
+"""Lessons -> notebooks, in two editions: the one pipeline that builds, executes and checks them.
 
-Each lesson's single source is ``lessons/NN_slug.md`` (jupytext Markdown). This
-script turns it into ``notebooks/NN_slug.ipynb`` and executes it in a fresh
-Jupyter kernel, offline, so the committed notebook carries outputs and plots.
+Each lesson's single source is ``lessons/NN_slug.md`` (jupytext Markdown). Its
+exercise cells (tagged ``exercise``) hold the solution and the stub together:
 
-    .venv/bin/python tools/notebooks.py                    # every lesson
-    .venv/bin/python tools/notebooks.py lessons/03_jit.md  # just one
+    def relu(x):
+        # BEGIN SOLUTION
+        return jnp.maximum(0, x)
+        # END SOLUTION
+        \"\"\" # BEGIN STUB
+        # TODO: return max(0, x) elementwise (jnp.maximum does it).
+        raise NotImplementedError
+        \"\"\" # END STUB
 
-The tests import the same functions: they execute every lesson from its source
-and fail when a committed notebook's cells differ from its lesson.
+The stub sits in a string, so the source itself runs as the solution. From it:
+
+- ``notebooks/NN_slug.ipynb``, the full edition: solutions in place, markers and
+  stubs removed, executed offline so it carries outputs and plots (every check ✓);
+- ``student/NN_slug.ipynb``, the student edition: stubs in place of solutions,
+  no outputs (every check says "not done yet" until the student works).
+
+    .venv/bin/python tools/notebooks.py                     # every lesson
+    .venv/bin/python tools/notebooks.py lessons/04_jit.md   # just one
+
+The tests import these functions: they build both editions from each lesson,
+execute them, and fail when a committed notebook differs from its lesson.
 """
-import asyncio
+import copy
 import os
+import platform
+import re
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import jupytext
 import nbformat
-from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
-LESSONS = ROOT / "lessons"
-NOTEBOOKS = ROOT / "notebooks"
+sys.path.insert(0, str(ROOT))
+
+from nn_from_scratch import grade  # noqa: E402
+
+LESSONS, NOTEBOOKS, STUDENT = ROOT / "lessons", ROOT / "notebooks", ROOT / "student"
 LESSON_TIME_LIMIT = 300  # seconds for a whole lesson; a hung cell must not hang the suite
-RAISES_TAG = "raises-exception"  # nbclient lets these cells raise; we check that they do
-SOLUTION_TAG = "solution"
+RAISES_TAG, EXERCISE_TAG, CHECK_TAG = grade.RAISES_TAG, grade.EXERCISE_TAG, grade.CHECK_TAG
+MARKERS = {  # marker line -> what follows it
+    "BEGIN SOLUTION": "solution", "END SOLUTION": "code",
+    "BEGIN STUB": "stub", "END STUB": "code",
+}
+_MARKER = re.compile(r'^\s*(?:"""\s*)?#\s*(BEGIN SOLUTION|END SOLUTION|BEGIN STUB|END STUB)\s*$')
 
 
-def lesson_paths():
+def lesson_paths() -> list[Path]:
     """Every lesson source, in order: ``lessons/00_*.md``, ``lessons/01_*.md``, ..."""
     return sorted(LESSONS.glob("[0-9][0-9]_*.md"))
 
 
-def notebook_path(lesson):
-    return NOTEBOOKS / (Path(lesson).stem + ".ipynb")
+def notebook_path(lesson: Path, edition: str = "full") -> Path:
+    return (NOTEBOOKS if edition == "full" else STUDENT) / (Path(lesson).stem + ".ipynb")
 
 
-def read_lesson(lesson):
-    """The lesson as an (unexecuted) notebook."""
-    return jupytext.read(lesson, fmt="md")
+def split_exercise(source: str) -> tuple[str, str]:
+    """An exercise cell's source -> ``(full, student)``: solution only, and stub only.
+
+    Raises ``ValueError`` for markers out of order or a cell without both parts.
+    """
+    editions: dict[str, list[str]] = {"full": [], "student": []}
+    part, seen = "code", set()
+    for number, line in enumerate(source.splitlines(), 1):
+        marker = _MARKER.match(line)
+        if marker:
+            name = marker.group(1)
+            opening = name.startswith("BEGIN")
+            if (part == "code") != opening or (not opening and MARKERS[f"BEGIN {name[4:]}"] != part):
+                raise ValueError(f"line {number}: '{name}' is out of order")
+            part = MARKERS[name]
+            if opening:
+                seen.add(part)
+            continue
+        if part in ("code", "solution"):
+            editions["full"].append(line)
+        if part in ("code", "stub"):
+            editions["student"].append(line)
+    if part != "code" or not {"solution", "stub"} <= seen:
+        raise ValueError("an exercise cell needs a closed BEGIN/END SOLUTION block and a closed "
+                         "\"\"\" # BEGIN STUB ... \"\"\" # END STUB block")
+    return "\n".join(editions["full"]).strip(), "\n".join(editions["student"]).strip()
 
 
-def cell_sources(nb):
+def editions(lesson: Path) -> tuple[nbformat.NotebookNode, nbformat.NotebookNode]:
+    """The lesson's two unexecuted notebooks: ``(full, student)``."""
+    full = jupytext.read(lesson, fmt="md")
+    full.metadata.pop("jupytext", None)  # the pairing lives here, not in every notebook
+    student = copy.deepcopy(full)
+    for nb, edition in ((full, "full"), (student, "student")):
+        nb.metadata["nn_from_scratch"] = {"lesson": Path(lesson).stem, "edition": edition}
+    for full_cell, student_cell in zip(full.cells, student.cells):
+        if EXERCISE_TAG in full_cell.metadata.get("tags", []):
+            try:
+                full_cell.source, student_cell.source = split_exercise(full_cell.source)
+            except ValueError as err:
+                raise ValueError(f"{Path(lesson).name}: exercise cell "
+                                 f"{full_cell.source.splitlines()[:1]}: {err}") from None
+    return full, student
+
+
+def cell_sources(nb: nbformat.NotebookNode) -> list[tuple[str, str, list[str]]]:
     """What must match between a lesson and its notebook: each cell's type, source and tags."""
-    return [(c.cell_type, c.source.strip(), sorted(c.metadata.get("tags", [])))
-            for c in nb.cells]
+    return [(c.cell_type, c.source.strip(), sorted(c.metadata.get("tags", []))) for c in nb.cells]
 
 
-@contextmanager
-def _lesson_environment():
-    """Offline, and with matplotlib's inline backend (so plots land in the notebook)."""
-    saved = dict(os.environ)
-    os.environ.pop("MPLBACKEND", None)
-    os.environ["NN_FROM_SCRATCH_OFFLINE"] = "1"
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), saved.get("PYTHONPATH")]))
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-
-
-def execute(nb, time_limit=LESSON_TIME_LIMIT):
+def execute(nb: nbformat.NotebookNode, time_limit: float = LESSON_TIME_LIMIT) -> float:
     """Execute ``nb`` top to bottom in a fresh kernel, in ``notebooks/``; return seconds taken.
 
-    Raises ``nbclient.exceptions.CellExecutionError`` when a cell fails that is
-    not tagged ``raises-exception``, ``TimeoutError`` past ``time_limit`` seconds,
-    and ``AssertionError`` when a cell tagged ``raises-exception`` did not raise.
+    Raises ``AssertionError`` naming the cell when a cell raised that is not
+    tagged ``raises-exception``, when such a cell did not raise, or when a cell
+    ran out of time.
     """
-    client = NotebookClient(nb, timeout=time_limit, kernel_name="python3",
-                            resources={"metadata": {"path": str(NOTEBOOKS)}})
     start = time.perf_counter()
-    with _lesson_environment():
-        asyncio.run(asyncio.wait_for(client.async_execute(), time_limit))
-    for i, cell in enumerate(nb.cells):
-        if RAISES_TAG in cell.metadata.get("tags", []):
-            errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
-            assert errors, f"cell {i} is tagged {RAISES_TAG} but did not raise:\n{cell.source}"
-    return time.perf_counter() - start
+    runs = grade.execute(nb, timeout=time_limit, cell_timeout=time_limit, cwd=NOTEBOOKS)
+    seconds = time.perf_counter() - start
+    for run in runs:
+        cell = nb.cells[run.index]
+        meant_to_raise = RAISES_TAG in cell.metadata.get("tags", [])
+        if (run.status == "error") != meant_to_raise or run.status in ("timed out", "not run"):
+            what = (f"is tagged {RAISES_TAG} but did not raise" if meant_to_raise and run.status == "ok"
+                    else f"{run.status}: {run.error}")
+            raise AssertionError(f"cell {run.index} {what}\n--- its source:\n{cell.source}")
+    return seconds
 
 
-def build(lessons):
-    """Regenerate and execute the notebooks of ``lessons``; print each one's time."""
+def build(lessons: list[Path]) -> None:
+    """Regenerate both editions of ``lessons``; execute the full one; print each one's time."""
+    import jax
+
     NOTEBOOKS.mkdir(exist_ok=True)
+    STUDENT.mkdir(exist_ok=True)
     for lesson in lessons:
-        nb = read_lesson(lesson)
-        seconds = execute(nb)
-        nb.metadata.pop("jupytext", None)  # the pairing lives here, not in every notebook
-        nbformat.write(nb, notebook_path(lesson))
-        print(f"{Path(lesson).name}: executed in {seconds:.1f} s -> "
-              f"{notebook_path(lesson).relative_to(ROOT)}")
+        full, student = editions(lesson)
+        seconds = execute(full)
+        failed = {i: r for i, r in grade.check_results(full).items() if r["status"] != "passed"}
+        if failed:
+            raise AssertionError(f"{lesson.name}: checks that do not pass on the solutions: {failed}")
+        full.metadata["nn_from_scratch"]["executed"] = {
+            "seconds": round(seconds, 1), "python": platform.python_version(),
+            "jax": jax.__version__, "cpu_cores": os.cpu_count()}
+        nbformat.write(full, notebook_path(lesson))
+        nbformat.write(student, notebook_path(lesson, "student"))
+        print(f"{lesson.name}: executed in {seconds:.1f} s -> "
+              f"{notebook_path(lesson).relative_to(ROOT)}, {notebook_path(lesson, 'student').relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,192 @@
+"""The machinery every checker shares: results, the ``@exercise`` decorator, the registry.
+
+A checker takes the student's object (a function, an array, a number), tries it
+on inputs it makes up, and returns a :class:`CheckResult` that a notebook shows
+as one line::
+
+    ✓ 07.3 predict: matches the reference on 5 random networks
+    ✗ 07.3 predict: returned shape (128, 10) for one example of shape (784,) — ...
+    … 07.3 predict: not done yet (the stub still raises NotImplementedError)
+
+A checker never raises, so a notebook's "Run all" always reaches the end. The
+result also carries a machine-readable copy (the MIME type :data:`MIME`) that
+``python -m nn_from_scratch grade`` reads back from executed notebooks.
+"""
+import functools
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["MIME", "STATUSES", "CheckResult", "Exercise", "Mistake", "NotDone", "all_lessons",
+           "call", "exercise", "expect_close", "expect_shape", "lesson_exercises"]
+
+MIME = "application/vnd.nn-from-scratch.check+json"
+STATUSES = ("passed", "failed", "not done")
+_SYMBOLS = {"passed": "✓", "failed": "✗", "not done": "…"}
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of one check.
+
+    Attributes:
+      exercise: the exercise's id, ``"LL.N"`` (lesson number, exercise number).
+      title: what the exercise asks for, e.g. ``"predict"``.
+      status: ``"passed"``, ``"failed"`` or ``"not done"``.
+      message: what was checked, or what is wrong and a hint for fixing it.
+    """
+
+    exercise: str
+    title: str
+    status: str
+    message: str
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    @property
+    def line(self) -> str:
+        """The one line a student reads: ``✓ 07.3 predict: ...``."""
+        return f"{_SYMBOLS[self.status]} {self.exercise} {self.title}: {self.message}"
+
+    def __repr__(self) -> str:
+        return self.line
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """What Jupyter shows (the line) and what the grader reads (:data:`MIME`)."""
+        return {"text/plain": self.line, MIME: asdict(self)}
+
+
+class Mistake(Exception):
+    """Raised inside a checker for a wrong answer; the message is the hint the student sees."""
+
+
+class NotDone(Exception):
+    """Raised inside a checker when the answer is still the stub."""
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One registered exercise: its id, title, lesson and the checker's name in its module."""
+
+    id: str
+    title: str
+    lesson: str
+    name: str
+
+
+_REGISTRY: dict[str, list[Exercise]] = {}
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
+
+
+def exercise(lesson: str, number: int, title: str) -> Callable[[Callable[..., str]], Callable[..., CheckResult]]:
+    """Make a checking function into a checker that always returns a :class:`CheckResult`.
+
+    The decorated function takes the student's answers and returns a short
+    description of what passed; it raises :class:`Mistake` with a hint for a
+    wrong answer and :class:`NotDone` for a stub. Also a stub: an answer that is
+    ``...``, or code that raises ``NotImplementedError``. Any other exception
+    from the student's code is reported as a failure, never raised.
+
+    Args:
+      lesson: the lesson's slug, e.g. ``"07_mlp_from_scratch"``; its first two
+        characters are the lesson's number in the exercise id.
+      number: the exercise's number within the lesson (1, 2, ...).
+      title: a few words naming what the student writes.
+    """
+    exercise_id = f"{lesson[:2]}.{number}"
+
+    def decorate(check: Callable[..., str]) -> Callable[..., CheckResult]:
+        @functools.wraps(check)
+        def checker(*answers: Any) -> CheckResult:
+            def result(status: str, message: str) -> CheckResult:
+                return CheckResult(exercise_id, title, status, message)
+            if any(answer is Ellipsis for answer in answers):
+                return result("not done", "not done yet (the stub's `...` is still there)")
+            try:
+                return result("passed", check(*answers))
+            except NotDone as err:
+                return result("not done", f"not done yet ({err})")
+            except NotImplementedError:
+                return result("not done", "not done yet (the stub still raises NotImplementedError)")
+            except Mistake as err:
+                return result("failed", str(err))
+            except Exception as err:  # the student's code misbehaved in a way we did not foresee
+                return result("failed", f"your code raised {_first_line(err)}")
+
+        registered = _REGISTRY.setdefault(lesson, [])
+        if any(e.id == exercise_id for e in registered):
+            raise RuntimeError(f"exercise {exercise_id} is registered twice")
+        registered.append(Exercise(exercise_id, title, lesson, check.__name__))
+        return checker
+
+    return decorate
+
+
+def call(fn: Any, *args: Any, what: str) -> Any:
+    """``fn(*args)`` with the student's mistakes turned into hints.
+
+    ``what`` names the call in messages, e.g. ``"predict(params, image)"``. A
+    ``NotImplementedError`` passes through (the stub); any other exception
+    becomes a :class:`Mistake` that quotes it; a ``None`` result (a missing
+    ``return``) too.
+    """
+    if not callable(fn):
+        raise Mistake(f"expected a function for {what}; got {type(fn).__name__} {fn!r}")
+    try:
+        out = fn(*args)
+    except (NotImplementedError, NotDone, Mistake):
+        raise
+    except Exception as err:
+        raise Mistake(f"{what} raised {_first_line(err)}") from err
+    if out is None:
+        raise Mistake(f"{what} returned None: did you forget `return`?")
+    return out
+
+
+def expect_shape(got: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
+    """``got`` as a NumPy array, or a :class:`Mistake` if its shape is not ``shape``."""
+    array = np.asarray(got)
+    if array.shape != tuple(shape):
+        raise Mistake(f"{what} has shape {array.shape}; expected {tuple(shape)}")
+    return array
+
+
+def expect_close(got: Any, want: Any, what: str, rtol: float = 1e-4, atol: float = 1e-5,
+                 hint: str = "") -> None:
+    """A :class:`Mistake` unless ``got`` has ``want``'s shape and values (to float rounding)."""
+    want = np.asarray(want)
+    array = expect_shape(got, want.shape, what)
+    if not np.allclose(array, want, rtol=rtol, atol=atol):
+        worst = float(np.max(np.abs(array.astype(np.float64) - want)))
+        raise Mistake(f"{what} is off by up to {worst:.3g}" + (f" — {hint}" if hint else ""))
+
+
+def lesson_exercises(lesson: str) -> list[Exercise]:
+    """The exercises of ``lesson`` (its slug, e.g. ``"07_mlp_from_scratch"``), in order."""
+    _import_all()
+    return list(_REGISTRY.get(lesson, []))
+
+
+def all_lessons() -> list[str]:
+    """Every lesson slug that has checkers, in order."""
+    _import_all()
+    return sorted(_REGISTRY)
+
+
+@functools.cache
+def _import_all() -> None:
+    """Import every checker module of this package, so that every exercise is registered."""
+    package = importlib.import_module(__package__)
+    for module in pkgutil.iter_modules(package.__path__):
+        if not module.name.startswith("_"):
+            importlib.import_module(f"{__package__}.{module.name}")
