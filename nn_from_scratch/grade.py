@@ -105,7 +105,7 @@ async def _execute(nb: Any, timeout: float, cell_timeout: float, cwd: Path) -> l
             start = time.monotonic()
             try:
                 await asyncio.wait_for(client.async_execute_cell(cell, index), limit + GRACE)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 broken = "not run: the kernel did not answer an interrupt"
                 runs.append(CellRun(index, "timed out", f"ran past {limit:.0f} s and could not "
                                                         f"be interrupted", time.monotonic() - start))
@@ -187,11 +187,11 @@ def grade_notebook(path: str | Path, *, timeout: float = NOTEBOOK_TIMEOUT,
     try:
         nb = nbformat.read(path, as_version=4)
     except Exception as err:
-        return [Row(path.name, None, "error", f"not a readable notebook ({type(err).__name__}: "
+        return [Row(str(path), None, "error", f"not a readable notebook ({type(err).__name__}: "
                                               f"{str(err).splitlines()[0] if str(err) else ''})")]
     lesson = lesson_of(nb, path)
     if lesson is None:
-        return [Row(path.name, None, "error", "cannot tell which lesson this is: its metadata "
+        return [Row(str(path), None, "error", "cannot tell which lesson this is: its metadata "
                                               "has no nn_from_scratch.lesson and its name no "
                                               "lesson slug such as 07_mlp_from_scratch")]
     exercises = lesson_exercises(lesson)
@@ -204,24 +204,24 @@ def grade_notebook(path: str | Path, *, timeout: float = NOTEBOOK_TIMEOUT,
         label = f"{ex.id} {ex.title}"
         if ex.id in records:
             record = records[ex.id]
-            rows.append(Row(path.name, ex.id, record["status"], record["message"]))
+            rows.append(Row(str(path), ex.id, record["status"], record["message"]))
             continue
         index = check_cells.get(ex.id)
         if index is None:
-            rows.append(Row(path.name, ex.id, "missing",
+            rows.append(Row(str(path), ex.id, "missing",
                             f"no check cell for {label} (was it deleted? it calls check.{ex.name})"))
             continue
         run = runs.get(index, CellRun(index, "not run"))
         before = runs.get(index - 1)  # the exercise cell, when it raised
         if before and before.status == "error" and EXERCISE_TAG in nb.cells[index - 1].metadata.get(
                 "tags", []):
-            rows.append(Row(path.name, ex.id, "error", f"the exercise cell raised {before.error}"))
+            rows.append(Row(str(path), ex.id, "error", f"the exercise cell raised {before.error}"))
         elif run.status in ("timed out", "not run"):
-            rows.append(Row(path.name, ex.id, "timed out", run.error or "not run"))
+            rows.append(Row(str(path), ex.id, "timed out", run.error or "not run"))
         elif run.status == "error":
-            rows.append(Row(path.name, ex.id, "error", f"the check cell raised {run.error}"))
+            rows.append(Row(str(path), ex.id, "error", f"the check cell raised {run.error}"))
         else:
-            rows.append(Row(path.name, ex.id, "error", "the check cell ran but showed no result "
+            rows.append(Row(str(path), ex.id, "error", "the check cell ran but showed no result "
                                                        "(is its last line the check call?)"))
     return rows
 

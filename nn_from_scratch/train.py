@@ -20,8 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import grad, jit, lax, random
 
-from ._checks import (InputError, check_choice, check_key, check_positive_int,
-                      check_step_size)
+from ._checks import InputError, check_choice, check_key, check_positive_int, check_step_size
 from .losses import accuracy, loss, one_hot
 from .params import Params
 

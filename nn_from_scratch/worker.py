@@ -31,8 +31,8 @@ import jax
 import numpy as np
 
 from .data import load_dataset
-from .params import INITS
 from .parallel import data_parallel_mesh, to_numpy, train_data_parallel
+from .params import INITS
 
 __all__ = ["load_result", "main", "save_result"]
 

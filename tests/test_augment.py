@@ -4,9 +4,17 @@ import numpy as np
 import pytest
 
 from nn_from_scratch import InputError
-from nn_from_scratch.augment import (augment_image, augment_images, flip_left_right, flip_up_down,
-                                     identity, random_horizontal_flip, random_rotate,
-                                     random_vertical_flip, rotate_90)
+from nn_from_scratch.augment import (
+    augment_image,
+    augment_images,
+    flip_left_right,
+    flip_up_down,
+    identity,
+    random_horizontal_flip,
+    random_rotate,
+    random_vertical_flip,
+    rotate_90,
+)
 
 IMG = jnp.array([[1, 2], [3, 4]])
 

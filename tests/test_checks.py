@@ -4,8 +4,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from nn_from_scratch._checks import (InputError, InputTypeError, check_choice, check_key,
-                                     check_positive_int, check_step_size)
+from nn_from_scratch._checks import (
+    InputError,
+    InputTypeError,
+    check_choice,
+    check_key,
+    check_positive_int,
+    check_step_size,
+)
 
 
 def test_error_types_keep_the_builtin_ones():

@@ -8,8 +8,13 @@ import tensorflow_datasets as tfds
 
 from nn_from_scratch import DataUnavailableError, InputError
 from nn_from_scratch import data as data_mod
-from nn_from_scratch.data import (load_dataset, load_mnist, load_mnist_5k, sample_photos,
-                                  synthetic_dataset)
+from nn_from_scratch.data import (
+    load_dataset,
+    load_mnist,
+    load_mnist_5k,
+    sample_photos,
+    synthetic_dataset,
+)
 
 
 def assert_well_formed(data, pixels):

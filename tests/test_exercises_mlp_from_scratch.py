@@ -3,9 +3,9 @@ the typical mistakes with a hint that names the fix."""
 import jax
 import jax.numpy as jnp
 import pytest
+from conftest import assert_result, stub
 from jax.scipy.special import logsumexp
 
-from conftest import assert_result, stub
 from nn_from_scratch import model, params
 from nn_from_scratch.exercises import mlp_from_scratch as check
 

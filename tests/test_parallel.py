@@ -2,14 +2,23 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import assert_trees_close
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from conftest import assert_trees_close
 from nn_from_scratch import InputError, fit, init_network_params, one_hot, update
-from nn_from_scratch.parallel import (MultiprocessResult, data_parallel_mesh, pmap_update,
-                                      replicate, run_multiprocess, shard_batch, shard_map_update,
-                                      simulate_cpu_devices, train_data_parallel, unreplicate)
+from nn_from_scratch.parallel import (
+    MultiprocessResult,
+    data_parallel_mesh,
+    pmap_update,
+    replicate,
+    run_multiprocess,
+    shard_batch,
+    shard_map_update,
+    simulate_cpu_devices,
+    train_data_parallel,
+    unreplicate,
+)
 from nn_from_scratch.worker import load_result, save_result
 
 N_DEV = 4  # conftest simulates 4 CPU devices

@@ -3,8 +3,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from nn_from_scratch.params import (check_key, count_params, init_network_params,
-                                    layer_scale, random_layer_params)
+from nn_from_scratch.params import (
+    check_key,
+    count_params,
+    init_network_params,
+    layer_scale,
+    random_layer_params,
+)
 
 
 def test_shapes_follow_sizes():

@@ -5,8 +5,15 @@ import jax.numpy as jnp
 import pytest
 
 from nn_from_scratch import InputError
-from nn_from_scratch.timing import (Timing, compare_jit, compile_time, format_seconds,
-                                    forward_flops, matmul_rate, time_fn)
+from nn_from_scratch.timing import (
+    Timing,
+    compare_jit,
+    compile_time,
+    format_seconds,
+    forward_flops,
+    matmul_rate,
+    time_fn,
+)
 
 
 def test_time_fn_counts_calls_and_orders_numbers():

@@ -4,10 +4,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
 from conftest import assert_trees_close
-from nn_from_scratch import (DivergedError, History, InputError, batch_indices, evaluate, fit,
-                             init_network_params, loss, one_hot, train_epoch, update)
+
+from nn_from_scratch import (
+    DivergedError,
+    History,
+    InputError,
+    batch_indices,
+    evaluate,
+    fit,
+    init_network_params,
+    loss,
+    one_hot,
+    train_epoch,
+    update,
+)
 from nn_from_scratch.train import _update_with_loss
 
 SIZES = [64, 32, 10]

@@ -10,8 +10,16 @@ under a second and never raises: a wrong answer gets ✗ and a hint, a stub gets
 "not done yet". ``python -m nn_from_scratch grade`` collects the same results
 from executed notebooks.
 """
-from ._core import (MIME, CheckResult, Exercise, Mistake, NotDone, all_lessons, exercise,
-                    lesson_exercises)
+from ._core import (
+                    MIME,
+                    CheckResult,
+                    Exercise,
+                    Mistake,
+                    NotDone,
+                    all_lessons,
+                    exercise,
+                    lesson_exercises,
+)
 
 __all__ = ["MIME", "CheckResult", "Exercise", "Mistake", "NotDone", "all_lessons", "exercise",
            "lesson_exercises"]

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import model, params as params_module
+from .. import model
 from ._core import Mistake, call, exercise, expect_close, expect_shape
 
 LESSON = "07_mlp_from_scratch"
