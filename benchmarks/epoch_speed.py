@@ -1,18 +1,21 @@
 """How fast does one epoch of MLP training run, and how close is that to the machine's limit?
 
 MNIST-shaped synthetic data (60,000 x 784, 10 classes), layers [784, 512, 512, 10],
-batch 128, SGD step 0.01 -- the seed tutorial's set-up. In one run it measures:
+batch 128, SGD step 0.01 -- the seed tutorial's set-up. It measures:
 
+  limit          the machine's float32 matmul rate / training FLOPs per example (3 x forward)
   no-jit         fit(mode="eager"): every jnp operation dispatched from Python (a few hundred steps)
   jit per step   fit(mode="jit"): one compiled step, batches fed from host NumPy (the seed's loop)
   jit per epoch  fit(mode="scan"): one program per epoch, lax.scan over batches kept on the device
-  roofline       the machine's float32 matmul rate / FLOPs per example (3 x forward)
   PyTorch eager  the same model and loop in PyTorch, if torch is installed (optional)
 
-    .venv/bin/python benchmarks/epoch_speed.py            # under a minute on 2 cores
-    .venv/bin/python benchmarks/epoch_speed.py --epochs 10 # more repeats, steadier figures
+in INTERLEAVED ROUNDS: limit, no-jit, jit per step, jit per epoch, PyTorch, then again, ...
+A shared machine's speed drifts by minutes and even by days (129 to 411 GFLOP/s seen on the
+same box), so every ratio is computed within one round, from work measured seconds apart, and
+reported as the median over rounds with its range. Compile time is measured apart (once).
 
-Compile time is reported apart; epoch times are medians over the timed epochs.
+    .venv/bin/python benchmarks/epoch_speed.py              # about a minute on 2 cores
+    .venv/bin/python benchmarks/epoch_speed.py --rounds 9   # steadier medians
 """
 import argparse
 import os
@@ -24,106 +27,126 @@ import jax
 import numpy as np
 
 from nn_from_scratch import fit, init_network_params, one_hot
-from nn_from_scratch.data import batch_indices, synthetic_dataset
+from nn_from_scratch.data import synthetic_dataset
 from nn_from_scratch.timing import format_seconds, forward_flops, matmul_rate
+from nn_from_scratch.train import batch_indices
 
 SIZES = [784, 512, 512, 10]
 BATCH, STEP_SIZE = 128, 0.01
+LIMIT, EAGER, JIT, SCAN, TORCH = ("limit (matmul)", "no-jit", "jit per step (seed loop)",
+                                  "jit per epoch (lax.scan)", "PyTorch eager")
 
 
-def bench_fit(data, mode, epochs):
-    """(examples/s from the median epoch, compile seconds) of ``fit`` in ``mode``."""
+def fit_speed(data, mode):
+    """(examples/s of one epoch, compile seconds) of ``fit`` in ``mode``."""
     params = init_network_params(SIZES, jax.random.key(1))
-    _, history = fit(params, data, epochs=epochs, batch_size=BATCH, step_size=STEP_SIZE,
+    _, history = fit(params, data, epochs=1, batch_size=BATCH, step_size=STEP_SIZE,
                      key=jax.random.key(2), mode=mode)
-    examples = history["steps_per_epoch"] * BATCH
-    return examples / statistics.median(history["epoch_time"]), history["compile_time"]
+    return history.steps_per_epoch * BATCH / history.epoch_time[0], history.compile_time
 
 
-def bench_torch(data, epochs):
-    """Examples/s of the same model, loss and SGD loop in eager PyTorch (median epoch)."""
-    import torch
+class TorchEpoch:
+    """The same model, loss and SGD loop in eager PyTorch, fed from the same host arrays."""
 
-    params = init_network_params(SIZES, jax.random.key(1))
-    tensors = [torch.tensor(np.asarray(a), requires_grad=True) for layer in params for a in layer]
-    x, y = data.x_train, np.asarray(one_hot(data.y_train, 10))
+    def __init__(self, data):
+        import torch
 
-    def step(xb, yb):
+        self.torch = torch
+        params = init_network_params(SIZES, jax.random.key(1))
+        self.tensors = [torch.tensor(np.asarray(a), requires_grad=True)
+                        for layer in params for a in layer]
+        self.x, self.y = data.x_train, np.asarray(one_hot(data.y_train, 10))
+        self.version, self.threads = torch.__version__, torch.get_num_threads()
+
+    def step(self, xb, yb):
+        torch, t = self.torch, self.tensors
         a = xb
-        for i in range(0, len(tensors) - 2, 2):
-            a = torch.relu(a @ tensors[i].T + tensors[i + 1])
-        logits = a @ tensors[-2].T + tensors[-1]
+        for i in range(0, len(t) - 2, 2):
+            a = torch.relu(a @ t[i].T + t[i + 1])
+        logits = a @ t[-2].T + t[-1]
         loss = -(torch.log_softmax(logits, dim=1) * yb).sum(1).mean()
-        grads = torch.autograd.grad(loss, tensors)
+        grads = torch.autograd.grad(loss, t)
         with torch.no_grad():
-            for t, g in zip(tensors, grads):
-                t -= STEP_SIZE * g
+            for tensor, g in zip(t, grads):
+                tensor -= STEP_SIZE * g
 
-    times = []
-    for epoch in range(epochs + 1):  # epoch 0 warms up
-        idx = np.asarray(batch_indices(jax.random.key(epoch), len(x), BATCH))
+    def speed(self, seed):
+        """Examples/s of one epoch."""
+        batches = np.asarray(batch_indices(jax.random.key(seed), len(self.x), BATCH))
         start = time.perf_counter()
-        for batch in idx:
-            step(torch.from_numpy(x[batch]), torch.from_numpy(y[batch]))
-        times.append(time.perf_counter() - start)
-    return idx.size / statistics.median(times[1:]), torch.__version__, torch.get_num_threads()
+        for batch in batches:
+            self.step(self.torch.from_numpy(self.x[batch]), self.torch.from_numpy(self.y[batch]))
+        return batches.size / (time.perf_counter() - start)
+
+
+def summarise(values):
+    """``median (min-max)`` of a list of ratios."""
+    return f"{statistics.median(values):5.2f} ({min(values):.2f}-{max(values):.2f})"
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=5, help="timed epochs per variant")
-    parser.add_argument("--eager-steps", type=int, default=200, help="no-jit steps per epoch")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved measurement rounds")
+    parser.add_argument("--eager-steps", type=int, default=100, help="no-jit steps per round")
     args = parser.parse_args()
 
     device = jax.devices()[0]
     print(f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores, JAX {jax.__version__} "
           f"on {device.platform.upper()} ({device.device_kind})", flush=True)
-    data = synthetic_dataset(jax.random.key(0))
-    # no-jit is ~10x slower: time a few hundred steps of it, not whole epochs.
-    small = synthetic_dataset(jax.random.key(0), n_train=args.eager_steps * BATCH, n_test=1000)
+    data = synthetic_dataset(jax.random.key(0), n_train=60_000, n_test=1_000)
+    small = synthetic_dataset(jax.random.key(0), n_train=args.eager_steps * BATCH, n_test=1_000)
     flops_per_example = 3 * forward_flops(SIZES)
 
-    rate_before = matmul_rate()
-    rows = {}
-    for name, mode, d in (("no-jit", "eager", small), ("jit per step (seed loop)", "jit", data),
-                          ("jit per epoch (lax.scan)", "scan", data)):
-        print(f"measuring {name} ...", flush=True)
-        rows[name] = bench_fit(d, mode, args.epochs)
-    torch_name = None
+    # Warm-up: compile everything once, and report those compile times apart.
+    compile_times = {JIT: fit_speed(data, "jit")[1], SCAN: fit_speed(data, "scan")[1]}
+    fit_speed(small, "eager")
     try:
-        print("measuring PyTorch eager ...", flush=True)
-        speed, version, threads = bench_torch(data, args.epochs)
-        torch_name = f"PyTorch {version} eager"
-        rows[torch_name] = (speed, None)
+        torch_epoch = TorchEpoch(data)
+        torch_epoch.speed(0)
     except ImportError:
+        torch_epoch = None
         print("PyTorch is not installed: skipping it (pip install torch to compare).")
-    # The limit is measured before and after the variants, so slow drift of a shared
-    # machine's speed during the run affects both sides alike.
-    rate = (rate_before + matmul_rate()) / 2
-    roofline = rate / flops_per_example
 
-    print(f"\nMatmul roofline: {rate / 1e9:.0f} GFLOP/s (float32 1024x1024 products, median, "
-          f"mean of before and after); "
-          f"training FLOPs per example = 3 x forward = {flops_per_example / 1e6:.2f} MFLOP "
-          f"-> at most {roofline:,.0f} examples/s.")
+    speeds = {name: [] for name in (LIMIT, EAGER, JIT, SCAN, TORCH)}
+    for r in range(args.rounds):
+        speeds[LIMIT].append(matmul_rate(repeats=3) / flops_per_example)
+        speeds[EAGER].append(fit_speed(small, "eager")[0])
+        speeds[JIT].append(fit_speed(data, "jit")[0])
+        speeds[SCAN].append(fit_speed(data, "scan")[0])
+        if torch_epoch:
+            speeds[TORCH].append(torch_epoch.speed(r + 1))
+        print(f"round {r + 1}/{args.rounds}: " + ", ".join(
+            f"{name.split(' (')[0]} {values[-1]:,.0f}/s" for name, values in speeds.items()
+            if values), flush=True)
+    if not torch_epoch:
+        del speeds[TORCH]
+
+    epoch_examples = (len(data.x_train) // BATCH) * BATCH
+    limit_rate = statistics.median(speeds[LIMIT]) * flops_per_example
+    print(f"\nLimit: float32 matmul {limit_rate / 1e9:.0f} GFLOP/s (median of {args.rounds} "
+          f"rounds, 1024x1024 products); training = 3 x forward = "
+          f"{flops_per_example / 1e6:.2f} MFLOP per example.")
     print(f"(JAX's backward pass skips layer 1's input gradient, so the real work is "
           f"{(flops_per_example - 2 * 784 * 512) / flops_per_example:.2f} x that count.)\n")
-    print(f"{'variant':28s} {'examples/s':>11s} {'epoch':>9s} {'compile':>9s} "
-          f"{'of roofline':>11s} {'vs no-jit':>9s}")
-    epoch_examples = (len(data.x_train) // BATCH) * BATCH
-    base = rows["no-jit"][0]
-    for name, (speed, compile_s) in [*rows.items(), ("roofline (matmul limit)", (roofline, None))]:
-        compile_text = format_seconds(compile_s) if compile_s else "-"
-        print(f"{name:28s} {speed:11,.0f} {format_seconds(epoch_examples / speed):>9s} "
-              f"{compile_text:>9s} {speed / roofline:11.2f} {speed / base:8.1f}x")
+    print(f"{'variant':26s} {'examples/s':>11s} {'epoch':>9s} {'compile':>9s} "
+          f"{'of limit: median (range)':>26s}")
+    for name, values in speeds.items():
+        median = statistics.median(values)
+        label = f"{name} {torch_epoch.version}" if name == TORCH else name
+        compile_text = format_seconds(compile_times[name]) if name in compile_times else "-"
+        ratios = [v / limit for v, limit in zip(values, speeds[LIMIT])]  # within each round
+        print(f"{label:26s} {median:11,.0f} {format_seconds(epoch_examples / median):>9s} "
+              f"{compile_text:>9s} {summarise(ratios):>26s}")
 
-    speed = {name: s for name, (s, _) in rows.items()}
-    step, epoch = speed["jit per step (seed loop)"], speed["jit per epoch (lax.scan)"]
-    print(f"\nRatios: jit per epoch / jit per step = {epoch / step:.2f}")
-    if torch_name:
-        print(f"        jit per step / PyTorch eager = {step / speed[torch_name]:.2f}, "
-              f"jit per epoch / PyTorch eager = {epoch / speed[torch_name]:.2f} "
-              f"(PyTorch on {threads} threads)")
+    def ratio(a, b):
+        return summarise([x / y for x, y in zip(speeds[a], speeds[b])])
+    print(f"\nRatios within rounds, median (range) over {args.rounds}:")
+    print(f"  jit per epoch / limit        = {ratio(SCAN, LIMIT)}   (target >= 0.90)")
+    print(f"  jit per epoch / jit per step = {ratio(SCAN, JIT)}")
+    if torch_epoch:
+        print(f"  jit per step / PyTorch eager = {ratio(JIT, TORCH)}   (target >= 1; PyTorch on "
+              f"{torch_epoch.threads} threads)")
+        print(f"  jit per epoch / PyTorch eager = {ratio(SCAN, TORCH)}")
 
 
 if __name__ == "__main__":

@@ -44,7 +44,8 @@ def check_plot_path(path: str) -> None:
         raise InputError(f"--plot {path}: the folder {folder} does not exist; create it first "
                          f"or choose another path.")
     if not os.access(folder, os.W_OK):
-        raise InputError(f"--plot {path}: the folder {folder} is not writable; choose another path.")
+        raise InputError(f"--plot {path}: the folder {folder} is not writable; choose another "
+                         f"path.")
     formats = Figure().canvas.get_supported_filetypes()
     if target.suffix.lstrip(".").lower() not in formats:
         kind = f"{target.suffix} files" if target.suffix else "a file with no extension"

@@ -61,8 +61,9 @@ def check_key(key: Any, name: str = "key") -> Any:
 
 
 def _as_real_scalar(value: Any, name: str, example: str) -> float | None:
-    """``float(value)`` for a real number or a 0-d real array; ``None`` while traced under ``jit``."""
-    is_bool = isinstance(value, (bool, np.bool_)) or getattr(value, "dtype", None) == bool
+    """``float(value)`` for a real number or a 0-d real array; ``None`` while traced in ``jit``."""
+    dtype = getattr(value, "dtype", None)
+    is_bool = isinstance(value, (bool, np.bool_)) or (dtype is not None and np.dtype(dtype) == bool)
     shape = getattr(value, "shape", ())
     numeric = isinstance(value, numbers.Real) or (
         hasattr(value, "dtype") and np.issubdtype(np.dtype(value.dtype), np.number))

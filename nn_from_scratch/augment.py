@@ -23,7 +23,7 @@ def identity(img: jax.Array) -> jax.Array:
 
 
 def rotate_90(img: jax.Array) -> jax.Array:
-    """Rotate a quarter turn counter-clockwise in the (H, W) plane. ``(H, W[, C]) -> (W, H[, C])``."""
+    """A quarter turn counter-clockwise in the (H, W) plane: ``(H, W[, C]) -> (W, H[, C])``."""
     return jnp.rot90(img, k=1, axes=(0, 1))
 
 
@@ -64,13 +64,13 @@ def random_rotate(img: jax.Array, flag: ArrayLike) -> jax.Array:
 
 
 def random_horizontal_flip(img: jax.Array, flag: ArrayLike) -> jax.Array:
-    """``flip_left_right(img)`` if ``flag`` else ``img``. ``img: (H, W[, C])``, ``flag``: bool scalar."""
+    """``flip_left_right(img)`` if ``flag`` else ``img``. ``img: (H, W[, C])``, ``flag``: bool."""
     _check_image(img, "random_horizontal_flip")
     return lax.cond(flag, flip_left_right, identity, img)
 
 
 def random_vertical_flip(img: jax.Array, flag: ArrayLike) -> jax.Array:
-    """``flip_up_down(img)`` if ``flag`` else ``img``. ``img: (H, W[, C])``, ``flag``: bool scalar."""
+    """``flip_up_down(img)`` if ``flag`` else ``img``. ``img: (H, W[, C])``, ``flag``: bool."""
     _check_image(img, "random_vertical_flip")
     return lax.cond(flag, flip_up_down, identity, img)
 

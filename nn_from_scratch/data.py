@@ -220,7 +220,7 @@ def load_mnist(data_dir: str | None = None, timeout: float = 5.0) -> Dataset:
 
 
 def choose_source(data_dir: str | None = None, timeout: float = 5.0) -> tuple[str, str]:
-    """What ``"auto"`` loads: ``("mnist" | "mnist-5k", reason)``, decided in at most ``timeout`` s."""
+    """What ``"auto"`` loads: ``("mnist" | "mnist-5k", reason)``, decided within ``timeout`` s."""
     if mnist_is_prepared(data_dir):
         return "mnist", "MNIST is prepared locally"
     problem = _why_mnist_cannot_download(timeout)
@@ -309,8 +309,8 @@ def sample_photos(size: int = 128) -> tuple[list[str], np.ndarray]:
 
     photos = list(load_sample_images().images)  # (427, 640, 3) uint8 each
     names = ["temple (scikit-learn)", "flower (scikit-learn)"]
-    with matplotlib.cbook.get_sample_data("grace_hopper.jpg") as f:
-        photos.append(matplotlib.image.imread(f, format="jpg"))  # (600, 512, 3) uint8
+    hopper = matplotlib.cbook.get_sample_data("grace_hopper.jpg", asfileobj=False)
+    photos.append(matplotlib.image.imread(hopper))  # (600, 512, 3) uint8
     names.append("Grace Hopper (matplotlib)")
     out = []
     for photo in photos:

@@ -48,7 +48,7 @@ STATUSES = ("passed", "failed", "not done", "error", "timed out", "missing")
 
 @dataclass(frozen=True)
 class CellRun:
-    """How one code cell ran: ``status`` is ``"ok"``, ``"error"``, ``"timed out"`` or ``"not run"``."""
+    """How one code cell ran: ``status`` is "ok", "error", "timed out" or "not run"."""
 
     index: int
     status: str
@@ -107,8 +107,9 @@ async def _execute(nb: Any, timeout: float, cell_timeout: float, cwd: Path) -> l
                 await asyncio.wait_for(client.async_execute_cell(cell, index), limit + GRACE)
             except TimeoutError:
                 broken = "not run: the kernel did not answer an interrupt"
-                runs.append(CellRun(index, "timed out", f"ran past {limit:.0f} s and could not "
-                                                        f"be interrupted", time.monotonic() - start))
+                runs.append(CellRun(index, "timed out", f"ran past {limit:.0f} s and could "
+                                                        f"not be interrupted",
+                                    time.monotonic() - start))
                 continue
             except DeadKernelError:
                 broken = "not run: the kernel died"
@@ -118,7 +119,8 @@ async def _execute(nb: Any, timeout: float, cell_timeout: float, cwd: Path) -> l
             seconds = time.monotonic() - start
             error = _error_line(cell)
             if error.startswith("KeyboardInterrupt") and seconds >= limit - 1:
-                runs.append(CellRun(index, "timed out", f"interrupted after {limit:.0f} s", seconds))
+                runs.append(CellRun(index, "timed out", f"interrupted after {limit:.0f} s",
+                                    seconds))
             else:
                 runs.append(CellRun(index, "error" if error else "ok", error, seconds))
     return runs
@@ -171,7 +173,7 @@ def check_results(nb: Any) -> dict[str, dict[str, Any]]:
 
 def _check_cells(nb: Any, names: dict[str, str]) -> dict[str, int]:
     """Exercise id -> index of the check cell that calls its checker (by the checker's name)."""
-    cells = {}
+    cells: dict[str, int] = {}
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "code" and CHECK_TAG in cell.metadata.get("tags", []):
             for name, exercise_id in names.items():
@@ -208,8 +210,8 @@ def grade_notebook(path: str | Path, *, timeout: float = NOTEBOOK_TIMEOUT,
             continue
         index = check_cells.get(ex.id)
         if index is None:
-            rows.append(Row(str(path), ex.id, "missing",
-                            f"no check cell for {label} (was it deleted? it calls check.{ex.name})"))
+            rows.append(Row(str(path), ex.id, "missing", f"no check cell for {label} (was it "
+                                                         f"deleted? it calls check.{ex.name})"))
             continue
         run = runs.get(index, CellRun(index, "not run"))
         before = runs.get(index - 1)  # the exercise cell, when it raised

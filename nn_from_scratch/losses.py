@@ -3,6 +3,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from ._checks import InputTypeError
 from .model import batched_predict
@@ -11,7 +12,7 @@ from .params import Params
 __all__ = ["accuracy", "loss", "one_hot"]
 
 
-def one_hot(labels: Any, k: int, dtype: Any = jnp.float32) -> jax.Array:
+def one_hot(labels: ArrayLike, k: int, dtype: Any = jnp.float32) -> jax.Array:
     """One-hot encode integer labels.
 
     Args:
@@ -35,7 +36,7 @@ def one_hot(labels: Any, k: int, dtype: Any = jnp.float32) -> jax.Array:
     return jnp.array(labels[:, None] == jnp.arange(k), dtype)
 
 
-def loss(params: Params, images: jax.Array, targets: jax.Array) -> jax.Array:
+def loss(params: Params, images: ArrayLike, targets: ArrayLike) -> jax.Array:
     """Mean cross-entropy over the batch.
 
     Args:
@@ -55,7 +56,7 @@ def loss(params: Params, images: jax.Array, targets: jax.Array) -> jax.Array:
     return -jnp.mean(jnp.sum(preds * targets, axis=1))
 
 
-def accuracy(params: Params, images: jax.Array, targets: jax.Array) -> jax.Array:
+def accuracy(params: Params, images: ArrayLike, targets: ArrayLike) -> jax.Array:
     """Fraction of images whose most likely class is the target class.
 
     Args:
@@ -66,6 +67,6 @@ def accuracy(params: Params, images: jax.Array, targets: jax.Array) -> jax.Array
     Returns:
       scalar in ``[0, 1]``.
     """
-    target_class = jnp.argmax(targets, axis=1) if targets.ndim == 2 else targets
+    target_class = jnp.argmax(targets, axis=1) if jnp.ndim(targets) == 2 else targets
     predicted_class = jnp.argmax(batched_predict(params, images), axis=1)
     return jnp.mean(predicted_class == target_class)

@@ -5,8 +5,10 @@ paper; ``vmap`` turns it into a function of a batch without touching the code.
 """
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import vmap
 from jax.scipy.special import logsumexp
+from jax.typing import ArrayLike
 
 from ._checks import InputError
 from .params import Params
@@ -14,31 +16,32 @@ from .params import Params
 __all__ = ["batched_predict", "predict", "relu"]
 
 
-def relu(x: jax.Array) -> jax.Array:
+def relu(x: ArrayLike) -> jax.Array:
     """Rectified linear unit, ``max(0, x)`` elementwise. ``x``: any shape."""
     return jnp.maximum(0, x)
 
 
-def _check_input(params: Params, x: jax.Array, expected_ndim: int, fn_name: str) -> None:
+def _check_input(params: Params, x: ArrayLike, expected_ndim: int, fn_name: str) -> None:
     """Clear errors for the two mistakes everyone makes: batch vs one example, wrong width."""
     n_in = params[0][0].shape[1]  # W of the first layer: (n_out, n_in)
-    if x.ndim != expected_ndim:
+    shape = np.shape(x)
+    if len(shape) != expected_ndim:
         if expected_ndim == 1:
             hint = "Use batched_predict for a batch, or pass one row such as x[0]."
             want = f"ONE example of shape ({n_in},)"
         else:
             hint = "Use predict for one example, or add a batch axis with x[None, :]."
             want = f"a batch of shape (batch, {n_in})"
-        raise InputError(f"{fn_name} takes {want}; got {tuple(x.shape)}. {hint}")
-    if x.shape[-1] != n_in:
+        raise InputError(f"{fn_name} takes {want}; got {shape}. {hint}")
+    if shape[-1] != n_in:
         raise InputError(
             f"{fn_name}: the first layer expects {n_in} input features but the data has "
-            f"{x.shape[-1]} (got shape {tuple(x.shape)}). The first entry of the layer sizes "
-            f"must equal the number of pixels per image, e.g. sizes=[{x.shape[-1]}, 512, 512, 10]."
+            f"{shape[-1]} (got shape {shape}). The first entry of the layer sizes "
+            f"must equal the number of pixels per image, e.g. sizes=[{shape[-1]}, 512, 512, 10]."
         )
 
 
-def predict(params: Params, image: jax.Array) -> jax.Array:
+def predict(params: Params, image: ArrayLike) -> jax.Array:
     """Log-probabilities of each class for ONE flattened image.
 
     Args:
@@ -67,7 +70,7 @@ def predict(params: Params, image: jax.Array) -> jax.Array:
 _vmapped_predict = vmap(predict, in_axes=(None, 0))
 
 
-def batched_predict(params: Params, images: jax.Array) -> jax.Array:
+def batched_predict(params: Params, images: ArrayLike) -> jax.Array:
     """``predict`` for a batch: ``vmap(predict, in_axes=(None, 0))``.
 
     Args:

@@ -84,7 +84,7 @@ def unreplicate(tree: Any) -> Any:
 
 
 def _pmap_step(params: Params, x: jax.Array, y: jax.Array, step_size: float) -> Params:
-    """Per-device code. ``x: (local_batch, n_in)``, ``y: (local_batch, k)`` are this device's slice."""
+    """Per-device code: ``x: (local_batch, n_in)``, ``y: (local_batch, k)``, this device's slice."""
     grads = jax.grad(loss)(params, x, y)  # the gradient of this device's slice
     grads = lax.pmean(grads, axis_name=AXIS)  # all-reduce: the mean over devices
     return [(w - step_size * dw, b - step_size * db)  # the same update on every device

@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import grad, jit, lax, random
+from jax.typing import ArrayLike
 
 from ._checks import InputError, check_choice, check_key, check_positive_int, check_step_size
 from .losses import accuracy, loss, one_hot
@@ -48,15 +49,21 @@ class DivergedError(InputError):
 class TrainingData(Protocol):
     """What :func:`fit` needs from a data set (a :class:`~nn_from_scratch.data.Dataset` has it)."""
 
-    x_train: np.ndarray
-    y_train: np.ndarray
-    x_val: np.ndarray
-    y_val: np.ndarray
-    num_classes: int
-    name: str
+    @property
+    def x_train(self) -> np.ndarray: ...  # (n, pixels)
+    @property
+    def y_train(self) -> np.ndarray: ...  # (n,) int labels
+    @property
+    def x_val(self) -> np.ndarray: ...
+    @property
+    def y_val(self) -> np.ndarray: ...
+    @property
+    def num_classes(self) -> int: ...
+    @property
+    def name(self) -> str: ...
 
 
-def update(params: Params, x: jax.Array, y: jax.Array, step_size: float) -> Params:
+def update(params: Params, x: ArrayLike, y: ArrayLike, step_size: float) -> Params:
     """The seed tutorial's SGD step: ``params - step_size * grad(loss)(params, x, y)``.
 
     Args:
@@ -74,7 +81,7 @@ def update(params: Params, x: jax.Array, y: jax.Array, step_size: float) -> Para
             for (w, b), (dw, db) in zip(params, grads)]
 
 
-def _update_with_loss(params: Params, x: jax.Array, y: jax.Array,
+def _update_with_loss(params: Params, x: ArrayLike, y: ArrayLike,
                       step_size: float) -> tuple[Params, jax.Array]:
     """:func:`update`, also returning the batch's loss so ``fit`` can watch for divergence.
 
@@ -133,7 +140,7 @@ def train_epoch(params: Params, x: jax.Array, y: jax.Array, batches: jax.Array,
 
 
 @jit
-def evaluate(params: Params, x: jax.Array, labels: jax.Array) -> tuple[jax.Array, jax.Array]:
+def evaluate(params: Params, x: ArrayLike, labels: ArrayLike) -> tuple[jax.Array, jax.Array]:
     """``(mean loss, accuracy)`` on ``x: (n, n_in)`` with integer ``labels: (n,)``, jitted."""
     targets = one_hot(labels, params[-1][1].shape[0])
     return loss(params, x, targets), accuracy(params, x, labels)

@@ -1,4 +1,4 @@
-"""One process of a data-parallel training run across processes: ``python -m nn_from_scratch.worker``.
+"""One process of a training run across processes: ``python -m nn_from_scratch.worker``.
 
 Run it by hand in two terminals on one machine (lesson 12), the same port in both:
 
@@ -26,6 +26,7 @@ reads both from SLURM or the cloud's environment).
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
 import jax
 import numpy as np
@@ -40,7 +41,8 @@ __all__ = ["load_result", "main", "save_result"]
 def save_result(path: str | Path, params: list[tuple[np.ndarray, np.ndarray]],
                 losses: np.ndarray) -> None:
     """Save ``params`` as ``W0, b0, W1, b1, ...`` and ``losses`` in one ``.npz`` file."""
-    arrays = {f"{name}{i}": a for i, layer in enumerate(params) for name, a in zip("Wb", layer)}
+    arrays: dict[str, Any] = {f"{name}{i}": a for i, layer in enumerate(params)
+                              for name, a in zip("Wb", layer)}
     np.savez(path, losses=losses, **arrays)
 
 

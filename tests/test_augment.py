@@ -60,7 +60,8 @@ def test_vmap_and_jit_equal_a_loop():
 def test_clear_errors():
     with pytest.raises(InputError, match=r"square images.*got \(2, 3\)"):
         random_rotate(jnp.zeros((2, 3)), True)
-    with pytest.raises(InputError, match=r"ONE image of shape \(H, W\) or \(H, W, C\); got \(2, 3, 3, 3\)"):
+    with pytest.raises(InputError,
+                       match=r"ONE image of shape \(H, W\) or \(H, W, C\); got \(2, 3, 3, 3\)"):
         random_horizontal_flip(jnp.zeros((2, 3, 3, 3)), True)
     with pytest.raises(InputError, match=r"batch of shape \(batch, H, W\).*got \(4, 4\)"):
         augment_images(jnp.zeros((4, 4)), jax.random.key(0))

@@ -13,14 +13,16 @@ def test_numerical_grad_of_cubic():
 
 
 def test_numerical_grad_matches_jax_grad():
-    f = lambda x: jnp.sum(jnp.tanh(x) * x)
+    def f(x):
+        return jnp.sum(jnp.tanh(x) * x)
     x = np.random.default_rng(0).normal(size=(3, 2))
     np.testing.assert_allclose(numerical_grad(f, x), jax.grad(f)(jnp.asarray(x)), rtol=1e-5)
 
 
 def test_check_grad_passes_for_true_gradients():
     params = [(jnp.ones((2, 3)), jnp.zeros(2))]
-    f = lambda p: jnp.sum(jnp.sin(p[0][0])) + jnp.sum(p[0][1] ** 2)
+    def f(p):
+        return jnp.sum(jnp.sin(p[0][0])) + jnp.sum(p[0][1] ** 2)
     assert check_grad(f, params, jax.random.key(0)) < 1e-7
 
 

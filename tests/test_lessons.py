@@ -55,7 +55,7 @@ def test_committed_notebooks_match_their_lesson(lesson):
 def test_lesson_structure(lesson):
     nb = jupytext.read(lesson, fmt="md")
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
-    assert "You will learn" in text and "You need" in text, "a lesson opens with what you will learn"
+    assert "You will learn" in text and "You need" in text, "a lesson opens with what it teaches"
     assert "## Summary" in text, "a lesson ends with a recap"
     first_code = next(c for c in nb.cells if c.cell_type == "code")
     assert "import" in first_code.source, "the first code cell holds imports and settings"

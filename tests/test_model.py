@@ -38,7 +38,8 @@ def test_jit_matches_eager(small_params):
 
 
 def test_predict_on_a_batch_points_to_batched_predict(small_params):
-    with pytest.raises(ValueError, match=r"ONE example of shape \(64,\); got \(128, 64\).*batched_predict"):
+    with pytest.raises(ValueError,
+                       match=r"ONE example of shape \(64,\); got \(128, 64\).*batched_predict"):
         predict(small_params, jnp.zeros((128, 64)))
 
 

@@ -23,7 +23,7 @@ def test_plots_save_png_files_and_close_them(tmp_path, digits, history):
         "bars": plots.timing_bars({"eager": 2.0, "jit": 0.1}, path=tmp_path / "bars.png"),
         "contour": plots.contour(xs, xs, np.add.outer(xs ** 2, xs), path=tmp_path / "c.png"),
     }
-    for name, fig in figures.items():
+    for fig in figures.values():
         assert isinstance(fig, matplotlib.figure.Figure)
     for file in ("history.png", "cmp.png", "grid.png", "bars.png", "c.png"):
         assert (tmp_path / file).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -72,7 +72,8 @@ def split_exercise(source: str) -> tuple[str, str]:
         if marker:
             name = marker.group(1)
             opening = name.startswith("BEGIN")
-            if (part == "code") != opening or (not opening and MARKERS[f"BEGIN {name[4:]}"] != part):
+            closes_the_open_part = not opening and MARKERS[f"BEGIN {name[4:]}"] == part
+            if (part == "code") != opening or (not opening and not closes_the_open_part):
                 raise ValueError(f"line {number}: '{name}' is out of order")
             part = MARKERS[name]
             if opening:
@@ -124,8 +125,8 @@ def execute(nb: nbformat.NotebookNode, time_limit: float = LESSON_TIME_LIMIT) ->
         cell = nb.cells[run.index]
         meant_to_raise = RAISES_TAG in cell.metadata.get("tags", [])
         if (run.status == "error") != meant_to_raise or run.status in ("timed out", "not run"):
-            what = (f"is tagged {RAISES_TAG} but did not raise" if meant_to_raise and run.status == "ok"
-                    else f"{run.status}: {run.error}")
+            what = (f"is tagged {RAISES_TAG} but did not raise"
+                    if meant_to_raise and run.status == "ok" else f"{run.status}: {run.error}")
             raise AssertionError(f"cell {run.index} {what}\n--- its source:\n{cell.source}")
     return seconds
 
@@ -141,14 +142,14 @@ def build(lessons: list[Path]) -> None:
         seconds = execute(full)
         failed = {i: r for i, r in grade.check_results(full).items() if r["status"] != "passed"}
         if failed:
-            raise AssertionError(f"{lesson.name}: checks that do not pass on the solutions: {failed}")
+            raise AssertionError(f"{lesson.name}: checks that fail on the solutions: {failed}")
         full.metadata["nn_from_scratch"]["executed"] = {
             "seconds": round(seconds, 1), "python": platform.python_version(),
             "jax": jax.__version__, "cpu_cores": os.cpu_count()}
         nbformat.write(full, notebook_path(lesson))
         nbformat.write(student, notebook_path(lesson, "student"))
-        print(f"{lesson.name}: executed in {seconds:.1f} s -> "
-              f"{notebook_path(lesson).relative_to(ROOT)}, {notebook_path(lesson, 'student').relative_to(ROOT)}")
+        written = [notebook_path(lesson, e).relative_to(ROOT) for e in ("full", "student")]
+        print(f"{lesson.name}: executed in {seconds:.1f} s -> {written[0]}, {written[1]}")
 
 
 if __name__ == "__main__":

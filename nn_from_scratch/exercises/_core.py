@@ -88,7 +88,10 @@ def _first_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
 
 
-def exercise(lesson: str, number: int, title: str) -> Callable[[Callable[..., str]], Callable[..., CheckResult]]:
+Checker = Callable[..., CheckResult]
+
+
+def exercise(lesson: str, number: int, title: str) -> Callable[[Callable[..., str]], Checker]:
     """Make a checking function into a checker that always returns a :class:`CheckResult`.
 
     The decorated function takes the student's answers and returns a short
@@ -117,7 +120,8 @@ def exercise(lesson: str, number: int, title: str) -> Callable[[Callable[..., st
             except NotDone as err:
                 return result("not done", f"not done yet ({err})")
             except NotImplementedError:
-                return result("not done", "not done yet (the stub still raises NotImplementedError)")
+                return result("not done",
+                              "not done yet (the stub still raises NotImplementedError)")
             except Mistake as err:
                 return result("failed", str(err))
             except Exception as err:  # the student's code misbehaved in a way we did not foresee

@@ -20,16 +20,16 @@ LESSON = "07_mlp_from_scratch"
 NETWORKS = [[8, 6, 6, 4], [8, 6, 4], [8, 6, 6, 4], [8, 6, 4], [8, 6, 6, 4]]
 
 
-def _network(sizes: list[int], seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+def _network(sizes: list[int], seed: int) -> list[tuple[jax.Array, jax.Array]]:
     """Parameters with He-sized weights (so that mistakes change the outputs), as float32."""
     rng = np.random.default_rng(seed)
-    return [((rng.normal(size=(n, m)) * np.sqrt(2 / m)).astype(np.float32),
-             (0.1 * rng.normal(size=n)).astype(np.float32))
+    return [(jnp.asarray(rng.normal(size=(n, m)) * np.sqrt(2 / m), jnp.float32),
+             jnp.asarray(0.1 * rng.normal(size=n), jnp.float32))
             for m, n in zip(sizes[:-1], sizes[1:])]
 
 
-def _uniform(seed: int, shape: tuple[int, ...]) -> np.ndarray:
-    return np.random.default_rng(seed).uniform(size=shape).astype(np.float32)
+def _uniform(seed: int, shape: tuple[int, ...]) -> jax.Array:
+    return jnp.asarray(np.random.default_rng(seed).uniform(size=shape), jnp.float32)
 
 
 @exercise(LESSON, 1, "relu")
@@ -64,7 +64,7 @@ def random_layer_params(student_fn: Any) -> str:
     out = call(student_fn, m, n, key, what="random_layer_params(40, 30, key)")
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
         raise Mistake(f"random_layer_params should return a tuple (W, b); got {type(out).__name__}")
-    w, b = _check_layer(*out, m, n, "random_layer_params(40, 30, key)")
+    w, b = _check_layer(out[0], out[1], m, n, "random_layer_params(40, 30, key)")
     if np.allclose(b, w.ravel()[:n]):
         raise Mistake("b repeats the first numbers of W: both were drawn with the same key. "
                       "Split it first: w_key, b_key = jax.random.split(key)")
@@ -88,7 +88,9 @@ def init_network_params(student_fn: Any) -> str:
     if not isinstance(params, list) or len(params) != len(sizes) - 1:
         raise Mistake(f"expected a list of {len(sizes) - 1} (W, b) tuples for {len(sizes)} layer "
                       f"sizes; got {type(params).__name__} of length {len(params)}")
-    layers = [_check_layer(*layer, m, n, f"layer {i}")
+    if not all(isinstance(layer, (tuple, list)) and len(layer) == 2 for layer in params):
+        raise Mistake("each layer should be a tuple (W, b)")
+    layers = [_check_layer(layer[0], layer[1], m, n, f"layer {i}")
               for i, (layer, m, n) in enumerate(zip(params, sizes[:-1], sizes[1:]))]
     (w0, _), (w1, _) = layers[0], layers[1]
     if np.allclose(w0, w1):
@@ -122,8 +124,8 @@ def predict(student_predict: Any) -> str:
         if np.allclose(shift, shift[0], atol=1e-5) and abs(shift[0]) > 1e-4:
             raise Mistake("returned the raw logits: subtract logsumexp(logits) to turn them into "
                           "log-probabilities")
-        *hidden, (w_last, b_last) = params
-        activations = image
+        *hidden, (w_last, b_last) = [(np.asarray(w), np.asarray(b)) for w, b in params]
+        activations = np.asarray(image)  # NumPy here: no JAX compile for a mistake's variant
         for w, b in hidden:
             activations = np.maximum(0, w @ activations + b)
         logits = np.maximum(0, w_last @ activations + b_last)  # the mistake: relu on the logits

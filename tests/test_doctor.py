@@ -1,0 +1,48 @@
+"""The classroom preflight: a checklist with a fix for every problem, and an honest exit status."""
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from nn_from_scratch import doctor
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_doctor_on_this_machine_is_ready_and_quick():
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "nn_from_scratch", "doctor"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+    assert time.perf_counter() - start < 60  # under 30 s on an idle 2-core machine
+    out = result.stdout
+    assert result.returncode == 0, out + result.stderr
+    for line in ("✓ Python 3.", "✓ JAX ", "device(s)", "CPU core(s)", "✓ mnist-5k",
+                 "✓ 8 simulated CPU devices", "✓ two processes talk over 127.0.0.1",
+                 "lesson sources in", "student notebooks in", "✓ smoke run init -> predict"):
+        assert line in out, line
+    assert "Ready for the lessons." in out
+
+
+def test_a_classroom_folder_without_the_lessons_is_a_failure_with_a_fix(tmp_path):
+    checks = doctor.check_course(tmp_path)
+    failed = [c for c in checks if c.symbol == doctor.FAIL]
+    assert len(failed) == 3 and all("--course PATH" in c.fix for c in failed)
+    assert "✗ no student notebooks in" in str(failed[-1]) and "fix:" in str(failed[-1])
+
+
+def test_the_exit_status_is_1_when_anything_is_missing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(doctor, "check_parallel", lambda: [])  # keep this test quick
+    monkeypatch.setattr(doctor, "check_data", lambda: [doctor.Check(doctor.WARN, "no MNIST")])
+    code = doctor.doctor_command(type("Args", (), {"course": tmp_path})())
+    out = capsys.readouterr().out
+    assert code == 1 and "3 missing" in out and "Fix the ✗ lines above before class." in out
+
+
+def test_lessons_executed_with_another_jax_are_a_note_not_a_failure(tmp_path):
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "00_x.ipynb").write_text(
+        '{"metadata": {"nn_from_scratch": {"executed": {"python": "3.11.7", "jax": "0.0.1"}}}}')
+    checks = doctor.check_versions(tmp_path)
+    jax_check = next(c for c in checks if "JAX" in c.what)
+    assert jax_check.symbol == doctor.WARN and "0.0.1" in jax_check.what
+    assert "pip install 'jax==0.0.1'" in jax_check.fix
