@@ -48,12 +48,21 @@ STATUSES = ("passed", "failed", "not done", "error", "timed out", "missing")
 
 @dataclass(frozen=True)
 class CellRun:
-    """How one code cell ran: ``status`` is "ok", "error", "timed out" or "not run"."""
+    """How one code cell ran: ``status`` is "ok", "error" or "timed out".
+
+    ``error`` is the exception's last line when the cell ``raised``, and otherwise says what
+    happened ("was interrupted after 60 s", "was not run: the kernel had died").
+    """
 
     index: int
     status: str
-    error: str = ""  # the exception's last line, for "error"
+    error: str = ""
     seconds: float = 0.0
+    raised: bool = False
+
+    @property
+    def what_happened(self) -> str:
+        return f"raised {self.error}" if self.raised else self.error
 
 
 @dataclass(frozen=True)
@@ -91,38 +100,41 @@ async def _execute(nb: Any, timeout: float, cell_timeout: float, cwd: Path) -> l
                             extra_arguments=["--Application.log_level=ERROR"])  # no chatter
     runs: list[CellRun] = []
     deadline = time.monotonic() + timeout
-    broken = ""  # why the kernel can run nothing more, once it cannot
+    broken: CellRun | None = None  # once the kernel can run nothing more: what later cells get
     async with client.async_setup_kernel(env=_kernel_env()):
         for index, cell in enumerate(nb.cells):
             if cell.cell_type != "code" or not cell.source.strip():
                 continue
             limit = min(cell_timeout, deadline - time.monotonic())
             if broken or limit <= 0:
-                runs.append(CellRun(index, "not run",
-                                    broken or f"not run: the notebook's {timeout:g} s ran out"))
+                runs.append(CellRun(index, broken.status if broken else "timed out",
+                                    broken.error if broken else
+                                    f"was not run: the notebook's {timeout:g} s had run out"))
                 continue
             client.timeout = max(1, math.ceil(limit))
             start = time.monotonic()
             try:
                 await asyncio.wait_for(client.async_execute_cell(cell, index), limit + GRACE)
-            except TimeoutError:
-                broken = "not run: the kernel did not answer an interrupt"
-                runs.append(CellRun(index, "timed out", f"ran past {limit:.0f} s and could "
-                                                        f"not be interrupted",
-                                    time.monotonic() - start))
-                continue
-            except DeadKernelError:
-                broken = "not run: the kernel died"
-                runs.append(CellRun(index, "error", "the kernel died (out of memory, or a crash)",
-                                    time.monotonic() - start))
+            except (TimeoutError, DeadKernelError):  # nbclient reports our time-out as a death
+                seconds = time.monotonic() - start
+                if seconds >= limit + GRACE - 1:
+                    runs.append(CellRun(index, "timed out", f"ran past {limit:.0f} s and ignored "
+                                                            f"the interrupt", seconds))
+                    broken = CellRun(index, "timed out", "was not run: an earlier cell could "
+                                                         "not be interrupted")
+                else:
+                    runs.append(CellRun(index, "error", "made the kernel die (out of memory, or "
+                                                        "a crash)", seconds))
+                    broken = CellRun(index, "error", "was not run: the kernel had died")
                 continue
             seconds = time.monotonic() - start
             error = _error_line(cell)
             if error.startswith("KeyboardInterrupt") and seconds >= limit - 1:
-                runs.append(CellRun(index, "timed out", f"interrupted after {limit:.0f} s",
+                runs.append(CellRun(index, "timed out", f"was interrupted after {limit:.0f} s",
                                     seconds))
             else:
-                runs.append(CellRun(index, "error" if error else "ok", error, seconds))
+                runs.append(CellRun(index, "error" if error else "ok", error, seconds,
+                                    raised=bool(error)))
     return runs
 
 
@@ -213,15 +225,14 @@ def grade_notebook(path: str | Path, *, timeout: float = NOTEBOOK_TIMEOUT,
             rows.append(Row(str(path), ex.id, "missing", f"no check cell for {label} (was it "
                                                          f"deleted? it calls check.{ex.name})"))
             continue
-        run = runs.get(index, CellRun(index, "not run"))
-        before = runs.get(index - 1)  # the exercise cell, when it raised
-        if before and before.status == "error" and EXERCISE_TAG in nb.cells[index - 1].metadata.get(
-                "tags", []):
-            rows.append(Row(str(path), ex.id, "error", f"the exercise cell raised {before.error}"))
-        elif run.status in ("timed out", "not run"):
-            rows.append(Row(str(path), ex.id, "timed out", run.error or "not run"))
-        elif run.status == "error":
-            rows.append(Row(str(path), ex.id, "error", f"the check cell raised {run.error}"))
+        run = runs.get(index, CellRun(index, "error", "was not run"))
+        before = runs.get(index - 1)  # the exercise cell, when it raised or timed out
+        exercise_cell = EXERCISE_TAG in nb.cells[index - 1].metadata.get("tags", [])
+        if exercise_cell and before and before.status != "ok":
+            rows.append(Row(str(path), ex.id, before.status,
+                            f"the exercise cell {before.what_happened}"))
+        elif run.status != "ok":
+            rows.append(Row(str(path), ex.id, run.status, f"the check cell {run.what_happened}"))
         else:
             rows.append(Row(str(path), ex.id, "error", "the check cell ran but showed no result "
                                                        "(is its last line the check call?)"))

@@ -36,7 +36,8 @@ def write(tmp_path, name, nb):
 
 @pytest.fixture
 def hostile_class(tmp_path):
-    """Four submissions: a mixed one, one that loops forever, a broken file, a foreign name."""
+    """A mixed submission, one that loops forever, one that kills its kernel, a broken file, and
+    one that says nothing of its lesson."""
     mixed = notebook(
         ("exercise", "def relu(x):\n    return jnp.maximum(0, x)"),
         ("check", "check.relu(relu)"),
@@ -60,10 +61,17 @@ def hostile_class(tmp_path):
         ("exercise", "n_params = 669_706"),
         ("check", "check.parameter_count(n_params)"),
     )
+    crashing = notebook(
+        ("exercise", "import os\nos._exit(1)  # the kernel dies"),
+        ("check", "check.relu(relu)"),
+        ("exercise", "n_params = 669_706"),
+        ("check", "check.parameter_count(n_params)"),
+    )
     folder = tmp_path / "submissions"
     folder.mkdir()
     write(folder, "alice.ipynb", mixed)
     write(folder, "bob.ipynb", looping)
+    write(folder, "erin.ipynb", crashing)
     (folder / "carol.ipynb").write_text("{ this is not json")
     write(folder, "dave.ipynb", notebook(lesson=None))
     return folder
@@ -87,9 +95,13 @@ def test_every_kind_of_submission_is_reported_and_none_stops_the_rest(hostile_cl
     assert alice["07.7"].status == "error" and "ZeroDivisionError" in alice["07.7"].message
 
     bob = by_exercise(rows, "bob.ipynb")
-    assert bob["07.1"].status == "timed out"
+    assert bob["07.1"].status == "timed out" and "interrupted after 5 s" in bob["07.1"].message
     assert bob["07.6"].status == "passed"  # after the endless loop, the rest still ran
     assert bob["07.2"].status == "missing"
+
+    erin = by_exercise(rows, "erin.ipynb")
+    assert erin["07.1"].status == "error" and "made the kernel die" in erin["07.1"].message
+    assert erin["07.6"].status == "error" and "the kernel had died" in erin["07.6"].message
 
     carol = [r for r in rows if r.notebook.endswith("carol.ipynb")]
     assert len(carol) == 1 and carol[0].exercise is None and carol[0].status == "error"
