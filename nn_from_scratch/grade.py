@@ -97,7 +97,10 @@ async def _execute(nb: Any, timeout: float, cell_timeout: float, cwd: Path) -> l
 
     client = NotebookClient(nb, kernel_name="python3", allow_errors=True,
                             interrupt_on_timeout=True, resources={"metadata": {"path": str(cwd)}},
-                            extra_arguments=["--Application.log_level=ERROR"])  # no chatter
+                            # no kernel chatter; an error shows as its message, not a
+                            # traceback through JAX's internals (the grader reads that line)
+                            extra_arguments=["--Application.log_level=ERROR",
+                                             "--InteractiveShell.xmode=Minimal"])
     runs: list[CellRun] = []
     deadline = time.monotonic() + timeout
     broken: CellRun | None = None  # once the kernel can run nothing more: what later cells get
@@ -189,7 +192,7 @@ def _check_cells(nb: Any, names: dict[str, str]) -> dict[str, int]:
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "code" and CHECK_TAG in cell.metadata.get("tags", []):
             for name, exercise_id in names.items():
-                if re.search(rf"\.{name}\(", cell.source):
+                if re.search(rf"\bcheck\.{name}\(", cell.source):
                     cells.setdefault(exercise_id, index)
     return cells
 

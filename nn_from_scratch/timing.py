@@ -78,7 +78,7 @@ def time_fn(fn: Callable[..., Any], *args: Any, repeats: int = 10, warmup: int =
 
     Args:
       fn: any function returning arrays or a pytree of arrays (jitted or not).
-      *args, **kwargs: its arguments.
+      ``*args``, ``**kwargs``: its arguments.
       repeats: timed calls after the warm-up (int >= 1).
       warmup: untimed calls after the first one (int >= 0).
 
