@@ -78,14 +78,21 @@ class Dataset:
 
 def _split(x: np.ndarray, y: np.ndarray, n_val: int, n_test: int, seed: int,
            **info) -> Dataset:
-    """A fixed, seeded, stratified split of ``x: (n, pixels)``, ``y: (n,)`` into three parts."""
-    from sklearn.model_selection import train_test_split
+    """A fixed, seeded, stratified split of ``x: (n, pixels)``, ``y: (n,)`` into three parts.
 
-    x_rest, x_test, y_rest, y_test = train_test_split(x, y, test_size=n_test, random_state=seed,
-                                                      stratify=y)
-    x_train, x_val, y_train, y_val = train_test_split(x_rest, y_rest, test_size=n_val,
-                                                      random_state=seed, stratify=y_rest)
-    return Dataset(x_train, y_train, x_val, y_val, x_test, y_test, **info)
+    Each class is shuffled and its members spread evenly over [0, 1); dealing the
+    examples out in that order gives every split the classes in proportion.
+    """
+    rng = np.random.default_rng(seed)
+    shuffled = rng.permutation(len(y))
+    position = np.empty(len(y))
+    for label in np.unique(y):
+        members = shuffled[y[shuffled] == label]  # this class, in random order
+        position[members] = (np.arange(len(members)) + 0.5) / len(members)
+    dealt = shuffled[np.argsort(position[shuffled], kind="stable")]  # classes interleaved
+    test, val, train = (rng.permutation(part)
+                        for part in np.split(dealt, [n_test, n_test + n_val]))
+    return Dataset(x[train], y[train], x[val], y[val], x[test], y[test], **info)
 
 
 def load_digits(seed: int = 0) -> Dataset:

@@ -39,7 +39,8 @@ from .losses import loss, one_hot
 from .params import Params, init_network_params
 from .train import TrainingData, _update_with_loss, batch_indices
 
-__all__ = ["AXIS", "MultiprocessResult", "data_parallel_mesh", "pmap_update", "replicate",
+__all__ = ["AXIS", "MultiprocessResult", "data_parallel_mesh", "data_parallel_step", "pmap_update",
+           "replicate",
            "run_multiprocess", "shard_batch", "shard_map_update", "simulate_cpu_devices",
            "to_numpy", "train_data_parallel", "unreplicate"]
 
@@ -83,7 +84,7 @@ def unreplicate(tree: Any) -> Any:
     return jax.tree.map(lambda a: a[0], tree)
 
 
-def _pmap_step(params: Params, x: jax.Array, y: jax.Array, step_size: float) -> Params:
+def data_parallel_step(params: Params, x: jax.Array, y: jax.Array, step_size: float) -> Params:
     """Per-device code: ``x: (local_batch, n_in)``, ``y: (local_batch, k)``, this device's slice."""
     grads = jax.grad(loss)(params, x, y)  # the gradient of this device's slice
     grads = lax.pmean(grads, axis_name=AXIS)  # all-reduce: the mean over devices
@@ -92,7 +93,7 @@ def _pmap_step(params: Params, x: jax.Array, y: jax.Array, step_size: float) -> 
 
 
 # params: (devices, ...) replicated; x, y: (devices, local_batch, ...); step_size shared.
-pmap_update = pmap(_pmap_step, axis_name=AXIS, in_axes=(0, 0, 0, None))
+pmap_update = pmap(data_parallel_step, axis_name=AXIS, in_axes=(0, 0, 0, None))
 
 
 def data_parallel_mesh(devices: Sequence[Any] | None = None) -> jax.sharding.Mesh:

@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
+from .timing import format_seconds
 from .train import History
 
 __all__ = ["contour", "image_grid", "plot_history", "timing_bars"]
@@ -99,13 +100,16 @@ def timing_bars(times: Mapping[str, float], unit: str = "s", title: str = "Time 
         log = bool(values.min() > 0 and values.max() / values.min() > 20)
     fig, ax = plt.subplots(figsize=(7, 0.5 + 0.5 * len(names)))
     bars = ax.barh(names, values, color="tab:blue")
-    ax.bar_label(bars, labels=[f"{v:.3g} {unit}" for v in values], padding=3)
+    to_seconds = {"s": 1.0, "ms": 1e-3, "µs": 1e-6}.get(unit)
+    labels = [format_seconds(v * to_seconds) if to_seconds else f"{v:.3g} {unit}".strip()
+              for v in values]  # times get a unit each: "1.84 µs" rather than "0.00184 ms"
+    ax.bar_label(bars, labels=labels, padding=3)
     ax.invert_yaxis()
     if log:
         ax.set_xscale("log")
-        ax.set_xlim(values.min() / 2, values.max() * 8)  # room for the labels
+        ax.set_xlim(values.min() / 2, values.max() * 10)  # room for the labels
     else:
-        ax.set_xlim(0, values.max() * 1.25)
+        ax.set_xlim(0, values.max() * 1.4)
     ax.set(xlabel=f"{unit} (log scale)" if log else unit, title=title)
     return _finish(fig, path)
 

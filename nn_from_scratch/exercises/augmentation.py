@@ -1,0 +1,242 @@
+"""Checkers for lesson 10, augmentation with vmap: transforms chosen by a flag, batched with keys.
+
+Every input is a small square image whose pixels all differ, made with NumPy,
+so that each of the 8 turns and flips of the square gives a different array and
+an output can be decoded back into the transforms that made it. The checkers
+know the usual mistakes: a Python ``if`` on a traced flag, ``.T`` on an image
+with channels, an image mapped by ``vmap`` although it is shared, a key used
+twice (caught with ``jax.debug_key_reuse``), a probability that is ignored or
+inverted, one key shared by every transform or every image.
+"""
+import itertools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._core import Mistake, call, exercise, expect_shape
+
+LESSON = "10_augmentation"
+
+GRAY = np.arange(9, dtype=np.float32).reshape(3, 3)  # (H, W): every pixel different
+COLOR = np.arange(18, dtype=np.float32).reshape(3, 3, 2)  # (H, W, C)
+SQUARE = np.arange(4, dtype=np.float32).reshape(2, 2)  # its 8 turns and flips all differ
+
+
+def _every_transform(img: np.ndarray) -> dict[tuple[bool, ...], np.ndarray]:
+    """``{(rotate, flip_lr, flip_ud): image}``, applied in ``augment_image``'s order."""
+    out: dict[tuple[bool, ...], np.ndarray] = {}
+    for chosen in itertools.product((False, True), repeat=3):
+        result = img
+        for use, fn in zip(chosen, (lambda a: np.rot90(a, 1, axes=(0, 1)),
+                                    lambda a: np.flip(a, 1), lambda a: np.flip(a, 0))):
+            result = fn(result) if use else result
+        out[chosen] = result
+    return out
+
+
+def _decode(images: np.ndarray, original: np.ndarray) -> np.ndarray:
+    """``(n, 3)`` booleans: which transforms turn ``original`` into each of ``images``.
+
+    Raises :class:`Mistake` naming the first image that is no turn or flip of ``original``.
+    """
+    lookup = {img.tobytes(): flags for flags, img in _every_transform(original).items()}
+    decoded = []
+    for i, img in enumerate(np.ascontiguousarray(images, dtype=original.dtype)):
+        if img.tobytes() not in lookup:
+            raise Mistake(f"image {i} of the output is not a quarter turn or flip of the input: "
+                          f"move pixels with rotate_90 and the flips, never change them")
+        decoded.append(lookup[img.tobytes()])
+    return np.array(decoded)
+
+
+@exercise(LESSON, 1, "random_transpose")
+def random_transpose(student_fn: Any) -> str:
+    for img, name in ((GRAY, "(3, 3)"), (COLOR, "(3, 3, 2)")):
+        want = np.swapaxes(img, 0, 1)
+        what = f"random_transpose(img, True) for img of shape {name}"
+        try:
+            got = np.asarray(call(student_fn, img, True, what=what))
+        except Mistake:
+            if img is COLOR:
+                raise Mistake(f"{what} failed, although (3, 3) worked: swap only H and W, "
+                              f"jnp.swapaxes(img, 0, 1). img.T and jnp.transpose(img) reverse "
+                              f"ALL the axes, channels too") from None
+            raise
+        if img is COLOR and got.shape == (2, 3, 3):
+            raise Mistake("returned shape (2, 3, 3) for a (3, 3, 2) image: img.T and "
+                          "jnp.transpose reverse ALL the axes; swap only H and W with "
+                          "jnp.swapaxes(img, 0, 1)")
+        unchanged = np.asarray(call(student_fn, img, False,
+                                    what=f"random_transpose(img, False) for shape {name}"))
+        if np.array_equal(got, img) and np.array_equal(unchanged, want):
+            raise Mistake("the branches are the wrong way round: lax.cond(flag, if_true, "
+                          "if_false, img) runs its FIRST function when flag is True")
+        if np.array_equal(got, img):
+            raise Mistake(f"{what} returned the image unchanged: with flag True, swap H and W")
+        if np.array_equal(unchanged, want):
+            raise Mistake("random_transpose(img, False) transposed the image: with flag False, "
+                          "return it unchanged")
+        expect_shape(got, want.shape, what)
+        if not np.array_equal(got, want) or not np.array_equal(unchanged, img):
+            raise Mistake(f"{what} is not the image with H and W swapped: "
+                          f"jnp.swapaxes(img, 0, 1)")
+    try:
+        jitted = np.asarray(jax.jit(student_fn)(GRAY, True))
+    except jax.errors.TracerBoolConversionError:
+        raise Mistake("under jit the flag is a tracer, and a Python `if` cannot read it: "
+                      "choose with lax.cond(flag, transpose, identity, img)") from None
+    except Exception as err:
+        raise Mistake(f"jax.jit(random_transpose)(img, True) raised {type(err).__name__}: "
+                      f"choose with lax.cond so that it works under jit") from None
+    if not np.array_equal(jitted, GRAY.T):
+        raise Mistake("under jit, random_transpose(img, True) did not transpose")
+    flags = np.array([True, False, False, True])
+    try:
+        batch = np.asarray(jax.vmap(student_fn, in_axes=(None, 0))(GRAY, flags))
+    except Exception as err:
+        raise Mistake(f"jax.vmap(random_transpose, in_axes=(None, 0)) raised "
+                      f"{type(err).__name__}: choose with lax.cond so that it works under "
+                      f"vmap") from None
+    want = np.stack([GRAY.T if f else GRAY for f in flags])
+    if batch.shape != want.shape or not np.array_equal(batch, want):
+        raise Mistake("under vmap, each flag must choose for its own image")
+    return "swaps H and W (channels stay last) when the flag is True, under jit and vmap too"
+
+
+@exercise(LESSON, 2, "one_to_many")
+def one_to_many(student_fn: Any) -> str:
+    flags = np.array([True, False, False, True, True])
+    for img, name in ((GRAY, "(3, 3)"), (COLOR, "(3, 3, 2)")):
+        what = f"one_to_many(img, flags) for img {name} and 5 flags"
+        try:
+            got = call(student_fn, img, flags, what=what)
+        except Mistake as err:
+            if "inconsistent sizes" in str(err) or "vmap" in str(err):
+                raise Mistake("vmap tried to map over the image as well as the flags: ONE image "
+                              "is shared by every flag, so give it in_axes None: "
+                              "jax.vmap(random_rotate, in_axes=(None, 0))") from None
+            raise
+        got = expect_shape(got, (5, *img.shape), what)
+        want = np.stack([np.rot90(img, 1, axes=(0, 1)) if f else img for f in flags])
+        if not np.array_equal(got, want):
+            raise Mistake(f"{what}: image i must be the input turned a quarter if flags[i], "
+                          f"else unchanged")
+    return "one image and 5 flags give 5 images, each turned or not by its own flag"
+
+
+def _call_jitted(fn: Any, *args: Any, what: str) -> Any:
+    """``jax.jit(fn)(*args)``: one compile instead of one per operation; eagerly if jit fails."""
+    try:
+        return call(jax.jit(fn), *args, what=what)
+    except Mistake:  # e.g. Python control flow on a traced value: let the plain call speak
+        return call(fn, *args, what=what)
+
+
+def _is_key_reuse(err: BaseException) -> bool:
+    cause = err.__cause__ if isinstance(err, Mistake) else err
+    return isinstance(cause, jax.errors.KeyReuseError)
+
+
+def _buggy_epoch_flags(key: jax.Array, epochs: int, n: int, *, keep_new_key: bool) -> np.ndarray:
+    """The two classic mistakes: draw with the key that is split again, or never advance it."""
+    rows = []
+    for _ in range(epochs):
+        new_key, subkey = jax.random.split(key)
+        rows.append(jax.random.bernoulli(new_key if keep_new_key else subkey, shape=(n,)))
+        if keep_new_key:
+            key = new_key
+    return np.asarray(jnp.stack(rows))
+
+
+@exercise(LESSON, 3, "epoch_flags without a reused key")
+def epoch_flags(student_fn: Any) -> str:
+    epochs, n, seed = 4, 8, 10
+    key = jax.random.key(seed)  # a fresh key object for every call: the checker marks it used
+    what = f"epoch_flags(key, {epochs}, {n})"
+    with jax.debug_key_reuse(True):  # every call below, so JAX compiles its ops once
+        try:
+            got = call(student_fn, key, epochs, n, what=what)
+        except Mistake as err:
+            if not _is_key_reuse(err):
+                raise
+            with jax.debug_key_reuse(False):
+                reused = _buggy_epoch_flags(jax.random.key(seed), epochs, n, keep_new_key=True)
+                frozen = _buggy_epoch_flags(jax.random.key(seed), epochs, n, keep_new_key=False)
+                plain = np.asarray(call(student_fn, jax.random.key(seed), epochs, n, what=what))
+            if plain.shape == reused.shape and np.array_equal(plain, reused):
+                raise Mistake("the bug is still there: you draw with `key`, and the next epoch "
+                              "splits that same key again. Draw with subkey, keep key for "
+                              "splitting: key, subkey = jax.random.split(key)") from None
+            if (plain.shape == frozen.shape and np.array_equal(plain, frozen)) or (
+                    plain.ndim == 2 and all(np.array_equal(row, plain[0]) for row in plain)):
+                raise Mistake("every epoch uses the same key, so every epoch draws the same "
+                              "flags: keep the new key, key, subkey = jax.random.split(key)"
+                              ) from None
+            raise Mistake("a key was used twice (JAX's key-reuse checker raised "
+                          "KeyReuseError): use each key once, either to draw or to split"
+                          ) from None
+        got = expect_shape(got, (epochs, n), what)
+        if got.dtype != bool and not np.isin(got, (0, 1)).all():
+            raise Mistake(f"{what} should hold flags (True/False, or 0/1); got values such as "
+                          f"{got.ravel()[:3]}: draw them with jax.random.bernoulli")
+        if all(np.array_equal(row, got[0]) for row in got):
+            raise Mistake("every epoch has the same flags: draw each epoch's flags with a new "
+                          "subkey")
+        again = np.asarray(call(student_fn, jax.random.key(seed), epochs, n,
+                                what=f"{what} again"))
+        if not np.array_equal(again, got):
+            raise Mistake("the same key gave different flags: draw only from the key you are "
+                          "given (no np.random)")
+        other = np.asarray(call(student_fn, jax.random.key(seed + 1), epochs, n,
+                                what=f"{what} with another key"))
+        if np.array_equal(other, got):
+            raise Mistake("another key gave the same flags: draw from the key you are given")
+    return "a new subkey per epoch, no key used twice (jax.debug_key_reuse agrees)"
+
+
+@exercise(LESSON, 4, "augment_images_p")
+def augment_images_p(student_fn: Any) -> str:
+    n = 2000  # enough draws that a fraction is within 0.05 of p (4 standard errors)
+    images = np.broadcast_to(SQUARE, (n, *SQUARE.shape)).copy()  # (2000, 2, 2)
+    key = jax.random.key(20)
+    results = {}  # p -> (n, 3) flags: rotated, flipped left-right, flipped up-down
+    for p in (0.2, 0.7):
+        what = f"augment_images_p(images, key, {p}) for images of shape {images.shape}"
+        out = expect_shape(_call_jitted(student_fn, images, key, p, what=what), images.shape,
+                           what)
+        results[p] = _decode(out, SQUARE)
+    if not any(flags.any() for flags in results.values()):
+        raise Mistake("no image was turned or flipped: apply each transform when its flag, "
+                      "jax.random.bernoulli(key, p), is True")
+    if all(len({row.tobytes() for row in flags}) == 1 for flags in results.values()):
+        raise Mistake("every image got the same transforms: give each image its own key, "
+                      "keys = jax.random.split(key, len(images)), and vmap over them")
+    for p, flags in results.items():
+        fractions = flags.mean(axis=0)
+        if np.all(flags[:, 0] == flags[:, 1]) and np.all(flags[:, 1] == flags[:, 2]):
+            raise Mistake("the three transforms are always applied together: they share one "
+                          "key. Split each image's key into three, one per transform")
+        if np.all(np.abs(fractions - 0.5) < 0.05) and abs(p - 0.5) > 0.15:
+            raise Mistake(f"with p = {p} each transform was applied to about half the images "
+                          f"({np.round(fractions, 2)}): pass p on, jax.random.bernoulli(key, p)")
+        if np.all(np.abs(fractions - (1 - p)) < 0.05):
+            raise Mistake(f"with p = {p} the transforms were applied with probability 1 - p "
+                          f"({np.round(fractions, 2)}): bernoulli(key, p) is True with "
+                          f"probability p, so apply the transform when it is True")
+        if np.any(np.abs(fractions - p) > 0.05):
+            raise Mistake(f"with p = {p} the fractions of rotated, left-right and up-down "
+                          f"flipped images are {np.round(fractions, 2)}; each should be about "
+                          f"{p}: draw each flag with jax.random.bernoulli(its_key, p)")
+        both = np.mean(flags[:, 0] & flags[:, 1])
+        if abs(both - p * p) > 0.05:
+            raise Mistake(f"with p = {p}, {both:.2f} of the images were both rotated and "
+                          f"flipped left-right; independent choices give about {p * p:.2f}: "
+                          f"draw each transform's flag from its own key")
+    again = np.asarray(_call_jitted(student_fn, images, key, 0.2, what="augment_images_p again"))
+    if not np.array_equal(_decode(again, SQUARE), results[0.2]):
+        raise Mistake("the same key gave a different batch: draw only from the key you are given")
+    rotated = results[0.2][:, 0].mean()
+    return (f"each transform applied independently with probability p; with p = 0.2, "
+            f"{rotated:.1%} of {n} images were rotated")

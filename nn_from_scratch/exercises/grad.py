@@ -1,0 +1,182 @@
+"""Checkers for lesson 02, grad: derivatives the student composes, and checks them against.
+
+Each compares with a formula worked out by hand, at points of its own, and knows the
+usual slips: a derivative chain that starts one step early (``g`` instead of ``g'``),
+numbers typed in for the one point of the lesson, ``grad`` of a function with many
+outputs, a step up the gradient instead of down, a one-sided finite difference, the
+gradient where the Hessian was asked for.
+"""
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._core import Mistake, call, exercise, expect_close, expect_shape
+
+LESSON = "02_grad"
+
+
+def _numbers(values: Any, count: int, what: str) -> list[float]:
+    try:
+        numbers = [float(v) for v in values]
+    except (TypeError, ValueError):
+        raise Mistake(f"{what} should return {count} numbers; got "
+                      f"{type(values).__name__}") from None
+    if len(numbers) != count:
+        raise Mistake(f"{what} should return {count} numbers; got {len(numbers)}")
+    return numbers
+
+
+@exercise(LESSON, 1, "higher derivatives")
+def derivatives_at(student_fn: Any) -> str:
+    for x in (2.0, -1.0, 0.5):  # g(x) = x**3 + 2x: g' = 3x**2 + 2, g'' = 6x, g''' = 6
+        what = f"derivatives_at({x})"
+        got = np.array(_numbers(call(student_fn, x, what=what), 3, what))
+        want = np.array([3 * x ** 2 + 2, 6 * x, 6.0])
+        if np.allclose(got, want, rtol=1e-5):
+            continue
+        if np.allclose(got, [x ** 3 + 2 * x, 3 * x ** 2 + 2, 6 * x], rtol=1e-5):
+            raise Mistake(f"got {got.tolist()} = (g(x), g'(x), g''(x)) at x = {x}: one step too "
+                          f"early. Start from jax.grad(g), then grad that, then grad again")
+        if x != 2.0 and np.allclose(got, [14, 12, 6]):
+            raise Mistake(f"at x = {x} you still return (14, 12, 6), the values at x = 2: compute "
+                          f"them with jax.grad instead of typing them")
+        raise Mistake(f"at x = {x} expected (g', g'', g''') = {tuple(want.tolist())}; got "
+                      f"{tuple(got.tolist())}. Compose grad: d2g = jax.grad(jax.grad(g))")
+    return "14, 12 and 6 at x = 2, and right at x = -1 and 0.5 too"
+
+
+@exercise(LESSON, 2, "gradient of an array function")
+def grad_sum_tanh(student_fn: Any) -> str:
+    x = np.linspace(-2, 2, 6, dtype=np.float32)
+    for v in (x, x.reshape(2, 3)):
+        what = f"grad_sum_tanh(x) for x of shape {v.shape}"
+        try:
+            got = call(student_fn, jnp.asarray(v), what=what)
+        except Mistake as err:
+            if "scalar-output" in str(err):
+                raise Mistake("jax.grad needs a function with ONE number out; tanh(x) has one per "
+                              "element. Differentiate their sum: lambda v: jnp.sum(jnp.tanh(v))"
+                              ) from None
+            raise
+        if np.shape(got) == ():
+            raise Mistake(f"returned one number for x of shape {v.shape}: the gradient has x's "
+                          f"shape, one partial derivative per element")
+        got = expect_shape(got, v.shape, what)
+        t = np.tanh(v)
+        if np.allclose(got, t, atol=1e-6):
+            raise Mistake("returned tanh(x) itself; the gradient of sum(tanh(x)) is "
+                          "1 - tanh(x)**2")
+        if np.allclose(got, 1 - t, atol=1e-6):
+            raise Mistake("1 - tanh(x) is not the derivative: it is 1 - tanh(x)**2")
+        expect_close(got, 1 - t ** 2, what, hint="the gradient of sum(tanh(x)) is 1 - tanh(x)**2")
+    return "equals 1 - tanh(x)**2, elementwise, for a vector and a matrix"
+
+
+def _trees() -> list[tuple[Any, Any]]:
+    rng = np.random.default_rng(2)
+
+    def array(*shape: int) -> np.ndarray:
+        return rng.normal(size=shape).astype(np.float32)
+
+    line = ({"w": array(), "b": array()}, {"w": array(), "b": array()})
+    network = ([(array(3, 4), array(3)), (array(2, 3), array(2))],
+               [(array(3, 4), array(3)), (array(2, 3), array(2))])
+    return [line, network]
+
+
+@exercise(LESSON, 3, "an SGD step on any pytree")
+def sgd_step(student_fn: Any) -> str:
+    step_size = 0.1
+    for params, grads in _trees():
+        kind = "a dict {'w', 'b'}" if isinstance(params, dict) else "a list of (W, b)"
+        what = f"sgd_step(params, grads, 0.1) for params {kind}"
+        try:
+            out = call(student_fn, params, grads, step_size, what=what)
+        except Mistake as err:
+            if "raised TypeError" in str(err):
+                raise Mistake(f"{err}. Arithmetic and indexing on a dict, list or tuple do not "
+                              f"reach the arrays inside it, whatever its nesting; "
+                              f"jax.tree.map(lambda p, g: p - step_size * g, params, grads) does"
+                              ) from None
+            raise
+        if str(jax.tree.structure(out)) != str(jax.tree.structure(params)):
+            raise Mistake(f"for params {kind}, returned {jax.tree.structure(out)}; the new "
+                          f"parameters must have the same structure as params "
+                          f"(jax.tree.map keeps it)")
+        for p, g, new in zip(jax.tree.leaves(params), jax.tree.leaves(grads),
+                             jax.tree.leaves(out)):
+            new = expect_shape(new, np.shape(p), f"a leaf of {what}")
+            if np.allclose(new, p + step_size * g, atol=1e-6):
+                raise Mistake("moved UP the gradient, where the loss grows: subtract it, "
+                              "p - step_size * g")
+            if np.allclose(new, p - g, atol=1e-6):
+                raise Mistake("took a whole gradient step: multiply the gradient by step_size")
+            expect_close(new, p - step_size * g, what, hint="each leaf is p - step_size * g")
+    return "p - step_size * g on every leaf, for a dict and for a list of (W, b) tuples"
+
+
+def _cube(x: float) -> float:
+    return x ** 3
+
+
+@exercise(LESSON, 4, "central difference")
+def central_difference(student_fn: Any) -> str:
+    for f, name, x, h in ((_cube, "x**3", 1.0, 1e-3), (math.sin, "math.sin", 0.3, 1e-4)):
+        what = f"central_difference(f, {x}, {h}) for f = {name}"
+        try:
+            got = float(call(student_fn, f, x, h, what=what))
+        except (TypeError, ValueError):
+            raise Mistake(f"{what} should return one number") from None
+        want = (f(x + h) - f(x - h)) / (2 * h)
+        one_sided = ((f(x + h) - f(x)) / h, (f(x) - f(x - h)) / h)
+        if any(math.isclose(got, d, rel_tol=1e-9) for d in one_sided):
+            raise Mistake("that is a one-sided difference, with an error that shrinks only like "
+                          "h; the central one, (f(x + h) - f(x - h)) / (2 * h), errs like h**2")
+        if math.isclose(got, 2 * want, rel_tol=1e-6):
+            raise Mistake("twice too big: divide by 2 * h, the distance between x - h and x + h")
+        if not math.isclose(got, want, rel_tol=1e-7):
+            raise Mistake(f"{what} = {got:.10g}; expected (f(x + h) - f(x - h)) / (2 * h) = "
+                          f"{want:.10g}")
+    return "(f(x + h) - f(x - h)) / 2h, on x**3 and sin"
+
+
+@exercise(LESSON, 5, "a Hessian")
+def hessian_at(student_fn: Any) -> str:
+    for x, y in ((1.0, 2.0), (-0.5, 3.0), (2.0, -1.0)):  # f(x, y) = x**2 y + y**3
+        what = f"hessian_at(jnp.array([{x}, {y}]))"
+        got = call(student_fn, jnp.array([x, y], jnp.float32), what=what)
+        if np.shape(got) == (2,):
+            raise Mistake("returned 2 numbers, the gradient; the Hessian is the (2, 2) matrix of "
+                          "second derivatives: jax.hessian(f)(p)")
+        got = expect_shape(got, (2, 2), what)
+        want = np.array([[2 * y, 2 * x], [2 * x, 6 * y]])
+        if (x, y) != (1.0, 2.0) and np.allclose(got, [[4, 2], [2, 12]]):
+            raise Mistake(f"at ({x}, {y}) you still return the Hessian at (1, 2): compute it with "
+                          f"jax.hessian instead of typing it")
+        expect_close(got, want, what, hint="the Hessian of x**2 y + y**3 is "
+                                           "[[2y, 2x], [2x, 6y]]")
+    return "[[2y, 2x], [2x, 6y]] at three points"
+
+
+@exercise(LESSON, 6, "a step size that diverges")
+def big_step_losses(losses: Any) -> str:
+    try:
+        values = np.asarray(losses, dtype=float)
+    except (TypeError, ValueError):
+        raise Mistake(f"expected a list of losses, one per step; got {type(losses).__name__}"
+                      ) from None
+    if values.ndim != 1 or len(values) < 5:
+        raise Mistake(f"expected the loss at each of the 10 steps (a list of numbers); got shape "
+                      f"{values.shape}")
+    first, last = values[0], values[-1]
+    if np.isfinite(last) and last <= first:
+        raise Mistake(f"the loss went from {first:.3g} down to {last:.3g}: that step size "
+                      f"converges; use 1.5")
+    if np.isfinite(last) and last < 10 * first:
+        raise Mistake(f"the loss only grew from {first:.3g} to {last:.3g}; with step size 1.5 "
+                      f"and 10 steps it should explode: did you record every step's loss?")
+    growth = "past float32's range" if not np.isfinite(last) else f"{last / first:.3g}x"
+    return f"the loss grew {growth} in {len(values)} steps: every step overshoots the minimum"

@@ -1,0 +1,172 @@
+"""Checkers for lesson 09, jit vs no-jit: reading timings, counting dispatches, the roofline.
+
+Timings differ from machine to machine and, on a shared machine, from run to
+run by more than the effects the lesson measures, so no checker here looks at a
+timing. A question about timings is a function, checked on made-up
+:class:`~nn_from_scratch.train.History` records whose answer is known exactly.
+Counts of primitives are computed here with the JAX the student runs, on a small
+network of the lesson's depth: the count depends on the number of layers, not on
+their widths.
+"""
+import functools
+from typing import Any
+
+import jax
+import numpy as np
+
+from .. import losses, train
+from ..train import History
+from ._core import Mistake, call, exercise
+
+LESSON = "09_jit_vs_no_jit"
+
+
+def _history(mode: str, epoch_time: tuple[float, ...], compile_time: float) -> History:
+    return History(mode, 128, 31, compile_time, epoch_time=epoch_time)
+
+
+@exercise(LESSON, 1, "epochs to repay the compile")
+def epochs_to_repay(student_fn: Any) -> str:
+    cases = [  # eager epochs (the first one slower: every operation compiles on first use), jit
+        ((3.0, 0.9, 0.8, 0.85), (0.30, 0.10, 0.12, 0.11), 0.6),
+        ((2.0, 0.40, 0.42), (0.05, 0.02, 0.021), 1.2),
+    ]
+    for eager_times, jit_times, compile_time in cases:
+        eager, jitted = _history("eager", eager_times, 0.0), _history("jit", jit_times,
+                                                                       compile_time)
+        saving = np.median(eager_times) - np.median(jit_times)
+        want = compile_time / saving
+        what = (f"epochs_to_repay(eager, jitted) for eager epochs {eager_times}, jit epochs "
+                f"{jit_times} and a {compile_time} s compile")
+        got = call(student_fn, eager, jitted, what=what)
+        try:
+            value = float(got)
+        except (TypeError, ValueError):
+            raise Mistake(f"{what} returned {got!r}; return a number of epochs") from None
+        if np.isclose(value, want, rtol=1e-3):
+            continue
+        wrong: dict[str, float] = {
+            "used the mean epoch time; use the median (np.median): the first eager epoch also "
+            "compiles every operation for its shapes, a one-off that the mean spreads over "
+            "every epoch": float(compile_time / (np.mean(eager_times) - np.mean(jit_times))),
+            "the other way up: epochs = compile time / time saved per epoch":
+                float(saving / compile_time),
+            "divided by the eager epoch time; the compile is repaid by what jit SAVES per "
+            "epoch, eager minus jit": float(compile_time / np.median(eager_times)),
+            "got 0: eager mode compiles nothing (its compile_time is 0.0); use "
+            "jitted.compile_time": 0.0,
+        }
+        for hint, value_if_wrong in wrong.items():
+            if np.isclose(value, value_if_wrong, rtol=1e-3):
+                raise Mistake(hint)
+        raise Mistake(f"{what} gave {value:.4g}; expected {want:.4g} = jitted.compile_time / "
+                      f"(median eager epoch - median jit epoch)")
+    return "compile time / (median eager epoch - median jit epoch), on 2 made-up runs"
+
+
+def _tiny_step_inputs() -> tuple[Any, np.ndarray, np.ndarray]:
+    """A network of the lesson's depth (3 layers), tiny widths, and a batch of 3."""
+    rng = np.random.default_rng(0)
+    sizes = [6, 5, 5, 4]
+    params = [(rng.normal(size=(n, m)).astype(np.float32), np.zeros(n, np.float32))
+              for m, n in zip(sizes[:-1], sizes[1:])]
+    x = rng.uniform(size=(3, 6)).astype(np.float32)
+    return params, x, np.eye(4, dtype=np.float32)[[0, 2, 3]]
+
+
+@functools.cache
+def _counts() -> dict[str, int]:
+    """Primitives in the jaxprs of one SGD step and of its parts, for a 3-layer network."""
+    params, x, y = _tiny_step_inputs()
+
+    def count(fn: Any, *args: Any) -> int:
+        return len(jax.make_jaxpr(fn)(*args).jaxpr.eqns)
+    return {
+        "step": count(train.update, params, x, y, 0.1),
+        "step, constant step size": count(lambda p: train.update(p, x, y, 0.1), params),
+        "loss": count(losses.loss, params, x, y),
+        "grad": count(jax.grad(losses.loss), params, x, y),
+    }
+
+
+@exercise(LESSON, 2, "primitives in one step")
+def n_primitives(count: Any) -> str:
+    counts = _counts()
+    try:
+        value = int(count)
+    except (TypeError, ValueError):
+        raise Mistake(f"got {count!r}; count the equations: len(jax.make_jaxpr(update)"
+                      f"(params, x0, y0, STEP_SIZE).jaxpr.eqns)") from None
+    if value in (counts["step"], counts["step, constant step size"]):
+        return f"one SGD step is {value} primitives: {value} dispatches from Python without jit"
+    if value == 1:
+        raise Mistake("got 1: that is the jaxpr of jax.jit(update), one `jit` equation that "
+                      "wraps the whole step; count the equations of make_jaxpr(update) itself")
+    if value == counts["loss"]:
+        raise Mistake(f"got {value}, the forward pass (the loss) alone; a step also runs the "
+                      f"backward pass and the updates: make_jaxpr(update)")
+    if value == counts["grad"]:
+        raise Mistake(f"got {value}, the gradient alone; update also subtracts step_size times "
+                      f"the gradient from every W and b: make_jaxpr(update)")
+    raise Mistake(f"got {value}; expected the number of equations in the step's jaxpr, "
+                  f"len(jax.make_jaxpr(update)(params, x0, y0, STEP_SIZE).jaxpr.eqns) (not the "
+                  f"number of lines of its printout)")
+
+
+@exercise(LESSON, 3, "the roofline")
+def max_examples_per_second(student_fn: Any) -> str:
+    for rate, sizes in ((1e11, [784, 512, 512, 10]), (2.5e9, [100, 50, 10])):
+        weights = sum(m * n for m, n in zip(sizes[:-1], sizes[1:]))
+        want = rate / (6 * weights)
+        what = f"max_examples_per_second({rate:g}, {sizes})"
+        value = float(call(student_fn, rate, sizes, what=what))
+        # biases (m * n + n) change the count by about 1%: not wrong, so allowed
+        if np.isclose(value, want, rtol=0.02):
+            continue
+        wrong = {
+            3 * want: "that is the forward pass alone: training costs about 3 forward passes "
+                      "(the backward pass does twice the forward work), so divide by 3 more",
+            2 * want: "each weight costs 2 FLOPs per pass, a multiply AND an add",
+            6 * want: "each weight costs 2 FLOPs per pass (a multiply and an add), and training "
+                      "is about 3 passes: 6 FLOPs per weight per example",
+            1 / want: "the other way up: examples per second = FLOP/s / (FLOPs per example)",
+        }
+        for value_if_wrong, hint in wrong.items():
+            if np.isclose(value, value_if_wrong, rtol=0.02):
+                raise Mistake(hint)
+        raise Mistake(f"{what} gave {value:.4g}; expected {want:.4g} = rate / (3 * 2 * sum of "
+                      f"m * n over the layers)")
+    return "rate / (3 passes x 2 FLOPs x weights): the most examples per second SGD can reach"
+
+
+@exercise(LESSON, 4, "time per example")
+def per_example_time(student_fn: Any) -> str:
+    cases = [  # (epoch times, batch size, steps per epoch): 4,000 images at batch 128 and 32
+        ((0.30, 0.12, 0.13), 128, 31),
+        ((0.50, 0.23, 0.25, 0.24), 32, 125),
+    ]
+    for epoch_time, batch_size, steps in cases:
+        history = History("jit", batch_size, steps, 0.5, epoch_time=epoch_time)
+        what = f"per_example_time(history) for epochs {epoch_time} of {steps} x {batch_size}"
+        value = float(call(student_fn, history, what=what))
+        want = np.median(epoch_time) / (steps * batch_size)
+        if np.isclose(value, want, rtol=1e-3):
+            continue
+        wrong = {
+            np.median(epoch_time) / steps: "that is the time per STEP; divide by the number of "
+                                           "examples, steps_per_epoch * batch_size",
+            np.median(epoch_time) / batch_size: "divided by one batch only; an epoch trains on "
+                                                "steps_per_epoch * batch_size examples",
+            np.mean(epoch_time) / (steps * batch_size): "used the mean; use the median "
+                                                        "(np.median), which the slow first "
+                                                        "epoch does not pull up",
+            (steps * batch_size) / np.median(epoch_time): "the other way up: that is examples "
+                                                          "per second; return seconds per "
+                                                          "example",
+        }
+        for value_if_wrong, hint in wrong.items():
+            if np.isclose(value, value_if_wrong, rtol=1e-3):
+                raise Mistake(hint)
+        raise Mistake(f"{what} gave {value:.4g}; expected {want:.4g} = median epoch time / "
+                      f"(steps_per_epoch * batch_size)")
+    return "median epoch time / examples per epoch, at batch 128 and 32"

@@ -1,0 +1,207 @@
+"""Checkers for lesson 11, pmap: the student writes per-device code and the layout it needs.
+
+Per-device code is run here with ``jax.vmap(..., axis_name=AXIS)`` over 4
+simulated devices: ``vmap`` with an axis name gives ``lax.axis_index``,
+``lax.psum`` and ``lax.pmean`` the same meaning as ``pmap`` does, on any
+machine, with or without several devices, in one compile. The checkers know
+the usual mistakes: a batch split in the wrong order, rows dropped when the
+batch does not split evenly, the same key on every device (or the shared key
+itself), gradients that were never averaged or were summed, a per-device step
+mapped without its axis name.
+"""
+from typing import Any
+
+import jax
+import numpy as np
+
+from ..losses import loss
+from ..parallel import AXIS
+from ..train import update
+from ._core import Mistake, call, exercise, expect_close, expect_shape
+
+LESSON = "11_pmap"
+DEVICES = 4  # simulated by vmap; the lessons run on 8 devices, the tests on 4
+SIZES = [6, 5, 3]  # a small network: 6 inputs, 5 hidden, 3 classes
+LOCAL_BATCH = 3  # examples per device
+
+
+_grad = jax.jit(jax.grad(loss))  # the references: one compile each, not one per operation
+_update = jax.jit(update)
+
+
+def _network(seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    return [((rng.normal(size=(n, m)) * np.sqrt(2 / m)).astype(np.float32),
+             (0.1 * rng.normal(size=n)).astype(np.float32))
+            for m, n in zip(SIZES[:-1], SIZES[1:])]
+
+
+def _batch(seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """``x: (DEVICES, LOCAL_BATCH, 6)`` and one-hot ``y: (DEVICES, LOCAL_BATCH, 3)``."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(size=(DEVICES, LOCAL_BATCH, SIZES[0])).astype(np.float32)
+    labels = rng.integers(0, SIZES[-1], size=(DEVICES, LOCAL_BATCH))
+    return x, np.eye(SIZES[-1], dtype=np.float32)[labels]
+
+
+def _run_per_device(fn: Any, in_axes: tuple[Any, ...], *args: Any, what: str) -> Any:
+    """``jit(vmap(fn, in_axes, axis_name=AXIS))(*args)``, an unknown axis name made a hint."""
+    mapped = jax.jit(jax.vmap(fn, in_axes=in_axes, axis_name=AXIS))
+    try:
+        return call(mapped, *args, what=what)
+    except Mistake as err:
+        if "unbound axis name" in str(err):
+            raise Mistake(f"{what} used an axis name that the map does not have: name the "
+                          f"device axis AXIS (= {AXIS!r}) in lax.axis_index, lax.psum and "
+                          f"lax.pmean") from None
+        raise
+
+
+def _grad_leaves(grads: Any, what: str) -> list[np.ndarray]:
+    """The leaves of a ``[(dW, db), ...]`` with a leading device axis, as NumPy arrays."""
+    leaves = jax.tree.leaves(grads)
+    shapes = [(DEVICES, *a.shape) for layer in _network() for a in layer]
+    if len(leaves) != len(shapes):
+        raise Mistake(f"{what} should return the gradients as params does, a list of (dW, db) "
+                      f"per layer: {len(shapes)} arrays in all; got {len(leaves)}")
+    return [expect_shape(leaf, shape, f"{what}, leaf {i}")
+            for i, (leaf, shape) in enumerate(zip(leaves, shapes))]
+
+
+@exercise(LESSON, 1, "shard")
+def shard(student_fn: Any) -> str:
+    for shape, n in (((12, 3), 4), ((8, 2, 2), 2), ((6,), 3)):
+        x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+        k = shape[0] // n
+        what = f"shard(x, {n}) for x of shape {shape}"
+        got = np.asarray(call(student_fn, x, n, what=what))
+        want = x.reshape(n, k, *shape[1:])
+        if got.shape == (k, n, *shape[1:]) and k != n:
+            raise Mistake(f"{what} returned shape {got.shape}: the leading axis must be the "
+                          f"devices, ({n}, {k}, ...) — pmap maps over axis 0")
+        if got.ndim == 2 and len(shape) >= 2 and got.shape[0] == n:
+            raise Mistake(f"{what} returned shape {got.shape}: keep each example's own shape, "
+                          f"(n, batch // n, *x.shape[1:])")
+        got = expect_shape(got, want.shape, what)
+        if not np.array_equal(got, want):
+            if np.array_equal(got, x.reshape(k, n, *shape[1:]).swapaxes(0, 1)):
+                raise Mistake("the rows are dealt out like cards (device 0 gets rows 0, n, "
+                              "2n, ...); device d should get the consecutive rows d*k to "
+                              "(d+1)*k - 1, k = batch // n, as x.reshape(n, k, ...) gives")
+            raise Mistake(f"{what}: device d should get rows d*k to (d+1)*k - 1 of x, "
+                          f"k = batch // n, in order")
+    uneven = np.arange(30, dtype=np.float32).reshape(10, 3)
+    try:
+        out = student_fn(uneven, 4)
+    except NotImplementedError:
+        raise
+    except Exception:
+        out = None  # raising is right: 10 rows do not split over 4 devices
+    if out is not None:
+        raise Mistake(f"shard(x, 4) for 10 rows returned shape {np.shape(out)}: 10 rows do not "
+                      f"split evenly over 4 devices, and dropping or repeating rows silently "
+                      f"changes the batch. Raise a ValueError that says so")
+    return "device d gets rows d*k to (d+1)*k - 1; an uneven batch is refused"
+
+
+def _key_data(keys: Any, what: str) -> np.ndarray:
+    """``(DEVICES, 2)`` uint32: the data of one key per simulated device, typed or raw."""
+    dtype = getattr(keys, "dtype", None)
+    if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+        return expect_shape(jax.random.key_data(keys), (DEVICES, 2), f"the key data of {what}")
+    if dtype == np.uint32 and np.shape(keys) == (DEVICES, 2):
+        return np.asarray(keys)  # raw keys, jax.random.PRNGKey style
+    raise Mistake(f"{what} should return ONE key per device, made with jax.random.fold_in or "
+                  f"split; got {type(keys).__name__} of shape {np.shape(keys)}")
+
+
+@exercise(LESSON, 2, "a key per device")
+def device_key(student_fn: Any) -> str:
+    what = "device_key(key) on 4 devices sharing one key"
+    mapped = jax.jit(jax.vmap(student_fn, in_axes=None, axis_size=DEVICES, axis_name=AXIS))
+
+    def keys_for(seed: int) -> np.ndarray:
+        try:
+            return _key_data(call(mapped, jax.random.key(seed), what=what), what)
+        except Mistake as err:
+            if "unbound axis name" in str(err):
+                raise Mistake(f"{what} used an axis name that the map does not have: name the "
+                              f"device axis AXIS (= {AXIS!r}) in lax.axis_index") from None
+            raise
+
+    keys, given = keys_for(5), np.asarray(jax.random.key_data(jax.random.key(5)))
+    if all(np.array_equal(k, keys[0]) for k in keys):
+        raise Mistake("every device got the same key, so every device would draw the same "
+                      "numbers: fold this device's index into it, "
+                      "jax.random.fold_in(key, lax.axis_index(AXIS))")
+    reused = [d for d, k in enumerate(keys) if np.array_equal(k, given)]
+    if reused:
+        raise Mistake(f"device {reused[0]} returned the key it was given, the one every device "
+                      f"shares: derive a new key on every device, fold_in(key, index)")
+    if len({k.tobytes() for k in keys}) < DEVICES:
+        raise Mistake("some devices got the same key: each device needs its own")
+    if not np.array_equal(keys_for(5), keys):
+        raise Mistake("the same key gave other device keys: derive them only from the key")
+    if np.array_equal(keys_for(6), keys):
+        raise Mistake("another key gave the same device keys: derive them from the key you "
+                      "are given")
+    return "one program, a different key on every device, all from the one shared key (SPMD)"
+
+
+@exercise(LESSON, 3, "data_parallel_grads")
+def data_parallel_grads(student_fn: Any) -> str:
+    params, (x, y) = _network(), _batch()
+    what = "data_parallel_grads(params, x, y) on 4 devices"
+    got = _grad_leaves(_run_per_device(student_fn, (None, 0, 0), params, x, y, what=what), what)
+    full = [np.asarray(a) for a in jax.tree.leaves(
+        _grad(params, x.reshape(-1, SIZES[0]), y.reshape(-1, SIZES[-1])))]
+    own = [np.stack(per_device) for per_device in zip(*(
+        [np.asarray(a) for a in jax.tree.leaves(_grad(params, x[d], y[d]))]
+        for d in range(DEVICES)))]
+    if all(np.allclose(g, o, atol=1e-6) for g, o in zip(got, own)):
+        raise Mistake("each device kept the gradient of its own slice: average them over the "
+                      "devices with lax.pmean(grads, AXIS) after jax.grad (in pmap, a pmean "
+                      "inside the loss does not do it)")
+    if not all(np.allclose(g, g[:1], atol=1e-6) for g in got):
+        raise Mistake("the devices ended with different gradients; after lax.pmean(grads, AXIS) "
+                      "every device holds the same average")
+    if all(np.allclose(g[0], DEVICES * f, rtol=1e-4, atol=1e-6) for g, f in zip(got, full)):
+        raise Mistake(f"the gradients are {DEVICES}x too big: lax.psum adds the devices' "
+                      f"gradients; lax.pmean averages them")
+    for i, (g, f) in enumerate(zip(got, full)):
+        expect_close(g[0], f, f"leaf {i} of the averaged gradient",
+                     hint="each device computes jax.grad(loss)(params, x, y) on its slice, "
+                          "then lax.pmean(grads, AXIS)")
+    return (f"on {DEVICES} simulated devices, every device ends with the gradient of the "
+            f"whole batch")
+
+
+@exercise(LESSON, 4, "pmap's step with vmap")
+def simulated_update(student_fn: Any) -> str:
+    params, (x, y) = _network(), _batch()
+    step_size = 0.1
+    replicated = jax.tree.map(lambda a: np.broadcast_to(a, (DEVICES, *a.shape)).copy(), params)
+    what = "simulated_update(params, x, y, 0.1) with params replicated over 4 devices"
+    try:
+        got = call(jax.jit(student_fn), replicated, x, y, step_size, what=what)  # one compile
+    except Mistake as err:
+        if "unbound axis name" in str(err):
+            raise Mistake(f"the per-device step calls lax.pmean over the axis {AXIS!r}: give vmap "
+                          f"that name too, jax.vmap(..., axis_name=AXIS)") from None
+        if "vmap" in str(err) or "dot_general" in str(err) or "shape" in str(err):
+            raise Mistake("map every argument as pmap_update does: the params, x and y over "
+                          "their leading device axis (0) and the step size not at all (None)"
+                          ) from None
+        raise
+    leaves = _grad_leaves(got, what)
+    want = [np.asarray(a) for a in jax.tree.leaves(
+        _update(params, x.reshape(-1, SIZES[0]), y.reshape(-1, SIZES[-1]), step_size))]
+    if not all(np.allclose(a, a[:1], atol=1e-6) for a in leaves):
+        raise Mistake("the simulated devices ended with different parameters: map the per-device "
+                      "step, parallel.data_parallel_step, whose pmean averages the gradients, not "
+                      "update, which only sees its own slice")
+    for i, (a, w) in enumerate(zip(leaves, want)):
+        expect_close(a[0], w, f"leaf {i} of the new parameters",
+                     hint="every simulated device should take the single-device step on the "
+                          "whole batch")
+    return "vmap with an axis name runs pmap's per-device code on one device: the same step"

@@ -1,0 +1,195 @@
+"""Checkers for lesson 01, random keys: every one of them is about using a key once.
+
+They recompute what the student's code should have drawn and recognise the usual
+slips by their numbers: two draws from the same key (equal numbers, ``3 * u`` for
+``u + 2 * u``), a key used after it was split, ``fold_in`` into a key that was also
+split (``fold_in(key, i)`` equals ``split(key, n)[i]`` with today's default
+generator), and hidden global state such as ``np.random``.
+"""
+from typing import Any
+
+import jax
+import numpy as np
+
+from ._core import Mistake, call, exercise, expect_shape
+
+LESSON = "01_random_keys"
+
+
+def _scalar(value: Any, what: str) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise Mistake(f"{what} should return one number; got {type(value).__name__}") from None
+
+
+def _key_data(keys: Any, what: str) -> np.ndarray:
+    """The raw bits of a key or of many keys: shape (..., 2) for the default generator."""
+    dtype = getattr(keys, "dtype", None)
+    if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+        return np.asarray(jax.random.key_data(keys))
+    if isinstance(keys, (list, tuple)) and keys:
+        return np.stack([_key_data(k, what) for k in keys])
+    array = np.asarray(keys) if dtype is not None else None
+    if array is not None and array.dtype == np.uint32 and array.shape[-1:] == (2,):
+        return array  # legacy keys from jax.random.PRNGKey
+    raise Mistake(f"{what} should be a JAX key (from jax.random.split or fold_in); got "
+                  f"{type(keys).__name__}")
+
+
+def _uniform(key: jax.Array) -> float:
+    return float(jax.random.uniform(key))
+
+
+_uniforms = jax.vmap(jax.random.uniform)  # one number from each key of an array of keys
+
+
+@exercise(LESSON, 1, "foo with split keys")
+def foo(student_foo: Any) -> str:
+    for seed in (0, 1, 2):
+        key = jax.random.key(seed)
+        what = f"foo(jax.random.key({seed}))"
+        got = _scalar(call(student_foo, key, what=what), what)
+        if _scalar(call(student_foo, key, what=what), what) != got:
+            raise Mistake("foo gave two different results for the same key: draw only from the "
+                          "key you are given (no np.random, no other hidden state)")
+        u_key = _uniform(key)
+        if np.isclose(got, 3 * u_key, atol=1e-6):
+            raise Mistake("bar and baz drew with the same key, so foo(key) is 3 times ONE random "
+                          "number, not bar + 2 * baz of two. Split first: bar_key, baz_key = "
+                          "jax.random.split(key)")
+        subkeys = {n: np.asarray(_uniforms(jax.random.split(key, n))).tolist() for n in (2, 3)}
+        u = [value for values in subkeys.values() for value in values]
+        if any(np.isclose(got, u_key + 2 * v, atol=1e-6) or np.isclose(got, v + 2 * u_key,
+                                                                          atol=1e-6) for v in u):
+            raise Mistake("one of bar and baz drew with `key` itself after you split it: a key "
+                          "you split is spent; draw only with the subkeys")
+        pairs = [(a, b) for values in subkeys.values()
+                 for i, a in enumerate(values) for j, b in enumerate(values) if i != j]
+        if any(np.isclose(got, a + 2 * b, atol=1e-6) for a, b in pairs):
+            continue
+        if any(np.isclose(got, a + b, atol=1e-6) for a, b in pairs):
+            raise Mistake("that is bar + baz; foo is bar(bar_key) + 2 * baz(baz_key)")
+        raise Mistake(f"{what} = {got:.6g}; expected bar(bar_key) + 2 * baz(baz_key) with "
+                      f"bar_key, baz_key = jax.random.split(key)")
+    return "bar and baz draw from two subkeys of one split: same key, same foo; no reuse"
+
+
+@exercise(LESSON, 2, "one key per draw")
+def uniform_per_key(student_fn: Any) -> str:
+    n, key = 20, jax.random.key(7)
+    what = f"uniform_per_key(key, {n})"
+    got = expect_shape(call(student_fn, key, n, what=what), (n,), what)
+    if np.allclose(got, got[0]):
+        raise Mistake(f"all {n} numbers are equal: every draw used the same key. Split key into "
+                      f"n keys, one per draw: keys = jax.random.split(key, n)")
+    if np.allclose(got, np.asarray(jax.random.uniform(key, (n,)))):
+        raise Mistake("these are n numbers drawn from ONE key: fine for one array of noise, but "
+                      "here we want one number from each of n keys, jax.random.split(key, n): "
+                      "the pattern that gives every example, step or device its own key")
+    if not np.array_equal(got, np.asarray(call(student_fn, key, n, what=what))):
+        raise Mistake("the same key gave different numbers: draw only from keys split from "
+                      "`key` (no np.random, no other hidden state)")
+    if not (np.all((got >= 0) & (got < 1)) and len(np.unique(got)) == n):
+        raise Mistake(f"expected {n} different numbers in [0, 1) from jax.random.uniform; got "
+                      f"values from {got.min():.3g} to {got.max():.3g}, {len(np.unique(got))} "
+                      f"different")
+    return f"{n} numbers in [0, 1), one from each of {n} keys (mean {got.mean():.2f})"
+
+
+@exercise(LESSON, 3, "keys for init and steps")
+def init_and_step_keys(student_fn: Any) -> str:
+    key, num_steps = jax.random.key(2024), 5
+    what = f"init_and_step_keys(key, {num_steps})"
+    out = call(student_fn, key, num_steps, what=what)
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise Mistake(f"return a pair (init_key, step_keys); got {type(out).__name__}")
+    init = _key_data(out[0], "init_key")
+    steps = _key_data(out[1], "step_keys")
+    if init.shape != (2,):
+        raise Mistake(f"init_key should be ONE key; got {init.size // 2} keys")
+    if steps.shape != (num_steps, 2):
+        raise Mistake(f"expected {num_steps} step keys for num_steps={num_steps}; got "
+                      f"{steps.size // 2}")
+    rows = [tuple(row) for row in steps]
+    if len(set(rows)) < num_steps:
+        raise Mistake("some steps share a key: fold a different number into the base for each "
+                      "step, jax.random.fold_in(step_base, step)")
+    parent = tuple(_key_data(key, "key"))
+    if tuple(init) == parent or parent in rows:
+        raise Mistake("a key you return is `key` itself, which you also derive keys from: give "
+                      "each job its own key, init_key, step_base = jax.random.split(key)")
+    if tuple(init) in rows:
+        step = rows.index(tuple(init))
+        raise Mistake(f"init_key is the same key as step {step}'s: with today's JAX, "
+                      f"fold_in(key, {step}) equals split(key, n)[{step}], so folding into a key "
+                      f"you also split collides. Split first, init_key, step_base = "
+                      f"jax.random.split(key), and fold only into step_base")
+    family = {tuple(row) for row in np.asarray(jax.random.key_data(jax.random.split(key, 64)))}
+    if tuple(init) in family and any(row in family for row in rows):
+        raise Mistake("init_key comes from split(key) and the step keys from fold_in(key, ...): "
+                      "none of these happen to collide, but fold_in(key, i) EQUALS "
+                      "split(key, n)[i], so the step keys are the very keys that splitting `key` "
+                      "hands out. Fold only into a key kept for folding: init_key, step_base = "
+                      "jax.random.split(key)")
+    again = call(student_fn, key, num_steps, what=what)
+    if not np.array_equal(_key_data(again[1], "step_keys"), steps):
+        raise Mistake("the same key gave different step keys: derive them from `key` only")
+    return f"1 init key and {num_steps} step keys, all different, folding into a key never split"
+
+
+@exercise(LESSON, 4, "two independent normal vectors")
+def two_normals(student_fn: Any) -> str:
+    n, key = 1000, jax.random.key(11)
+    what = f"two_normals(key, {n})"
+    out = call(student_fn, key, n, what=what)
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise Mistake(f"return a pair of vectors (a, b); got {type(out).__name__}")
+    a = expect_shape(out[0], (n,), "a")
+    b = expect_shape(out[1], (n,), "b")
+    correlation = float(np.corrcoef(a, b)[0, 1])
+    if np.allclose(a, b):
+        raise Mistake(f"a and b are the same numbers (correlation {correlation:.2f}): both were "
+                      f"drawn with the same key. Split it: key_a, key_b = jax.random.split(key)")
+    direct = np.asarray(jax.random.normal(key, (n,)))
+    children = [np.asarray(jax.random.normal(k, (n,))) for k in jax.random.split(key)]
+    if any((np.allclose(u, direct) and any(np.allclose(v, c) for c in children))
+           for u, v in ((a, b), (b, a))):
+        raise Mistake("one vector was drawn with `key` itself and the other from a key split "
+                      "from it: a key is spent once used, for a draw or for a split. Split "
+                      "first, and draw both from the subkeys")
+    for name, v in (("a", a), ("b", b)):
+        if not (abs(v.mean()) < 0.15 and 0.85 < v.std() < 1.15):
+            raise Mistake(f"{name} has mean {v.mean():.2f} and standard deviation {v.std():.2f}; "
+                          f"standard normal draws (jax.random.normal) have 0 and 1")
+    if abs(correlation) > 0.15:
+        raise Mistake(f"a and b are correlated ({correlation:+.2f}): independent draws from two "
+                      f"keys are not")
+    again = call(student_fn, key, n, what=what)
+    if not np.array_equal(np.asarray(again[0]), a):
+        raise Mistake("the same key gave different vectors: draw only from `key` and its subkeys")
+    return f"two standard normal vectors from two keys, correlation {correlation:+.3f}"
+
+
+@exercise(LESSON, 5, "a new order every epoch")
+def epoch_order(student_fn: Any) -> str:
+    key, n = jax.random.key(5), 20
+    orders = []
+    for epoch in range(3):
+        what = f"epoch_order(key, {epoch}, {n})"
+        order = expect_shape(call(student_fn, key, epoch, n, what=what), (n,), what)
+        if sorted(order.tolist()) != list(range(n)):
+            raise Mistake(f"{what} should be a permutation of 0..{n - 1} "
+                          f"(jax.random.permutation(k, n)); got {order.tolist()}")
+        orders.append(order)
+    if np.array_equal(orders[0], orders[1]) and np.array_equal(orders[1], orders[2]):
+        raise Mistake("every epoch got the same order: all epochs shuffled with the same key. "
+                      "Derive one key per epoch: jax.random.fold_in(key, epoch)")
+    again = call(student_fn, key, 1, n, what=f"epoch_order(key, 1, {n}) again")
+    if not np.array_equal(np.asarray(again), orders[1]):
+        raise Mistake("the same key and epoch gave another order: an epoch's order must follow "
+                      "from (key, epoch) alone, so a run can be repeated or resumed")
+    other = call(student_fn, jax.random.key(6), 1, n, what="epoch_order with another key")
+    if np.array_equal(np.asarray(other), orders[1]):
+        raise Mistake("another key gave the same order: shuffle with a key derived from `key`")
+    return "a different order each epoch, the same one again for the same (key, epoch)"

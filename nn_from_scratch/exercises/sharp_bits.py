@@ -1,0 +1,202 @@
+"""Checkers for lesson 05, JAX's sharp bits: each exercise meets one of them head on.
+
+Out-of-bounds indices that clamp instead of failing, shapes that change and
+recompile, Python loops that unroll into huge programs, float64 that is off,
+and ``exp`` overflowing float32 into infinities and NaN gradients. The
+checkers try the student's function on NumPy inputs, under ``jit`` where it
+matters, and recognise the usual half-fixes.
+"""
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._core import Mistake, call, exercise, expect_close, expect_shape
+
+LESSON = "05_sharp_bits"
+# Indices into 4 rows: in range, one past the end, negative (from the end), below -4, far out.
+INDICES = np.array([0, 3, 4, -1, -4, -5, 100], np.int32)
+
+
+def _rows(table: Any, idx: np.ndarray, out_of_range: str) -> np.ndarray:
+    """table[idx] row by row, with out-of-range rows NaN ("fill") or clamped ("clamp")."""
+    table, n, rows = np.asarray(table), len(table), []
+    for i in idx.tolist():
+        j = i + n if i < 0 else i
+        if 0 <= j < n:
+            rows.append(table[j])
+        elif out_of_range == "clamp":
+            rows.append(table[min(max(j, 0), n - 1)])
+        else:
+            rows.append(np.full(table.shape[1:], np.nan, table.dtype))
+    return np.stack(rows)
+
+
+@exercise(LESSON, 1, "lookup that shows out-of-bounds indices")
+def lookup(student_fn: Any) -> str:
+    table = jnp.arange(12, dtype=jnp.float32).reshape(4, 3)  # a JAX array: it has .at
+    for t in (table, table[:, 0]):
+        want = _rows(t, INDICES, "fill")
+        what = f"lookup(table, idx) for a table of shape {t.shape} and idx = {INDICES.tolist()}"
+        got = np.asarray(call(student_fn, t, INDICES, what=what))
+        if t.ndim == 2 and got.shape == (len(INDICES),):
+            raise Mistake(f"{what} has shape {got.shape}, one number per index: jnp.take "
+                          f"flattens the table unless you pass axis=0")
+        got = expect_shape(got, want.shape, what)
+        if np.allclose(got, _rows(t, INDICES, "clamp")):
+            raise Mistake("out-of-bounds indices were clamped to the first or last row, as "
+                          "table[idx] does; ask for NaN instead: "
+                          "table.at[idx].get(mode='fill', fill_value=jnp.nan)")
+        negative = (INDICES < 0) & (INDICES >= -len(t))
+        if np.all(np.isnan(got[negative])):
+            raise Mistake("indices -1 to -n are in range, counting from the end as in NumPy "
+                          "(-1 is the last row); only indices >= n or < -n are out of range")
+        if not np.allclose(got, want, equal_nan=True):
+            wrong = [i for i, row_ok in zip(INDICES.tolist(), np.all(np.isclose(
+                got, want, equal_nan=True).reshape(len(INDICES), -1), axis=1)) if not row_ok]
+            raise Mistake(f"{what} is wrong at indices {wrong}: rows of table in range, NaN "
+                          f"for an index >= n or < -n")
+    jitted = np.asarray(jax.jit(student_fn)(table, INDICES))
+    if not np.allclose(jitted, _rows(table, INDICES, "fill"), equal_nan=True):
+        raise Mistake("jax.jit(lookup) gives other rows than lookup: no Python `if` or NumPy "
+                      "on the indices; let the indexing's mode handle them")
+    return "rows in range, NaN for indices past either end, under jit too"
+
+
+@exercise(LESSON, 2, "pad a batch to a fixed size")
+def pad_batch(student_fn: Any) -> str:
+    size = 8
+    traces = 0
+
+    @jax.jit
+    def masked_mean(padded: jax.Array, mask: jax.Array) -> jax.Array:
+        nonlocal traces
+        traces += 1  # runs once per compiled shape
+        weights = mask.astype(padded.dtype)
+        return jnp.sum(padded * weights[:, None], axis=0) / jnp.sum(weights)
+
+    rng = np.random.default_rng(0)
+    for n in (3, 5, 8):
+        x = rng.normal(size=(n, 2)).astype(np.float32)
+        what = f"pad_batch(x, {size}) for x of shape {x.shape}"
+        out = call(student_fn, x, size, what=what)
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise Mistake(f"{what} should return a pair (padded, mask); got {type(out).__name__}")
+        padded, mask = np.asarray(out[0]), np.asarray(out[1])
+        if padded.shape == (n + size, 2):
+            raise Mistake(f"{what} has {n + size} rows: pad TO {size} rows, adding {size} - n")
+        padded = expect_shape(padded, (size, 2), f"padded from {what}")
+        mask = expect_shape(mask, (size,), f"mask from {what}")
+        if not np.all((mask == 0) | (mask == 1)):
+            raise Mistake(f"the mask should be True for real rows and False for padding; got "
+                          f"{mask.tolist()}")
+        mask = mask.astype(bool)
+        if n < size and np.array_equal(mask, np.arange(size) >= n):
+            raise Mistake("the mask is inverted: True marks the n real rows, False the padding")
+        if not np.array_equal(mask, np.arange(size) < n):
+            raise Mistake(f"mask {mask.astype(int).tolist()} for {n} real rows: the real rows "
+                          f"come first, then the padding (pad at the end)")
+        if not np.array_equal(padded[:n], x):
+            raise Mistake(f"the first {n} rows of padded should be x itself (pad at the end)")
+        if np.any(padded[n:] != 0):
+            raise Mistake("the padding rows should be zeros")
+        expect_close(masked_mean(out[0], out[1]), x.mean(axis=0), "the masked mean")
+    if traces != 1:
+        raise Mistake(f"a jitted function of (padded, mask) was traced {traces} times for 3 batch "
+                      f"sizes: give every output the same shape and dtype")
+    return "same shapes for every batch size, so one compiled program serves them all"
+
+
+def _ema_reference(xs: np.ndarray, decay: float) -> np.ndarray:
+    m, out = 0.0, []
+    for x in xs.astype(np.float64):
+        m = decay * m + (1 - decay) * x
+        out.append(m)
+    return np.array(out)
+
+
+@exercise(LESSON, 3, "a loop with lax.scan")
+def ema(student_fn: Any) -> str:
+    decay = 0.9
+    long_xs = np.random.default_rng(1).normal(size=100).astype(np.float32)
+    xs = long_xs[:40]
+    what = "ema(xs, 0.9) for xs of shape (40,)"
+    got = np.asarray(call(student_fn, xs, decay, what=what))
+    want = _ema_reference(xs, decay)
+    if got.shape == ():
+        raise Mistake(f"{what} returned one number: return the average after EVERY step, the "
+                      f"second output of lax.scan (the ys)")
+    got = expect_shape(got, want.shape, what)
+    if np.allclose(got, _ema_reference(xs, 1 - decay), atol=1e-5):
+        raise Mistake("decay and 1 - decay are swapped: m = decay * m + (1 - decay) * x keeps "
+                      "most of the old average")
+    expect_close(got, want, what, hint="start from m = 0; after each x, m = decay * m + "
+                                       "(1 - decay) * x, and output m")
+    sizes = {}
+    for n in (10, 100):
+        try:
+            sizes[n] = len(jax.make_jaxpr(lambda v: student_fn(v, decay))(long_xs[:n]).eqns)
+        except Exception as err:
+            raise Mistake(f"jax.make_jaxpr(ema) raised {type(err).__name__}: {str(err)[:120]}; "
+                          f"ema must work on traced arrays (lax.scan, no float() or NumPy "
+                          f"inside)") from err
+    if sizes[100] > sizes[10]:
+        raise Mistake(f"the traced program has {sizes[10]} operations for 10 steps and "
+                      f"{sizes[100]} for 100: a Python loop was unrolled. Use lax.scan, whose "
+                      f"program has the same size for any length")
+    return (f"right averages, and a traced program of the same size for 10 and 100 steps "
+            f"({sizes[100]} operation{'s' if sizes[100] != 1 else ''})")
+
+
+@exercise(LESSON, 4, "variance in float64")
+def variance64(value: Any) -> str:
+    want = 2 / 3
+    if isinstance(value, (np.ndarray, np.generic)) and not isinstance(value, jax.Array):
+        raise Mistake("that is a NumPy value: compute it with jnp.var, inside "
+                      "`with jax.enable_x64(True):`")
+    if isinstance(value, jax.Array) and value.dtype != jnp.float64:
+        raise Mistake(f"a JAX array of dtype {value.dtype}: create the array INSIDE `with "
+                      f"jax.enable_x64(True):`; an array made outside stays float32")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise Mistake(f"expected one number, the variance; got {type(value).__name__}") from None
+    if abs(number) < 1e-3:
+        raise Mistake(f"got {number:.3g}, float32's answer: near 1e8, float32 numbers are 8 "
+                      f"apart, so 1e8 + 1, + 2 and + 3 all become 1e8. Make the array and "
+                      f"compute inside `with jax.enable_x64(True):`")
+    if np.isclose(number, 1.0):
+        raise Mistake("got 1.0, the sample variance (ddof=1); use jnp.var's default, the mean "
+                      "of the squared deviations")
+    if not np.isclose(number, want, rtol=1e-9):
+        raise Mistake(f"got {number!r}; the variance of 1e8 + 1, 1e8 + 2, 1e8 + 3 is 2/3")
+    return "2/3 exactly, where float32 says 0"
+
+
+@exercise(LESSON, 5, "softplus that neither overflows nor NaNs")
+def softplus(student_fn: Any) -> str:
+    xs = np.array([-100.0, -20.0, -1.0, 0.0, 1.0, 20.0, 100.0], np.float32)
+    if student_fn is jax.nn.softplus:
+        raise Mistake("that is jax.nn.softplus itself: write your own")
+    got = np.asarray(call(student_fn, xs, what=f"softplus(x) for x = {xs.tolist()}"))
+    got = expect_shape(got, xs.shape, "softplus(x)")
+    if not np.all(np.isfinite(got)):
+        raise Mistake(f"softplus(x) = {got.tolist()}: exp(100) overflows float32 (its largest "
+                      f"value is about 3.4e38, exp(88.7)). Rewrite it so that exp only sees "
+                      f"numbers <= 0: log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|))")
+    expect_close(got, np.logaddexp(0.0, xs.astype(np.float64)), "softplus(x)", rtol=1e-5,
+                 atol=1e-6, hint="softplus(x) = log(1 + exp(x))")
+    xs = xs[xs != 0]  # at exactly 0, max(x, 0) and |x| have kinks: the lesson shows it apart
+    try:
+        grads = np.asarray(jax.vmap(jax.grad(student_fn))(xs))
+    except Exception as err:
+        raise Mistake(f"jax.grad(softplus) raised {type(err).__name__}: {str(err)[:120]}") from err
+    if not np.all(np.isfinite(grads)):
+        raise Mistake(f"the gradient is {grads.tolist()}: NaN where exp overflowed. If you used "
+                      f"jnp.where, this is lesson 04's trap: the branch not taken still "
+                      f"computes exp(x) = inf, and inf * 0 = NaN. Use max(x, 0) + "
+                      f"log1p(exp(-|x|)), which never overflows")
+    expect_close(grads, 1 / (1 + np.exp(-xs.astype(np.float64))), "the gradient of softplus",
+                 rtol=1e-5, atol=1e-6, hint="it should be sigmoid(x)")
+    return "finite, right values from -100 to 100, gradients sigmoid(x) away from 0"

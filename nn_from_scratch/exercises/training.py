@@ -1,0 +1,333 @@
+"""Checkers for lesson 08, training: the student writes the four pieces of SGD training.
+
+``one_hot``, ``loss``, ``accuracy`` and ``update`` are compared with the library
+on small random networks and batches made with NumPy, and the usual mistakes get
+their own hints: a transposed or integer one-hot, the seed tutorial's loss that
+also averages over the classes, probabilities where log-probabilities belong,
+accuracy that compares one-hot rows entry by entry, a step UP the gradient, an
+update that forgets the biases. Then two questions about reading a run: which
+epoch to keep (by the validation curve), and what the seed's loss does to the
+gradients.
+"""
+from typing import Any
+
+import jax
+import numpy as np
+
+from .. import losses, model
+from ..train import History
+from ._core import Mistake, NotDone, call, exercise, expect_close, expect_shape
+
+LESSON = "08_training"
+# Every check uses networks of the same layer sizes and batches of the same size, made with
+# NumPy, and runs the student's function (and the reference) under jax.jit: one compile of the
+# whole function, where eager JAX would compile each of its operations, a hundred of them for a
+# gradient. 5 classes: neither a batch size nor 10, so mistakes show.
+SIZES = [8, 6, 6, 5]
+N_CLASSES = SIZES[-1]
+N = 12  # examples per batch
+
+
+def _network(sizes: list[int], seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Parameters with He-sized weights (so that mistakes change the outputs), as float32."""
+    rng = np.random.default_rng(seed)
+    return [((rng.normal(size=(n, m)) * np.sqrt(2 / m)).astype(np.float32),
+             (0.3 * rng.normal(size=n)).astype(np.float32))
+            for m, n in zip(sizes[:-1], sizes[1:])]
+
+
+def _batch(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(images (N, 8), labels (N,), one-hot targets (N, N_CLASSES))`` as NumPy arrays."""
+    rng = np.random.default_rng(seed)
+    images = rng.uniform(size=(N, SIZES[0])).astype(np.float32)
+    labels = rng.integers(0, N_CLASSES, size=N).astype(np.int32)
+    return images, labels, np.eye(N_CLASSES, dtype=np.float32)[labels]
+
+
+_reference_log_probs = jax.jit(model.batched_predict)
+_reference_loss = jax.jit(losses.loss)
+_reference_grad = jax.jit(jax.grad(losses.loss))
+
+
+def _log_probs(params: Any, images: np.ndarray) -> np.ndarray:
+    return np.asarray(_reference_log_probs(params, images))
+
+
+def _fast_call(fn: Any, *args: Any, what: str, static_argnums: tuple[int, ...] = ()) -> Any:
+    """``fn(*args)`` compiled with ``jax.jit`` (fast); if that fails, run as written.
+
+    Running it again without ``jit`` gives the student the error their code really
+    raises (through :func:`call`), or an answer when only ``jit`` objected (a
+    ``float()`` of a traced value, say): the check then judges that answer.
+    """
+    if not callable(fn):
+        return call(fn, *args, what=what)  # the "expected a function" hint
+    try:
+        out = jax.jit(fn, static_argnums=static_argnums)(*args)
+    except (NotImplementedError, NotDone):
+        raise
+    except Exception:
+        return call(fn, *args, what=what)
+    if out is None:
+        raise Mistake(f"{what} returned None: did you forget `return`?")
+    return out
+
+
+@exercise(LESSON, 1, "one_hot")
+def one_hot(student_fn: Any) -> str:
+    cases = [(np.array([3, 0, 4, 1, 1, 0, 2], np.int32), 5),  # 7 labels, 5 classes
+             (np.array([0, 2, 1], np.int32), 6)]  # the top classes 3..5 are absent
+    for labels, k in cases:
+        what = f"one_hot(labels, {k}) for {len(labels)} labels"
+        got = np.asarray(_fast_call(student_fn, labels, k, what=what, static_argnums=(1,)))
+        batch = len(labels)
+        if got.shape == (k, batch):
+            raise Mistake(f"{what} returned shape {got.shape}, the transpose: one ROW per label, "
+                          f"shape ({batch}, {k}). Compare labels[:, None] (a column) with "
+                          f"jnp.arange(k) (a row)")
+        if got.shape == (batch, int(labels.max()) + 1) and k != labels.max() + 1:
+            raise Mistake(f"{what} returned {got.shape[1]} columns, labels.max() + 1; it must "
+                          f"have k = {k} columns, one per class, even when a batch lacks the "
+                          f"top classes")
+        got = expect_shape(got, (batch, k), what)
+        if got.dtype != np.float32:
+            raise Mistake(f"{what} has dtype {got.dtype}; make it float32, like jax.nn.one_hot "
+                          f"and the library (jnp.array(..., dtype=jnp.float32)): the targets "
+                          f"multiply the float32 log-probabilities in the loss, and jit compiles "
+                          f"update again for every new dtype")
+        expect_close(got, np.eye(k, dtype=np.float32)[labels], what,
+                     hint="row i must hold a single 1, in column labels[i], and 0 elsewhere")
+    return "(batch, k) float32 rows with a 1 at each label, for k larger than any label"
+
+
+@exercise(LESSON, 2, "loss")
+def loss(student_fn: Any) -> str:
+    for seed in range(2):
+        params = _network(SIZES, seed)
+        images, labels, targets = _batch(10 + seed)
+        what = f"loss(params, images, targets) for a batch of {N}"
+        got = np.asarray(_fast_call(student_fn, params, images, targets, what=what))
+        want = float(_reference_loss(params, images, targets))
+        if got.shape == (N,):
+            raise Mistake(f"{what} returned shape ({N},), one loss per example; return their "
+                          f"mean, a single number (grad needs a scalar)")
+        if got.shape != ():
+            raise Mistake(f"{what} returned shape {got.shape}; the loss is a single number: "
+                          f"-jnp.mean(jnp.sum(preds * targets, axis=1))")
+        value = float(got)
+        log_probs = _log_probs(params, images)
+        p_true = np.exp(log_probs)[np.arange(N), labels]
+        if np.isnan(value):
+            raise Mistake("the loss is nan: batched_predict already returns LOG-probabilities "
+                          "(negative numbers), so do not take jnp.log of them")
+        wrong = {
+            f"this is the seed tutorial's -jnp.mean(preds * targets), which also averages over "
+            f"the {N_CLASSES} classes: our loss / {N_CLASSES}. Sum over the classes (axis=1), "
+            f"then take the mean over the examples": want / N_CLASSES,
+            "used probabilities where log-probabilities belong: batched_predict already returns "
+            "log-probabilities, so use them as they are, with no jnp.exp":
+                -float(np.mean(p_true)),
+            "used probabilities where log-probabilities belong (and averaged over the classes "
+            "too): use batched_predict's log-probabilities as they are, sum them over the "
+            "classes and average over the examples": -float(np.mean(p_true)) / N_CLASSES,
+            "the sign is wrong: cross-entropy is MINUS the mean log-probability of the true "
+            "class, a positive number": -want,
+            "this is the sum over the batch; take the mean over the examples, so that the step "
+            "size does not depend on the batch size": N * want,
+        }
+        for hint, value_if_wrong in wrong.items():
+            if np.isclose(value, value_if_wrong, rtol=1e-4):
+                raise Mistake(hint)
+        expect_close(value, want, what, hint="-mean over examples of sum over classes of "
+                                             "targets * log-probabilities")
+    params = _network(SIZES, 0)
+    images, _, targets = _batch(10)
+    try:
+        jax.jit(jax.grad(student_fn))(params, images, targets)
+    except (NotImplementedError, NotDone):
+        raise
+    except Exception as err:
+        raise Mistake(f"jax.grad could not differentiate your loss ({type(err).__name__}): "
+                      f"build it from jnp operations on batched_predict's output, with no np. "
+                      f"functions and no float()") from None
+    return "mean cross-entropy, equal to the library's on 2 networks, and jax.grad works on it"
+
+
+@exercise(LESSON, 3, "accuracy")
+def accuracy(student_fn: Any) -> str:
+    params = _network(SIZES, 3)
+    images, _, _ = _batch(20)
+    predicted = np.argmax(_log_probs(params, images), axis=1)
+    # 9 of the 12 targets are what the network predicts, 3 are another class: accuracy 0.75
+    right = np.arange(N) < 9
+    target_class = np.where(right, predicted, (predicted + 1) % N_CLASSES)
+    targets = np.eye(N_CLASSES, dtype=np.float32)[target_class]
+    want = 0.75
+    what = f"accuracy(params, images, targets) for {N} examples, 9 of them right"
+    try:
+        got = np.asarray(_fast_call(student_fn, params, images, targets, what=what))
+    except Mistake as err:
+        if "broadcast" in str(err) or "shapes" in str(err):
+            raise Mistake("compared class indices (batch,) with the one-hot targets "
+                          "(batch, k): turn the targets into classes first, "
+                          "jnp.argmax(targets, axis=1)") from None
+        raise
+    if got.shape == (N,):
+        raise Mistake("returned one True/False per example; accuracy is their mean, the "
+                      "fraction right: jnp.mean(...)")
+    if got.shape != ():
+        raise Mistake(f"returned shape {got.shape}; accuracy is one number, the fraction of "
+                      f"examples whose predicted class equals the target class")
+    value = float(got)
+    entrywise = 1 - 2 * (1 - want) / N_CLASSES  # a wrong row still matches in k - 2 places
+    if np.isclose(value, entrywise):
+        raise Mistake(f"got {value:.3g}, not 0.75: one-hot rows were compared entry by entry, so "
+                      f"a wrong row still agrees in {N_CLASSES - 2} of its {N_CLASSES} places. "
+                      f"Compare classes: jnp.argmax(predictions, axis=1) == "
+                      f"jnp.argmax(targets, axis=1)")
+    if np.isclose(value, 9):
+        raise Mistake("returned the count of right answers, 9; accuracy is the fraction, 0.75 "
+                      "(jnp.mean, not jnp.sum)")
+    if np.isclose(value, 75):
+        raise Mistake("returned a percentage, 75; return the fraction, 0.75")
+    if not np.isclose(value, want, atol=1e-6):
+        raise Mistake(f"got {value:.4g}, expected 0.75: take the argmax over the classes "
+                      f"(axis=1) of both the predictions and the targets, and the mean of where "
+                      f"they agree")
+    return f"the fraction of examples whose argmax matches the target's (0.75 on {N} examples)"
+
+
+@exercise(LESSON, 4, "update")
+def update(student_fn: Any) -> str:
+    params = _network(SIZES, 4)
+    images, _, targets = _batch(40)
+    grads = [(np.asarray(dw), np.asarray(db))
+             for dw, db in _reference_grad(params, images, targets)]
+    structure = jax.tree.structure(params)
+    for step_size in (0.1, 0.5):
+        what = f"update(params, x, y, {step_size})"
+        try:  # the training loop compiles update, so it must work under jit
+            got = jax.jit(student_fn)(params, images, targets, step_size)
+        except (NotImplementedError, NotDone):
+            raise
+        except Exception as err:
+            call(student_fn, params, images, targets, step_size, what=what)  # its own error
+            raise Mistake(f"{what} works as written but not under jax.jit ({type(err).__name__}), "
+                          f"and the training loop compiles it: use jnp operations on the "
+                          f"values, with no float() or if on them") from None
+        if got is None:
+            raise Mistake(f"{what} returned None: did you forget `return`?")
+        if str(jax.tree.structure(got)) != str(structure):  # e.g. lists instead of tuples
+            raise Mistake(f"{what} returned {jax.tree.structure(got)}; return the same structure "
+                          f"as params, a list of (W, b) tuples, so that the result can be passed "
+                          f"straight back in (jit and lax.scan need that)")
+        new = [(np.asarray(w), np.asarray(b)) for w, b in got]
+        w0, dw0 = params[0][0], grads[0][0]
+        moved = (w0 - new[0][0]).ravel() @ dw0.ravel() / (dw0.ravel() @ dw0.ravel())
+        if all(np.allclose(nw, dw, atol=1e-6) for (nw, _), (dw, _) in zip(new, grads)):
+            raise Mistake("returned the gradients; return the new parameters, "
+                          "w - step_size * dw and b - step_size * db")
+        if np.isclose(moved, -step_size, rtol=1e-3):
+            raise Mistake("the step goes UP the gradient (w + step_size * dw), so the loss grows; "
+                          "subtract: w - step_size * dw")
+        if all(np.array_equal(nb, b) for (_, nb), (_, b) in zip(new, params)) and not np.isclose(
+                moved, 0):
+            raise Mistake("the weights moved but the biases did not: update every (W, b), "
+                          "b - step_size * db too")
+        if all(np.array_equal(nw, w) for (nw, _), (w, _) in zip(new, params)):
+            raise Mistake("the weights did not move: update W as well as b, "
+                          "w - step_size * dw")
+        if np.isclose(moved, step_size / N_CLASSES, rtol=1e-3):
+            raise Mistake(f"the step is {N_CLASSES}x too small: that is the gradient of the seed "
+                          f"tutorial's loss, our loss / n_classes. Take grad of the lesson's "
+                          f"loss")
+        if not np.isclose(moved, step_size, rtol=1e-3) and moved > 0:
+            raise Mistake(f"the weights moved by {moved:.3g} x the gradient with step_size = "
+                          f"{step_size}: use the step_size argument, w - step_size * dw")
+        for i, ((nw, nb), (w, b), (dw, db)) in enumerate(zip(new, params, grads)):
+            expect_close(nw, w - step_size * dw, f"W of layer {i} after {what}",
+                         hint="W - step_size * dW, with dW from jax.grad(loss)")
+            expect_close(nb, b - step_size * db, f"b of layer {i} after {what}",
+                         hint="b - step_size * db, with db from jax.grad(loss)")
+    return "params - step_size * grad(loss), for every W and b, at two step sizes"
+
+
+def _history(val_accuracy: list[float], val_loss: list[float]) -> History:
+    """A made-up run: training accuracy rises every epoch; the validation curves are given."""
+    n = len(val_accuracy)
+    train_accuracy = tuple(np.linspace(0.8, 1.0, n))
+    return History("scan", 128, 31, 0.5, epoch_time=(0.2,) * n,
+                   train_loss=tuple(np.linspace(0.6, 0.01, n)), train_accuracy=train_accuracy,
+                   val_loss=tuple(val_loss), val_accuracy=tuple(val_accuracy))
+
+
+@exercise(LESSON, 5, "best_epoch")
+def best_epoch(student_fn: Any) -> str:
+    runs = [  # (validation accuracy, validation loss, best epoch counted from 1)
+        ([0.80, 0.86, 0.89, 0.92, 0.91, 0.90, 0.905, 0.90],
+         [0.60, 0.40, 0.32, 0.27, 0.29, 0.31, 0.33, 0.36], 4),
+        ([0.70, 0.78, 0.84, 0.85, 0.88, 0.87],
+         [0.80, 0.55, 0.40, 0.42, 0.43, 0.41], 5),   # the lowest loss is at epoch 3
+        ([0.75, 0.81, 0.86, 0.90], [0.7, 0.5, 0.4, 0.3], 4),  # still improving at the end
+    ]
+    for val_accuracy, val_loss, want in runs:
+        history = _history(val_accuracy, val_loss)
+        got = call(student_fn, history, what="best_epoch(history)")
+        try:
+            whole = np.ndim(got) == 0 and int(got) == float(got)
+        except (TypeError, ValueError):
+            whole = False
+        if not whole:
+            raise Mistake(f"best_epoch returned {got!r}; return an epoch number, an int")
+        got = int(got)
+        if got == want:
+            continue
+        if got == want - 1:
+            raise Mistake(f"returned {got}, the index in the list; epochs count from 1 (the "
+                          f"first epoch is epoch 1), so add 1")
+        if got == len(val_accuracy) and want != got:
+            raise Mistake(f"returned the last epoch, {got}, where the training accuracy is "
+                          f"highest; choose by the VALIDATION accuracy, which peaked at epoch "
+                          f"{want}")
+        if got == 1 + int(np.argmin(val_loss)):
+            raise Mistake(f"returned {got}, where the validation LOSS is lowest; the exercise "
+                          f"asks for the highest validation accuracy (epoch {want} here)")
+        raise Mistake(f"returned {got} for a run whose validation accuracy per epoch was "
+                      f"{val_accuracy}; expected {want}: 1 + the argmax of "
+                      f"history.val_accuracy")
+    return "the epoch with the highest validation accuracy, counted from 1, on 3 runs"
+
+
+@exercise(LESSON, 6, "seed loss gradient ratio")
+def seed_gradient_ratio(ratio: Any) -> str:
+    value = float(ratio)
+    if not np.isfinite(value) or value <= 0:
+        raise Mistake(f"got {ratio!r}; divide the gradient norm of our loss by the seed loss's")
+    if np.isclose(value, 0.1, rtol=1e-3):
+        raise Mistake("got 0.1: the ratio is (our gradient norm) / (the seed's), the other way up")
+    if np.isclose(value, 1, rtol=1e-3):
+        raise Mistake("got 1: both gradients are the same, so one of the two losses is not the "
+                      "seed's -jnp.mean(preds * targets)")
+    if not np.isclose(value, 10, rtol=1e-3):
+        raise Mistake(f"got {value:.4g}; the seed's loss averages over 10 classes as well as the "
+                      f"examples, so its gradient is ours / 10 exactly: the ratio is 10. Use the "
+                      f"global norm, the square root of the sum of every leaf's squares")
+    return ("our gradients are exactly 10x the seed's: the seed's loss at step size s trains "
+            "like ours at s / 10")
+
+
+@exercise(LESSON, 7, "a smaller network")
+def small_network_gap(gap: Any) -> str:
+    value = float(gap)
+    if not np.isfinite(value):
+        raise Mistake(f"got {gap!r}; subtract the small network's final validation accuracy from "
+                      f"the big one's")
+    if abs(value) > 1:
+        raise Mistake(f"got {value:.3g}: accuracies are fractions in [0, 1], so their difference "
+                      f"is too; did you use percentages?")
+    if abs(value) > 0.1:
+        raise Mistake(f"got {value:.3g}, a gap of over 10 points: did both networks train for "
+                      f"EPOCHS epochs with the same step size, and do you compare the last "
+                      f"epoch's validation accuracies?")
+    return (f"the 784-64-10 network is within {abs(value):.3f} of the 669,706-parameter one: on "
+            f"small digits, width is not what limits accuracy")

@@ -1,0 +1,230 @@
+"""Checkers for lesson 06, vmap: the student batches functions written for one example.
+
+Each answer is a function made with ``jax.vmap``; it is called on small NumPy
+inputs whose every row (and column) differs, so that a wrong pairing shows, and
+compared with a NumPy reference. The checkers know the usual mistakes: a shared
+input that is mapped too (``in_axes`` without ``None``), a batch in the wrong
+axis, nesting that is the wrong way round, one gradient for the whole batch
+instead of one per example.
+"""
+from typing import Any
+
+import numpy as np
+
+from ._core import Mistake, call, exercise, expect_close, expect_shape
+
+LESSON = "06_vmap"
+
+
+def _normal(seed: int, shape: tuple[int, ...]) -> np.ndarray:
+    return np.random.default_rng(seed).normal(size=shape).astype(np.float32)
+
+
+def _convolve(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The lesson's ``convolve`` in NumPy: ``(n,)`` and ``(3,)`` -> ``(n - 2,)``."""
+    return np.array([x[i:i + len(w)] @ w for i in range(len(x) - len(w) + 1)])
+
+
+def _call_mapped(fn: Any, *args: Any, what: str, shared: str) -> Any:
+    """``call``, turning vmap's complaints about mapped sizes into a hint about ``None``."""
+    try:
+        return call(fn, *args, what=what)
+    except Mistake as err:
+        message = str(err)
+        # vmap's own complaints, or convolve given a number where a mapped vector was cut up
+        if any(sign in message for sign in ("inconsistent sizes", "rank", "len(in_axes)",
+                                            "unsized object")):
+            raise Mistake(f"{what}: vmap could not map the inputs as asked. {shared}") from None
+        raise
+
+
+# The three inputs of the dot-product checks: (6, 4) batches with different rows.
+A, B = _normal(0, (6, 4)), _normal(1, (6, 4))
+
+
+@exercise(LESSON, 1, "dot_vmap")
+def dot_vmap(student_fn: Any) -> str:
+    what = "dot_vmap(a, b) for a, b of shape (6, 4)"
+    try:
+        got = call(student_fn, A, B, what=what)
+    except Mistake as err:
+        if "contracting dimensions" in str(err) or "dot_general" in str(err):
+            raise Mistake("jnp.dot was given a whole (6, 4) matrix, and two of those do not "
+                          "multiply: vmap it over axis 0 of both inputs, jax.vmap(jnp.dot, "
+                          "in_axes=(0, 0)), so that every call gets one row of each") from None
+        raise
+    got = np.asarray(got)
+    if got.shape == (6, 6):
+        raise Mistake("returned shape (6, 6): every row of a against every row of b. Map BOTH "
+                      "inputs over axis 0 (in_axes=(0, 0), the default) so that call i pairs "
+                      "row i of a with row i of b only")
+    if got.shape == (4,):
+        raise Mistake("returned shape (4,): it mapped over axis 1, the columns; the rows are "
+                      "axis 0 (in_axes=(0, 0), the default)")
+    expect_close(got, np.einsum("bi,bi->b", A, B), what, atol=1e-4,
+                 hint="out[i] must be jnp.dot(a[i], b[i])")
+    return "(batch,) dot products of matching rows, as einsum('bi,bi->b', a, b)"
+
+
+@exercise(LESSON, 2, "convolve_shared")
+def convolve_shared(student_fn: Any) -> str:
+    xs, w = _normal(2, (4, 7)), _normal(3, (3,))  # 4 signals, ONE kernel
+    what = "convolve_shared(xs, w) for xs (4, 7) and w (3,)"
+    got = _call_mapped(student_fn, xs, w, what=what,
+                       shared="The kernel is shared by every signal, so it is not mapped: "
+                              "in_axes=(0, None)")
+    want = np.stack([_convolve(x, w) for x in xs])
+    got = np.asarray(got)
+    if got.shape != want.shape:
+        raise Mistake(f"{what} returned shape {got.shape}; expected {want.shape}, one row per "
+                      f"signal: map the signals over axis 0 and pass the kernel whole "
+                      f"(in_axes=(0, None))")
+    expect_close(got, want, what, atol=1e-4, hint="row i must be convolve(xs[i], w)")
+    return "every signal convolved with the one shared kernel (in_axes=(0, None))"
+
+
+@exercise(LESSON, 3, "zipped")
+def zipped(student_fn: Any) -> str:
+    xs, ws = _normal(4, (5, 3)), _normal(5, (3, 5))  # batch in the rows of xs, columns of ws
+    every_pair = xs @ ws  # [i, j]: row i with column j
+    for scale in (2.5, -1.0):
+        what = f"zipped(xs, ws, {scale}) for xs (5, 3) and ws (3, 5)"
+        try:
+            got = call(student_fn, xs, ws, scale, what=what)
+        except Mistake as err:
+            message = str(err)
+            if "len(in_axes)" in message:
+                raise Mistake("in_axes needs one entry per argument of weighted_sum: three, "
+                              "e.g. (0, 1, None)") from None
+            if "rank" in message:
+                raise Mistake("the scale is one number shared by every call, so it cannot be "
+                              "mapped: its in_axes entry is None") from None
+            if "inconsistent sizes" in message:
+                raise Mistake("ws keeps its batch in axis 1 (its columns), so its in_axes entry "
+                              "is 1: in_axes=(0, 1, None)") from None
+            raise
+        got = np.asarray(got)
+        if got.shape == (5, 5):
+            raise Mistake("returned shape (5, 5), every row against every column; zipping pairs "
+                          "row i of xs with column i of ws only: one vmap, in_axes=(0, 1, None)")
+        if got.shape != (5,):
+            raise Mistake(f"{what} returned shape {got.shape}; expected (5,), one number per "
+                          f"pair: the batch is axis 0 of xs (its rows) and axis 1 of ws (its "
+                          f"columns), so in_axes=(0, 1, None)")
+        want = scale * np.diag(every_pair)
+        if not np.allclose(got, want, atol=1e-4):
+            if np.allclose(np.sort(got), np.sort(want), atol=1e-4):
+                raise Mistake("the right numbers in the wrong order: element i must pair row i "
+                              "of xs with column i of ws")
+            if np.allclose(got, np.diag(every_pair), atol=1e-4):
+                raise Mistake("the scale was not applied: pass it to weighted_sum as the third "
+                              "argument (in_axes None)")
+            raise Mistake(f"{what} gives {np.round(got, 3)}, expected {np.round(want, 3)}: call "
+                          f"i must pair row i of xs with COLUMN i of ws (in_axes=(0, 1, None))")
+    return "row i of xs zipped with column i of ws, the scale shared"
+
+
+@exercise(LESSON, 4, "pairwise")
+def pairwise(student_fn: Any) -> str:
+    a, b = _normal(6, (5, 4)), _normal(7, (7, 4))
+    what = "pairwise(a, b) for a (5, 4) and b (7, 4)"
+    try:
+        got = call(student_fn, a, b, what=what)
+    except Mistake as err:
+        if "inconsistent sizes" in str(err):
+            raise Mistake("vmap tried to zip a's 5 rows with b's 7: one vmap over both inputs "
+                          "pairs row i with row i only. Nest two: the inner one maps b "
+                          "(in_axes=(None, 0)), the outer one maps a (in_axes=(0, None))") from None
+        raise
+    got = np.asarray(got)
+    want = a @ b.T
+    if got.shape == (7, 5) and np.allclose(got, want.T, atol=1e-4):
+        raise Mistake("returned (7, 5), the transpose: the OUTER vmap must map the rows of a "
+                      "(in_axes=(0, None)) and the inner one the rows of b (in_axes=(None, 0))")
+    if got.shape != (5, 7):
+        raise Mistake(f"{what} returned shape {got.shape}; expected (5, 7), one row per row of a "
+                      f"and one column per row of b: nest two vmaps")
+    expect_close(got, want, what, atol=1e-4, hint="entry [i, j] must be jnp.dot(a[i], b[j])")
+    return "(n, m) dot products of every row of a with every row of b, by nested vmap"
+
+
+def _linear_grads(theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Per-example gradients of (theta . x - y)**2 with respect to theta: (n, 3)."""
+    return 2 * (x @ theta - y)[:, None] * x
+
+
+THETA = np.array([0.5, -1.0, 2.0], np.float32)
+X8 = _normal(8, (8, 3))
+Y8 = np.linspace(-2.0, 3.0, 8).astype(np.float32)
+
+
+@exercise(LESSON, 5, "per_example_grads")
+def per_example_grads(student_fn: Any) -> str:
+    what = "per_example_grads(theta, X, Y) for 8 examples"
+    got = _call_mapped(student_fn, THETA, X8, Y8, what=what,
+                       shared="theta is the same for every example, so it is not mapped: "
+                              "in_axes=(None, 0, 0)")
+    got = np.asarray(got)
+    want = _linear_grads(THETA, X8, Y8)
+    if got.shape == (3,):
+        raise Mistake("returned ONE gradient (3,) for 8 examples, the gradient of the batch's "
+                      "loss; vmap the gradient of ONE example's loss instead: "
+                      "jax.vmap(jax.grad(example_loss), in_axes=(None, 0, 0))")
+    if got.shape == (8,):
+        raise Mistake("returned (8,), one number per example: the losses, not their gradients. "
+                      "vmap jax.grad(example_loss), not example_loss")
+    got = expect_shape(got, want.shape, what)
+    residual = (X8 @ THETA - Y8)[:, None]
+    if np.allclose(got, 2 * residual * THETA, atol=1e-4):
+        raise Mistake("that is the gradient with respect to x; the model's parameters are "
+                      "theta, the first argument, which jax.grad differentiates by default "
+                      "(no argnums)")
+    expect_close(got, want, what, atol=1e-4,
+                 hint="row i must be jax.grad(example_loss)(theta, X[i], Y[i])")
+    return "one gradient per example, (n, 3), by vmap(grad(example_loss))"
+
+
+@exercise(LESSON, 6, "convolve_kernels")
+def convolve_kernels(student_fn: Any) -> str:
+    x, kernels = _normal(9, (7,)), _normal(10, (4, 3))  # ONE signal, 4 kernels
+    what = "convolve_kernels(x, kernels) for x (7,) and kernels (4, 3)"
+    got = _call_mapped(student_fn, x, kernels, what=what,
+                       shared="The signal is shared by every kernel, so it is not mapped: "
+                              "in_axes=(None, 0)")
+    want = np.stack([_convolve(x, k) for k in kernels])
+    got = np.asarray(got)
+    if got.shape != want.shape:
+        raise Mistake(f"{what} returned shape {got.shape}; expected {want.shape}, one row per "
+                      f"kernel: share the signal and map the kernels (in_axes=(None, 0))")
+    expect_close(got, want, what, atol=1e-4, hint="row j must be convolve(x, kernels[j])")
+    return "one signal convolved with each kernel (in_axes=(None, 0))"
+
+
+@exercise(LESSON, 7, "clipped_mean_grad")
+def clipped_mean_grad(student_fn: Any) -> str:
+    grads = _linear_grads(THETA, X8, Y8)  # (8, 3)
+    norms = np.linalg.norm(grads, axis=1)
+    max_norm = 2.0  # 3 of the 8 gradients are shorter, 5 longer, and so is their mean (2.7)
+    what = f"clipped_mean_grad(theta, X, Y, max_norm={max_norm:.3g})"
+    got = expect_shape(call(student_fn, THETA, X8, Y8, max_norm, what=what), (3,), what)
+    want = np.mean(grads * np.minimum(1.0, max_norm / norms)[:, None], axis=0)
+    mean = grads.mean(axis=0)
+    wrong = {
+        "no gradient was clipped: scale each gradient longer than max_norm down to max_norm "
+        "(multiply it by max_norm / its norm)": mean,
+        "every gradient was scaled to norm max_norm, the short ones stretched too; only those "
+        "LONGER than max_norm shrink: multiply by jnp.minimum(1, max_norm / norm)":
+            np.mean(grads * (max_norm / norms)[:, None], axis=0),
+        "the mean gradient was clipped; DP-SGD clips each EXAMPLE's gradient first, then takes "
+        "the mean": mean * min(1.0, max_norm / float(np.linalg.norm(mean))),
+        "each component was clipped to [-max_norm, max_norm]; clip the NORM of each gradient "
+        "instead, scaling the whole vector": np.clip(grads, -max_norm, max_norm).mean(axis=0),
+        "that is the sum over the examples; take the mean (jnp.mean(..., axis=0))":
+            np.sum(grads * np.minimum(1.0, max_norm / norms)[:, None], axis=0),
+    }
+    for hint, value in wrong.items():
+        if np.allclose(got, value, atol=1e-4) and not np.allclose(value, want, atol=1e-4):
+            raise Mistake(hint)
+    expect_close(got, want, what, atol=1e-4,
+                 hint="mean over examples of g_i * min(1, max_norm / |g_i|)")
+    return "each example's gradient clipped to max_norm, then averaged"

@@ -1,0 +1,297 @@
+"""Checkers for lesson 13, where next: Optax.
+
+The student writes a training step with any Optax optimizer, SGD with momentum
+as an Optax ``GradientTransformation``, and a warmup-cosine learning-rate
+schedule, then tries Adam at SGD's learning rate. The references are written
+out here in NumPy (SGD, momentum, the schedule), so that a check does not lean
+on the very library it is checking against; the tests confirm that they agree
+with Optax.
+
+Optax comes with the ``lessons`` extra, not with the library: it is imported
+inside the checkers, so that grading and the other lessons work without it.
+"""
+import functools
+from typing import Any
+
+import jax
+import numpy as np
+
+from .. import losses
+from ._core import Mistake, call, exercise, expect_close
+
+LESSON = "13_where_next"
+SIZES = [8, 6, 4]  # a small network: NumPy inputs and one shape keep every check fast
+STEP_LR, STEP_BETA = 0.1, 0.9  # the optimizer of the training-step check
+
+
+def _optax() -> Any:
+    try:
+        import optax
+    except ImportError:
+        raise Mistake("optax is not installed: pip install -e '.[lessons]'") from None
+    return optax
+
+
+def _network() -> list[tuple[np.ndarray, np.ndarray]]:
+    """A [8, 6, 4] network's (W, b) with He-sized weights (so mistakes show), float32."""
+    rng = np.random.default_rng(0)
+    return [((rng.normal(size=(n, m)) * np.sqrt(2 / m)).astype(np.float32),
+             (0.1 * rng.normal(size=n)).astype(np.float32))
+            for m, n in zip(SIZES[:-1], SIZES[1:])]
+
+
+def _batch() -> tuple[np.ndarray, np.ndarray]:
+    """A batch for it: x (5, 8) in [0, 1) and one-hot y (5, 4)."""
+    rng = np.random.default_rng(100)
+    x = rng.uniform(size=(5, SIZES[0])).astype(np.float32)
+    y = np.eye(SIZES[-1], dtype=np.float32)[rng.integers(0, SIZES[-1], size=5)]
+    return x, y
+
+
+def _leaves(tree: Any) -> list[np.ndarray]:
+    return [np.asarray(leaf, np.float64) for leaf in jax.tree.leaves(tree)]
+
+
+def _close(a: Any, b: Any, rtol: float = 1e-4, atol: float = 1e-6) -> bool:
+    """Two pytrees with the same leaves, up to float rounding."""
+    la, lb = _leaves(a), _leaves(b)
+    return len(la) == len(lb) and all(
+        x.shape == y.shape and np.allclose(x, y, rtol=rtol, atol=atol) for x, y in zip(la, lb))
+
+
+def _tree_map(fn: Any, *trees: Any) -> list[np.ndarray]:
+    """``fn`` leaf by leaf over pytrees, as a flat list of NumPy arrays."""
+    return [fn(*leaves) for leaves in zip(*(_leaves(t) for t in trees))]
+
+
+# Jitted: one compile, where running the gradient op by op would compile every operation.
+_value_and_grad = jax.jit(jax.value_and_grad(losses.loss))
+
+
+def _grads(params: Any, x: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
+    return _leaves(_value_and_grad(params, x, y)[1])
+
+
+def _step_output(out: Any, what: str) -> tuple[Any, Any, Any]:
+    if not (isinstance(out, (tuple, list)) and len(out) == 3):
+        got = f"{type(out).__name__} of length {len(out)}" if isinstance(out, (tuple, list)) \
+            else type(out).__name__
+        raise Mistake(f"{what} should return a tuple (params, opt_state, loss_value); got {got}")
+    return out[0], out[1], out[2]
+
+
+@functools.cache
+def _sgd_with_momentum() -> Any:
+    """One optimizer object for every check: jit compiles a step once per optimizer object."""
+    return _optax().sgd(STEP_LR, momentum=STEP_BETA)
+
+
+@exercise(LESSON, 1, "a training step with Optax")
+def optax_step(student_step: Any) -> str:
+    tx = _sgd_with_momentum()
+    if not callable(student_step):
+        raise Mistake(f"expected a function optax_step(params, opt_state, x, y, tx); got "
+                      f"{type(student_step).__name__}")
+    # Jitted as a training loop would (the optimizer is a static argument): one compile
+    # instead of one per operation, and the step must work on traced arrays.
+    step_fn = jax.jit(student_step, static_argnums=4)
+    params, (x, y) = _network(), _batch()
+    lr, beta = STEP_LR, STEP_BETA
+    value_want, g1 = _value_and_grad(params, x, y)
+    g1 = _leaves(g1)
+    first_state = tx.init(params)
+    what = f"optax_step(params, opt_state, x, y, optax.sgd({lr}, momentum={beta}))"
+    try:
+        out = call(step_fn, params, first_state, x, y, tx, what=what)
+    except Mistake as err:
+        if "abstract array" in str(err) and "tx" in str(err):
+            raise Mistake("the optimizer tx is not an array, so a jitted optax_step must mark it "
+                          "static: jax.jit(optax_step, static_argnames='tx'); or leave "
+                          "optax_step un-jitted and jit the loop that calls it") from None
+        raise
+    new, state, value = _step_output(out, what)
+    if str(jax.tree.structure(new)) != str(jax.tree.structure(params)):
+        raise Mistake(f"the new params should have the structure of the old ones (a list of "
+                      f"(W, b)); got {jax.tree.structure(new)}. Return "
+                      f"optax.apply_updates(params, updates)")
+    if _close(new, params):
+        raise Mistake("the params came back unchanged: return the NEW params, "
+                      "optax.apply_updates(params, updates)")
+    if _close(new, _tree_map(lambda p, g: p + lr * g, params, g1)):
+        raise Mistake("the step went uphill: the updates already carry the minus sign "
+                      "(optax.sgd's updates are -learning_rate * grads), so ADD them with "
+                      "optax.apply_updates(params, updates), do not subtract them")
+    if any(_close(new, _tree_map(lambda p, g, s=sign: p + s * g, params, g1))
+           for sign in (1, -1)):
+        raise Mistake("the raw gradients were applied: pass them through the optimizer "
+                      "first, updates, opt_state = tx.update(grads, opt_state, params), and "
+                      "apply the updates")
+    want = _tree_map(lambda p, g: p - lr * g, params, g1)  # our update: the velocity starts at 0
+    if not _close(new, want):
+        raise Mistake(f"the first step with optax.sgd({lr}) should give exactly our "
+                      f"update(params, x, y, {lr}): value_and_grad of loss, tx.update, "
+                      f"optax.apply_updates")
+    expect_close(value, value_want, "the returned loss value",
+                 hint="return the batch's loss at the params you were given, the value "
+                      "from jax.value_and_grad(loss)(params, x, y)")
+    if _close(state, first_state, rtol=0, atol=0):
+        raise Mistake("the opt_state came back unchanged: return the NEW state from tx.update, "
+                      "or the optimizer forgets what it learned (here, momentum's velocity)")
+
+    # The second step needs the state of the first: velocity = beta * g1 + g2.
+    treedef = jax.tree.structure(params)
+    g2 = _grads(jax.tree.unflatten(treedef, [w.astype(np.float32) for w in want]), x, y)
+    want = _tree_map(lambda p, a, b: p - lr * (beta * a + b), want, g1, g2)
+    what = "optax_step at step 2, with the state from step 1"
+    new, _, _ = _step_output(call(step_fn, new, state, x, y, tx, what=what), what)
+    if not _close(new, want, atol=1e-5):
+        raise Mistake("the second step does not follow from the first: call "
+                      "tx.update(grads, opt_state, params) with the opt_state you were given, "
+                      "and return the state it gives back")
+    return (f"with optax.sgd({lr}, momentum={beta}): step 1 equals our update, step 2 carries "
+            f"the optimizer's state along")
+
+
+def _momentum_tx(student_fn: Any, lr: float, beta: float) -> Any:
+    tx = call(student_fn, lr, beta, what=f"momentum({lr}, beta={beta})")
+    if not (callable(getattr(tx, "init", None)) and callable(getattr(tx, "update", None))):
+        raise Mistake(f"momentum(...) should return optax.GradientTransformation(init, update), "
+                      f"an object with .init and .update; got {type(tx).__name__}")
+    return tx
+
+
+@exercise(LESSON, 2, "momentum as an Optax transformation")
+def momentum(student_fn: Any) -> str:
+    params = _network()
+    rng = np.random.default_rng(5)
+    grads = [[(rng.normal(size=w.shape).astype(np.float32),
+               rng.normal(size=b.shape).astype(np.float32)) for w, b in params]
+             for _ in range(3)]
+    for lr, beta in ((0.1, 0.9), (0.3, 0.5)):
+        tx = _momentum_tx(student_fn, lr, beta)
+        state = call(tx.init, params, what="init(params)")
+        leaves = _leaves(state)
+        if sum(leaf.size for leaf in leaves) != sum(leaf.size for leaf in _leaves(params)):
+            raise Mistake("init(params) should return the velocity: one array of zeros for each "
+                          "array of params, jax.tree.map(jnp.zeros_like, params)")
+        if any(np.any(leaf != 0) for leaf in leaves):
+            raise Mistake("the velocity must start at zero: init(params) returns "
+                          "jax.tree.map(jnp.zeros_like, params), not the params")
+        velocity = _tree_map(np.zeros_like, params)
+        for step, g in enumerate(grads, 1):
+            what = f"update(grads, state, params) at step {step}"
+            try:
+                out = call(tx.update, g, state, params, what=what)
+            except Mistake as err:
+                if "positional argument" in str(err):
+                    raise Mistake("update must take (grads, state, params=None): Optax passes the "
+                                  "params too, for the optimizers that need them") from None
+                raise
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise Mistake(f"update should return a pair (updates, new_state); got "
+                              f"{type(out).__name__}")
+            updates, state = out
+            velocity = _tree_map(lambda v, gi, b=beta: b * v + gi, velocity, g)
+            want = _tree_map(lambda v, a=lr: -a * v, velocity)
+            if _close(updates, want):
+                continue
+            if _close(updates, _tree_map(lambda v, a=lr: a * v, velocity)):
+                raise Mistake("the updates point uphill: optax.apply_updates ADDS them to the "
+                              "params, so return -learning_rate * velocity")
+            if step == 1 and _close(updates, _tree_map(lambda gi, a=lr, b=beta: -a * (1 - b) * gi,
+                                                       g)):
+                raise Mistake("the velocity averages the gradients, (1 - beta) * grads: that is "
+                              "Adam's moving average. Momentum adds the whole gradient: "
+                              "velocity = beta * velocity + grads")
+            if step > 1 and _close(updates, _tree_map(lambda gi, a=lr: -a * gi, g)):
+                raise Mistake(f"step {step} ignored the earlier gradients: return the NEW "
+                              f"velocity as the state, and add beta * velocity to the gradient")
+            raise Mistake(f"the updates at step {step} (learning_rate={lr}, beta={beta}) should "
+                          f"be -learning_rate * velocity, with velocity = beta * velocity + grads")
+    return "equals optax.sgd(learning_rate, momentum=beta) over 3 steps, for two settings"
+
+
+def _warmup_cosine_reference(steps: np.ndarray, peak: float, warmup: int, decay: int) -> np.ndarray:
+    """optax.warmup_cosine_decay_schedule(0.0, peak, warmup, decay), written out in NumPy."""
+    progress = np.clip((steps - warmup) / (decay - warmup), 0.0, 1.0)
+    cosine = peak * 0.5 * (1 + np.cos(np.pi * progress))
+    return np.where(steps < warmup, peak * steps / warmup, cosine)
+
+
+SCHEDULES = ((1e-3, 10, 50), (0.5, 4, 20))  # (peak_value, warmup_steps, decay_steps)
+
+
+@exercise(LESSON, 3, "a warmup-cosine schedule")
+def warmup_cosine(student_fn: Any) -> str:
+    if not callable(student_fn):
+        raise Mistake(f"expected a function warmup_cosine(step, peak_value, warmup_steps, "
+                      f"decay_steps); got {type(student_fn).__name__}")
+    for peak, warmup, decay in SCHEDULES:
+        steps = np.arange(60, dtype=np.int32)  # past the end of both schedules
+        what = f"warmup_cosine(step, {peak}, {warmup}, {decay}) inside jax.jit"
+        try:  # optax calls a schedule with a traced step count, inside the jitted step
+            got = call(jax.jit(lambda s, p=peak, w=warmup, d=decay: student_fn(s, p, w, d)),
+                       steps, what=what)
+        except Mistake as err:
+            text = str(err)
+            if "Tracer" in text or "Concretization" in text or "truth value" in text:
+                raise Mistake("Optax calls the schedule with a traced step count inside a jitted "
+                              "step, where Python's `if` and math/NumPy functions cannot see its "
+                              "value (lesson 05): use jnp.where, jnp.clip and jnp.cos") from None
+            raise
+        got = np.asarray(got, np.float64)
+        if got.shape != steps.shape:
+            raise Mistake(f"given {len(steps)} steps at once, it returned shape {got.shape}; "
+                          f"compute elementwise with jnp.where rather than Python's `if`")
+        want = _warmup_cosine_reference(steps, peak, warmup, decay)
+        if np.allclose(got, want, rtol=1e-4, atol=1e-6 * peak):
+            continue
+        if np.any(got < -1e-6 * peak):
+            raise Mistake("the rate goes negative: the cosine runs from 1 to -1, so use "
+                          "0.5 * (1 + cos(pi * progress)), which runs from 1 to 0")
+        after = steps >= warmup
+        if not np.allclose(got[~after], want[~after], rtol=1e-4, atol=1e-6 * peak):
+            raise Mistake(f"the warmup should rise linearly from 0 at step 0 to peak_value at "
+                          f"step warmup_steps: peak_value * step / warmup_steps (it gave "
+                          f"{got[1]:.3g} at step 1 for peak_value={peak}, warmup_steps={warmup})")
+        unclipped = peak * 0.5 * (1 + np.cos(np.pi * (steps - warmup) / (decay - warmup)))
+        if np.allclose(got[after], unclipped[after], rtol=1e-4, atol=1e-6 * peak):
+            raise Mistake("after decay_steps the rate rises again: clip the progress to at most "
+                          "1 (jnp.clip or jnp.minimum) so that it stays at 0")
+        if abs(got[warmup] - peak) > 1e-4 * peak:
+            raise Mistake(f"at step warmup_steps the rate should be peak_value ({peak}); got "
+                          f"{got[warmup]:.3g}: the cosine starts where the warmup ends, "
+                          f"progress = (step - warmup_steps) / (decay_steps - warmup_steps)")
+        if got[decay] > 1e-3 * peak:
+            raise Mistake(f"at step decay_steps the rate should have reached 0; got "
+                          f"{got[decay]:.3g}. As in Optax, decay_steps counts the warmup too: "
+                          f"progress = (step - warmup_steps) / (decay_steps - warmup_steps)")
+        worst = float(np.max(np.abs(got - want)))
+        raise Mistake(f"off by up to {worst:.3g} for peak_value={peak}, warmup_steps={warmup}, "
+                      f"decay_steps={decay}: a linear warmup to peak_value, then "
+                      f"peak_value * 0.5 * (1 + cos(pi * progress))")
+    return ("equals optax.warmup_cosine_decay_schedule for two settings, all steps at once "
+            "under jit")
+
+
+@exercise(LESSON, 4, "Adam at SGD's learning rate")
+def adam_at_sgd_rate(val_accuracy: Any) -> str:
+    try:
+        value = float(np.asarray(val_accuracy))
+    except (TypeError, ValueError):
+        raise Mistake(f"expected the validation accuracy, one number; got "
+                      f"{type(val_accuracy).__name__}") from None
+    if not np.isfinite(value):
+        raise Mistake(f"got {value}: set it to the last validation accuracy of the run, "
+                      f"history.val_accuracy[-1]")
+    if not 0 <= value <= 1:
+        raise Mistake(f"got {value:g}: an accuracy is a fraction between 0 and 1 (the last "
+                      f"entry of history.val_accuracy), not a percentage")
+    if value > 0.8:
+        raise Mistake(f"{value:.3f} is as good as a well-tuned run: did you train with "
+                      f"optax.adam(STEP_SIZE), learning rate 0.2, not Adam's usual 1e-3?")
+    if value > 0.5:
+        raise Mistake(f"{value:.3f} is more than Adam at learning rate 0.2 should reach in two "
+                      f"epochs: train a fresh network with optax.adam(STEP_SIZE)")
+    return (f"validation accuracy {value:.3f}: Adam moves every weight by about the learning "
+            f"rate each step, and 0.2 is far larger than the weights themselves")

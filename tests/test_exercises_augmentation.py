@@ -1,0 +1,162 @@
+"""Lesson 10's checkers: each accepts the reference, says "not done" to the stub, and catches
+the typical mistakes with a hint that names the fix."""
+import jax
+import jax.numpy as jnp
+import pytest
+from conftest import assert_result, stub
+from jax import lax
+
+from nn_from_scratch.augment import (
+    augment_images,
+    flip_left_right,
+    flip_up_down,
+    identity,
+    random_rotate,
+    rotate_90,
+)
+from nn_from_scratch.exercises import augmentation as check
+
+
+def reference_transpose(img, flag):
+    return lax.cond(flag, lambda im: jnp.swapaxes(im, 0, 1), lambda im: im, img)
+
+
+def test_random_transpose():
+    assert_result(check.random_transpose(reference_transpose), "passed")
+    assert_result(check.random_transpose(stub), "not done", "NotImplementedError")
+
+    def where_version(img, flag):  # also right: jnp.where computes both and picks
+        return jnp.where(flag, jnp.swapaxes(img, 0, 1), img)
+    assert_result(check.random_transpose(where_version), "passed")
+
+    def python_if(img, flag):
+        return jnp.swapaxes(img, 0, 1) if flag else img
+    assert_result(check.random_transpose(python_if), "failed", "Python `if`", "lax.cond")
+
+    def dot_t(img, flag):
+        return lax.cond(flag, lambda im: im.T, lambda im: im, img)
+    assert_result(check.random_transpose(dot_t), "failed", "ALL the axes", "swapaxes")
+
+    def swapped(img, flag):
+        return lax.cond(flag, lambda im: im, lambda im: jnp.swapaxes(im, 0, 1), img)
+    assert_result(check.random_transpose(swapped), "failed", "wrong way round")
+
+    def always(img, flag):
+        return jnp.swapaxes(img, 0, 1)
+    assert_result(check.random_transpose(always), "failed", "with flag False")
+
+    def rotates(img, flag):
+        return random_rotate(img, flag)
+    assert_result(check.random_transpose(rotates), "failed", "swapaxes")
+
+
+def test_one_to_many():
+    assert_result(check.one_to_many(jax.vmap(random_rotate, in_axes=(None, 0))), "passed")
+    assert_result(check.one_to_many(...), "not done", "`...`")
+    assert_result(check.one_to_many(stub), "not done")
+
+    def loop(img, flags):  # also right, only slower
+        return jnp.stack([random_rotate(img, f) for f in flags])
+    assert_result(check.one_to_many(loop), "passed")
+    for wrong in (jax.vmap(random_rotate), jax.vmap(random_rotate, in_axes=(0, 0))):
+        assert_result(check.one_to_many(wrong), "failed", "in_axes None")
+
+    def flips(img, flags):
+        return jax.vmap(lambda f: lax.cond(f, flip_left_right, identity, img))(flags)
+    assert_result(check.one_to_many(flips), "failed", "turned a quarter")
+
+
+def reference_epoch_flags(key, epochs, n):
+    rows = []
+    for _ in range(epochs):
+        key, subkey = jax.random.split(key)
+        rows.append(jax.random.bernoulli(subkey, shape=(n,)))
+    return jnp.stack(rows)
+
+
+def test_epoch_flags():
+    assert_result(check.epoch_flags(reference_epoch_flags), "passed", "debug_key_reuse")
+    assert_result(check.epoch_flags(stub), "not done")
+
+    def other_order(key, epochs, n):  # also right: which half is drawn from does not matter
+        rows = []
+        for _ in range(epochs):
+            subkey, key = jax.random.split(key)
+            rows.append(jax.random.bernoulli(subkey, shape=(n,)))
+        return jnp.stack(rows)
+    assert_result(check.epoch_flags(other_order), "passed")
+
+    def split_once(key, epochs, n):  # also right
+        return jnp.stack([jax.random.bernoulli(k, shape=(n,))
+                          for k in jax.random.split(key, epochs)])
+    assert_result(check.epoch_flags(split_once), "passed")
+
+    def seed_bug(key, epochs, n):  # the seed tutorial's bug
+        rows = []
+        for _ in range(epochs):
+            key, subkey = jax.random.split(key)
+            rows.append(jax.random.bernoulli(key, shape=(n,)))
+        return jnp.stack(rows)
+    assert_result(check.epoch_flags(seed_bug), "failed", "bug is still there", "subkey")
+
+    def frozen(key, epochs, n):
+        rows = []
+        for _ in range(epochs):
+            _, subkey = jax.random.split(key)
+            rows.append(jax.random.bernoulli(subkey, shape=(n,)))
+        return jnp.stack(rows)
+    assert_result(check.epoch_flags(frozen), "failed", "same flags", "keep the new key")
+
+    def no_split(key, epochs, n):
+        return jnp.stack([jax.random.bernoulli(key, shape=(n,)) for _ in range(epochs)])
+    assert_result(check.epoch_flags(no_split), "failed", "same flags")
+
+    def transposed(key, epochs, n):
+        return reference_epoch_flags(key, epochs, n).T
+    assert_result(check.epoch_flags(transposed), "failed", "shape (8, 4)", "(4, 8)")
+
+
+def reference_p(images, key, p):
+    def one(img, k):
+        rotate_key, lr_key, ud_key = jax.random.split(k, 3)
+        img = lax.cond(jax.random.bernoulli(rotate_key, p), rotate_90, identity, img)
+        img = lax.cond(jax.random.bernoulli(lr_key, p), flip_left_right, identity, img)
+        return lax.cond(jax.random.bernoulli(ud_key, p), flip_up_down, identity, img)
+    return jax.vmap(one)(images, jax.random.split(key, images.shape[0]))
+
+
+def with_flags(images, key, rotate, lr, ud):
+    """Apply the transforms where the (n,) flags say so."""
+    def one(img, r, h, v):
+        img = lax.cond(r, rotate_90, identity, img)
+        img = lax.cond(h, flip_left_right, identity, img)
+        return lax.cond(v, flip_up_down, identity, img)
+    return jax.vmap(one)(images, rotate, lr, ud)
+
+
+@pytest.mark.parametrize("wrong, hints", [
+    (lambda images, key, p: augment_images(images, key), ("about half", "bernoulli(key, p)")),
+    (lambda images, key, p: reference_p(images, key, 1 - p), ("1 - p",)),
+    (lambda images, key, p: images, ("no image was turned",)),
+    (lambda images, key, p: with_flags(images, key,
+                                       *[jax.random.bernoulli(key, p, (len(images),))] * 3),
+     ("applied together", "one per transform")),
+    (lambda images, key, p: reference_p(images[:1], key, p).repeat(len(images), axis=0),
+     ("same transforms", "its own key")),
+    (lambda images, key, p: images + 1, ("not a quarter turn or flip",)),
+])
+def test_augment_images_p_mistakes(wrong, hints):
+    assert_result(check.augment_images_p(wrong), "failed", *hints)
+
+
+def test_augment_images_p():
+    assert_result(check.augment_images_p(reference_p), "passed", "probability p")
+    assert_result(check.augment_images_p(stub), "not done")
+
+    def rotate_and_lr_share_a_key(images, key, p):
+        keys = jax.random.split(key, (2, len(images)))
+        rotate = jax.vmap(lambda k: jax.random.bernoulli(k, p))(keys[0])
+        ud = jax.vmap(lambda k: jax.random.bernoulli(k, p))(keys[1])
+        return with_flags(images, key, rotate, rotate, ud)
+    assert_result(check.augment_images_p(rotate_and_lr_share_a_key), "failed",
+                  "both rotated and flipped", "its own key")

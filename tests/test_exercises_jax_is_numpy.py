@@ -1,0 +1,122 @@
+"""Lesson 00's checkers: each accepts the reference, says "not done" to the stub, and catches
+the typical mistakes with a hint that names the fix."""
+import math
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from conftest import assert_result, stub
+from jax import lax
+
+from nn_from_scratch.exercises import jax_is_numpy as check
+
+
+def test_sigmoid():
+    assert_result(check.sigmoid(jax.nn.sigmoid), "passed")
+    assert_result(check.sigmoid(lambda x: 1 / (1 + jnp.exp(-x))), "passed")
+    assert_result(check.sigmoid(stub), "not done", "NotImplementedError")
+    assert_result(check.sigmoid(lambda x: 1 / (1 + np.exp(-x))), "failed", "NumPy array",
+                  "jnp.exp")
+    assert_result(check.sigmoid(lambda x: 1 / (1 + math.exp(-x))), "failed", "math.exp",
+                  "jnp.exp")
+    assert_result(check.sigmoid(lambda x: 1 / (1 + jnp.exp(x))), "failed", "minus sign")
+    assert_result(check.sigmoid(lambda x: jnp.tanh(x)), "failed", "off by")
+
+
+def reference_set_diagonal(x, value):
+    idx = jnp.arange(x.shape[0])
+    return x.at[idx, idx].set(value)
+
+
+def test_set_diagonal():
+    assert_result(check.set_diagonal(reference_set_diagonal), "passed")
+    assert_result(check.set_diagonal(stub), "not done")
+
+    def dropped(x, value):  # the classic: .at[] returns a new array, and it is thrown away
+        idx = jnp.arange(x.shape[0])
+        x.at[idx, idx].set(value)
+        return x
+    assert_result(check.set_diagonal(dropped), "failed", "unchanged", "new array")
+
+    def in_place(x, value):
+        for i in range(x.shape[0]):
+            x[i, i] = value
+        return x
+    assert_result(check.set_diagonal(in_place), "failed", "immutable", "x.at[i, i].set(v)")
+
+    def rows(x, value):
+        return x.at[jnp.arange(x.shape[0])].set(value)
+    assert_result(check.set_diagonal(rows), "failed", "set every entry")
+    assert_result(check.set_diagonal(lambda x, v: x.at[0].set(v)), "failed", "whole row")
+
+    def fixed_three(x, value):
+        idx = jnp.arange(3)
+        return x.at[idx, idx].set(value)
+    assert_result(check.set_diagonal(fixed_three), "failed", "only 3 of 5", "x.shape[0]")
+    assert_result(check.set_diagonal(lambda x, v: x.at[0, 0].set(v)), "failed", "only 1 of 3")
+
+
+def blocking_timer(fn, *args):
+    start = time.perf_counter()
+    jax.block_until_ready(fn(*args))
+    return time.perf_counter() - start
+
+
+def test_wall_time():
+    assert_result(check.wall_time(blocking_timer), "passed", "waited")
+
+    def method_timer(fn, *args):
+        start = time.perf_counter()
+        fn(*args).block_until_ready()
+        return time.perf_counter() - start
+    assert_result(check.wall_time(method_timer), "passed")
+    assert_result(check.wall_time(stub), "not done")
+
+    def naive(fn, *args):  # stops the clock at dispatch
+        start = time.perf_counter()
+        fn(*args)
+        return time.perf_counter() - start
+    assert_result(check.wall_time(naive), "failed", "RETURNED", "block_until_ready")
+
+    def blocks_too_late(fn, *args):
+        start = time.perf_counter()
+        out = fn(*args)
+        seconds = time.perf_counter() - start
+        out.block_until_ready()
+        return seconds
+    assert_result(check.wall_time(blocks_too_late), "failed", "before its work was done")
+    assert_result(check.wall_time(lambda fn, *a: 1e3 * blocking_timer(fn, *a)), "failed",
+                  "not milliseconds")
+    assert_result(check.wall_time(lambda fn, *a: 0.1), "failed", "no work")
+    assert_result(check.wall_time(lambda fn, *a: "0.1 s"), "failed", "number of seconds")
+
+
+GOOD = {100: 0.2, 1000: 0.1, 10_000: 0.1, 100_000: 0.2, 1_000_000: 0.6, 10_000_000: 0.4}
+
+
+@pytest.mark.parametrize("speedups, status, hint", [
+    (GOOD, "passed", "NumPy wins"),
+    ({float(n): v for n, v in GOOD.items()}, "passed", ""),  # 1e2 as a key is fine
+    (..., "not done", ""),
+    ({n: 1 / v for n, v in GOOD.items()}, "failed", "upside down"),
+    ({100: 0.2, 1000: 0.1}, "failed", "no speed-up for sizes [10000"),
+    ([0.2, 0.1], "failed", "expected a dict"),
+    ({**GOOD, 1000: float("nan")}, "failed", "positive numbers"),
+    ({**GOOD, 100: (1e-6, 5e-6)}, "failed", "one number"),
+])
+def test_add_speedups(speedups, status, hint):
+    assert_result(check.add_speedups(speedups), status, hint)
+
+
+def test_add_with_lax():
+    assert_result(check.add_with_lax(
+        lambda i, f: lax.add(lax.convert_element_type(i, jnp.float32), f)), "passed")
+    assert_result(check.add_with_lax(lambda i, f: lax.add(i.astype(jnp.float32), f)), "passed")
+    assert_result(check.add_with_lax(stub), "not done")
+    assert_result(check.add_with_lax(lax.add), "failed", "refuses", "convert_element_type")
+    assert_result(check.add_with_lax(lambda i, f: lax.add(i, f.astype(jnp.int32))), "failed",
+                  "lost their fractions")
+    assert_result(check.add_with_lax(lambda i, f: lax.sub(i.astype(jnp.float32), f)), "failed",
+                  "off by")

@@ -1,0 +1,78 @@
+"""Lesson 09's checkers: each accepts the reference, says "not done" to the stub, and catches
+the typical mistakes with a hint that names the fix."""
+import jax
+import numpy as np
+from conftest import assert_result, stub
+
+from nn_from_scratch import losses, train
+from nn_from_scratch.exercises import jit_vs_no_jit as check
+from nn_from_scratch.timing import forward_flops
+
+
+def repay(eager, jitted):
+    return jitted.compile_time / (np.median(eager.epoch_time) - np.median(jitted.epoch_time))
+
+
+def test_epochs_to_repay():
+    assert_result(check.epochs_to_repay(repay), "passed")
+    assert_result(check.epochs_to_repay(stub), "not done")
+    assert_result(check.epochs_to_repay(
+        lambda e, j: j.compile_time / (np.mean(e.epoch_time) - np.mean(j.epoch_time))),
+        "failed", "median")
+    assert_result(check.epochs_to_repay(lambda e, j: 1 / repay(e, j)), "failed", "other way up")
+    assert_result(check.epochs_to_repay(lambda e, j: j.compile_time / np.median(e.epoch_time)),
+                  "failed", "SAVES")
+    assert_result(check.epochs_to_repay(lambda e, j: e.compile_time / np.median(e.epoch_time)),
+                  "failed", "jitted.compile_time")
+    assert_result(check.epochs_to_repay(lambda e, j: "soon"), "failed", "a number")
+
+
+def test_n_primitives():
+    rng = np.random.default_rng(1)
+    sizes = [784, 512, 512, 10]  # the lesson's network: the count depends on depth only
+    params = [(rng.normal(size=(n, m)).astype(np.float32), np.zeros(n, np.float32))
+              for m, n in zip(sizes[:-1], sizes[1:])]
+    x, y = np.ones((128, 784), np.float32), np.eye(10, dtype=np.float32)[np.arange(128) % 10]
+    jaxpr = jax.make_jaxpr(train.update)(params, x, y, 0.2)
+    assert_result(check.n_primitives(len(jaxpr.jaxpr.eqns)), "passed")
+    assert_result(check.n_primitives(...), "not done")
+    assert_result(check.n_primitives(len(jax.make_jaxpr(jax.jit(train.update))(
+        params, x, y, 0.2).jaxpr.eqns)), "failed", "jax.jit(update)")
+    assert_result(check.n_primitives(len(jax.make_jaxpr(losses.loss)(params, x, y).jaxpr.eqns)),
+                  "failed", "forward pass")
+    assert_result(check.n_primitives(len(str(jaxpr).splitlines())), "failed", "lines")
+
+
+def roofline(rate, sizes):
+    return rate / (3 * forward_flops(sizes))
+
+
+def test_max_examples_per_second():
+    assert_result(check.max_examples_per_second(roofline), "passed")
+    with_biases = lambda rate, s: rate / (6 * sum(m * n + n for m, n in zip(s[:-1], s[1:])))  # noqa: E731
+    assert_result(check.max_examples_per_second(with_biases), "passed")
+    assert_result(check.max_examples_per_second(stub), "not done")
+    assert_result(check.max_examples_per_second(lambda r, s: r / forward_flops(s)), "failed",
+                  "forward pass alone")
+    assert_result(check.max_examples_per_second(lambda r, s: 2 * roofline(r, s)), "failed",
+                  "multiply AND an add")
+    assert_result(check.max_examples_per_second(lambda r, s: 6 * roofline(r, s)), "failed",
+                  "6 FLOPs")
+    assert_result(check.max_examples_per_second(lambda r, s: 1 / roofline(r, s)), "failed",
+                  "other way up")
+
+
+def per_example(history):
+    return np.median(history.epoch_time) / (history.steps_per_epoch * history.batch_size)
+
+
+def test_per_example_time():
+    assert_result(check.per_example_time(per_example), "passed")
+    assert_result(check.per_example_time(stub), "not done")
+    assert_result(check.per_example_time(
+        lambda h: np.median(h.epoch_time) / h.steps_per_epoch), "failed", "per STEP")
+    assert_result(check.per_example_time(
+        lambda h: np.mean(h.epoch_time) / (h.steps_per_epoch * h.batch_size)), "failed", "median")
+    assert_result(check.per_example_time(lambda h: 1 / per_example(h)), "failed", "other way up")
+    assert_result(check.per_example_time(
+        lambda h: np.median(h.epoch_time) / h.batch_size), "failed", "one batch")

@@ -1,0 +1,101 @@
+"""Lesson 11's checkers: each accepts the reference, says "not done" to the stub, and catches
+the typical mistakes with a hint that names the fix."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+from conftest import assert_result, stub
+from jax import lax
+
+from nn_from_scratch import loss, update
+from nn_from_scratch.exercises import pmap as check
+from nn_from_scratch.parallel import AXIS, data_parallel_step, shard_batch
+
+
+def test_shard():
+    assert_result(check.shard(shard_batch), "passed")
+    assert_result(check.shard(stub), "not done")
+    assert_result(check.shard(lambda x, n: x.reshape(n, -1, *x.shape[1:])), "passed")
+    assert_result(check.shard(lambda x, n: jnp.reshape(x, (n, x.shape[0] // n, *x.shape[1:]))),
+                  "passed")  # jnp raises a TypeError for an uneven batch: any error will do
+    assert_result(check.shard(lambda x, n: x.reshape(x.shape[0] // n, n, *x.shape[1:])),
+                  "failed", "leading axis must be the devices")
+    assert_result(check.shard(lambda x, n: x.reshape(-1, n, *x.shape[1:]).swapaxes(0, 1)),
+                  "failed", "dealt out like cards")
+    assert_result(check.shard(lambda x, n: x.reshape(n, -1)), "failed", "own shape")
+
+    def drops_rows(x, n):
+        k = x.shape[0] // n
+        return x[: n * k].reshape(n, k, *x.shape[1:])
+    assert_result(check.shard(drops_rows), "failed", "do not split evenly", "ValueError")
+
+
+def test_device_key():
+    def reference(key):
+        return jax.random.fold_in(key, lax.axis_index(AXIS))
+    assert_result(check.device_key(reference), "passed", "SPMD")
+    assert_result(check.device_key(stub), "not done")
+
+    def split_version(key):  # also right: split into one key per device, take mine
+        return jax.random.split(key, lax.psum(1, AXIS))[lax.axis_index(AXIS)]
+    assert_result(check.device_key(split_version), "passed")
+
+    def raw_keys(key):  # also right: old-style uint32 keys
+        return jax.random.fold_in(jax.random.key_data(key), lax.axis_index(AXIS))
+    assert_result(check.device_key(raw_keys), "passed")
+    assert_result(check.device_key(lambda key: key), "failed", "same key", "fold_in")
+    assert_result(check.device_key(lambda key: jax.random.split(key)[0]), "failed", "same key")
+    assert_result(check.device_key(
+        lambda key: jax.random.fold_in(key, lax.axis_index(AXIS) // 2)), "failed",
+        "some devices got the same key")
+    assert_result(check.device_key(
+        lambda key: jax.random.fold_in(key, lax.axis_index("i"))), "failed", "axis name", "AXIS")
+    assert_result(check.device_key(lambda key: lax.axis_index(AXIS)), "failed", "ONE key")
+
+    def first_keeps_it(key):
+        index = lax.axis_index(AXIS)
+        folded = jax.random.key_data(jax.random.fold_in(key, index))
+        data = jnp.where(index == 0, jax.random.key_data(key), folded)
+        return jax.random.wrap_key_data(data)
+    assert_result(check.device_key(first_keeps_it), "failed", "device 0 returned the key")
+
+
+def reference_grads(params, x, y):
+    return lax.pmean(jax.grad(loss)(params, x, y), AXIS)
+
+
+def test_data_parallel_grads():
+    assert_result(check.data_parallel_grads(reference_grads), "passed")
+    assert_result(check.data_parallel_grads(stub), "not done")
+    assert_result(check.data_parallel_grads(lambda p, x, y: jax.grad(loss)(p, x, y)), "failed",
+                  "its own slice", "lax.pmean")
+    assert_result(check.data_parallel_grads(
+        lambda p, x, y: jax.grad(lambda q: lax.pmean(loss(q, x, y), AXIS))(p)), "failed",
+        "its own slice")
+    assert_result(check.data_parallel_grads(
+        lambda p, x, y: lax.psum(jax.grad(loss)(p, x, y), AXIS)), "failed", "4x too big", "pmean")
+    assert_result(check.data_parallel_grads(
+        lambda p, x, y: lax.pmean(jax.grad(loss)(p, x, y), "devices")), "failed", "AXIS")
+    assert_result(check.data_parallel_grads(lambda p, x, y: lax.pmean(loss(p, x, y), AXIS)),
+                  "failed", "list of (dW, db)")
+
+
+def test_simulated_update():
+    step = data_parallel_step
+    assert_result(check.simulated_update(
+        jax.vmap(step, in_axes=(0, 0, 0, None), axis_name=AXIS)), "passed")
+    assert_result(check.simulated_update(...), "not done")
+    assert_result(check.simulated_update(stub), "not done")
+    assert_result(check.simulated_update(jax.vmap(step, in_axes=(0, 0, 0, None))), "failed",
+                  "axis_name=AXIS")
+    assert_result(check.simulated_update(
+        jax.vmap(update, in_axes=(0, 0, 0, None), axis_name=AXIS)), "failed",
+        "different parameters", "data_parallel_step")
+    assert_result(check.simulated_update(
+        jax.vmap(step, in_axes=(None, 0, 0, None), axis_name=AXIS)), "failed",
+        "leading device axis")
+
+
+def test_checks_do_not_depend_on_the_device_count():
+    assert jax.device_count() == 4 and check.DEVICES == 4  # conftest simulates 4; vmap needs none
+    x = np.zeros((8, 2))
+    assert shard_batch(x, 4).shape == (4, 2, 2)

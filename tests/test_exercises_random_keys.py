@@ -1,0 +1,142 @@
+"""Lesson 01's checkers: each accepts the reference, says "not done" to the stub, and catches
+the typical mistakes with a hint that names the fix: above all, a key used twice."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+from conftest import assert_result, stub
+
+from nn_from_scratch.exercises import random_keys as check
+
+
+def bar(key):
+    return jax.random.uniform(key)
+
+
+def baz(key):
+    return jax.random.uniform(key)
+
+
+def test_foo():
+    def foo(key):
+        bar_key, baz_key = jax.random.split(key)
+        return bar(bar_key) + 2 * baz(baz_key)
+    assert_result(check.foo(foo), "passed")
+
+    def foo_three_keys(key):  # other subkeys of one split are fine too
+        _, bar_key, baz_key = jax.random.split(key, 3)
+        return bar(bar_key) + 2 * baz(baz_key)
+    assert_result(check.foo(foo_three_keys), "passed")
+    assert_result(check.foo(stub), "not done")
+
+    # the classic: bar and baz draw with the same key
+    assert_result(check.foo(lambda key: bar(key) + 2 * baz(key)), "failed", "same key", "split")
+
+    def parent_reused(key):
+        _, baz_key = jax.random.split(key)
+        return bar(key) + 2 * baz(baz_key)
+    assert_result(check.foo(parent_reused), "failed", "after you split it")
+
+    def no_two(key):
+        bar_key, baz_key = jax.random.split(key)
+        return bar(bar_key) + baz(baz_key)
+    assert_result(check.foo(no_two), "failed", "bar + baz")
+    assert_result(check.foo(lambda key: np.random.uniform() + 2 * np.random.uniform()), "failed",
+                  "np.random")
+    assert_result(check.foo(lambda key: (bar(key), baz(key))), "failed", "one number")
+
+
+def test_uniform_per_key():
+    def reference(key, n):
+        return jax.vmap(jax.random.uniform)(jax.random.split(key, n))
+    assert_result(check.uniform_per_key(reference), "passed")
+
+    def loop(key, n):
+        return jnp.stack([jax.random.uniform(k) for k in jax.random.split(key, n)])
+    assert_result(check.uniform_per_key(loop), "passed")
+    assert_result(check.uniform_per_key(stub), "not done")
+
+    def one_key(key, n):  # every draw with the same key
+        return jnp.stack([jax.random.uniform(key) for _ in range(n)])
+    assert_result(check.uniform_per_key(one_key), "failed", "all 20 numbers are equal",
+                  "split(key, n)")
+    assert_result(check.uniform_per_key(lambda key, n: jax.random.uniform(key, (n,))), "failed",
+                  "ONE key")
+    assert_result(check.uniform_per_key(lambda key, n: np.random.uniform(size=n)), "failed",
+                  "different numbers")
+    assert_result(check.uniform_per_key(lambda key, n: reference(key, n)[:, None]), "failed",
+                  "shape (20, 1)")
+
+
+def reference_keys(key, num_steps):
+    init_key, step_base = jax.random.split(key)
+    return init_key, [jax.random.fold_in(step_base, step) for step in range(num_steps)]
+
+
+def test_init_and_step_keys():
+    assert_result(check.init_and_step_keys(reference_keys), "passed")
+
+    def as_key_array(key, num_steps):
+        init_key, step_base = jax.random.split(key)
+        return init_key, jax.vmap(jax.random.fold_in, (None, 0))(step_base, jnp.arange(num_steps))
+    assert_result(check.init_and_step_keys(as_key_array), "passed")
+    assert_result(check.init_and_step_keys(stub), "not done")
+
+    def collides(key, num_steps):  # split AND fold_in on the same key: step 0 == init_key
+        init_key, _ = jax.random.split(key)
+        return init_key, [jax.random.fold_in(key, step) for step in range(num_steps)]
+    assert_result(check.init_and_step_keys(collides), "failed", "same key as step 0",
+                  "fold_in(key, 0) equals split(key, n)[0]")
+
+    def near_miss(key, num_steps):  # no collision among these, by luck of the indices
+        init_key = jax.random.split(key)[0]
+        return init_key, [jax.random.fold_in(key, step + 1) for step in range(num_steps)]
+    assert_result(check.init_and_step_keys(near_miss), "failed", "EQUALS", "step_base")
+
+    def parent_as_init(key, num_steps):
+        return key, [jax.random.fold_in(key, step) for step in range(num_steps)]
+    assert_result(check.init_and_step_keys(parent_as_init), "failed", "`key` itself")
+
+    def same_step_key(key, num_steps):
+        init_key, step_base = jax.random.split(key)
+        return init_key, [jax.random.fold_in(step_base, 0)] * num_steps
+    assert_result(check.init_and_step_keys(same_step_key), "failed", "share a key")
+    assert_result(check.init_and_step_keys(lambda key, n: (key, 3)), "failed", "JAX key")
+    assert_result(check.init_and_step_keys(lambda key, n: reference_keys(key, n)[1]), "failed",
+                  "a pair")
+
+
+def test_two_normals():
+    def reference(key, n):
+        key_a, key_b = jax.random.split(key)
+        return jax.random.normal(key_a, (n,)), jax.random.normal(key_b, (n,))
+    assert_result(check.two_normals(reference), "passed", "correlation")
+    assert_result(check.two_normals(lambda key, n: tuple(jax.random.normal(key, (2, n)))),
+                  "passed")  # one draw of shape (2, n) is fine
+    assert_result(check.two_normals(stub), "not done")
+
+    def same_key(key, n):  # the bug this lesson is about
+        return jax.random.normal(key, (n,)), jax.random.normal(key, (n,))
+    assert_result(check.two_normals(same_key), "failed", "same numbers (correlation 1.00)",
+                  "split")
+
+    def parent_then_split(key, n):
+        return jax.random.normal(key, (n,)), jax.random.normal(jax.random.split(key)[0], (n,))
+    assert_result(check.two_normals(parent_then_split), "failed", "spent")
+
+    def uniform(key, n):
+        key_a, key_b = jax.random.split(key)
+        return jax.random.uniform(key_a, (n,)), jax.random.uniform(key_b, (n,))
+    assert_result(check.two_normals(uniform), "failed", "standard deviation")
+
+
+def test_epoch_order():
+    def reference(key, epoch, n):
+        return jax.random.permutation(jax.random.fold_in(key, epoch), n)
+    assert_result(check.epoch_order(reference), "passed")
+    assert_result(check.epoch_order(stub), "not done")
+    assert_result(check.epoch_order(lambda key, epoch, n: jax.random.permutation(key, n)),
+                  "failed", "same order", "fold_in(key, epoch)")
+    assert_result(check.epoch_order(lambda key, epoch, n: np.random.permutation(n)), "failed",
+                  "another order")
+    assert_result(check.epoch_order(lambda key, epoch, n: jnp.arange(n) + epoch), "failed",
+                  "permutation of 0..19")

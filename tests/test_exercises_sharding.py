@@ -1,0 +1,86 @@
+"""Lesson 12's checkers: each accepts the reference, says "not done" to the stub, and catches
+the typical mistakes with a hint that names the fix. conftest simulates 4 devices."""
+import jax
+import numpy as np
+import pytest
+from conftest import assert_result, stub
+from jax import lax
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from nn_from_scratch import loss
+from nn_from_scratch.exercises import sharding as check
+from nn_from_scratch.parallel import AXIS
+
+
+def place(spec):
+    return lambda x, mesh: jax.device_put(x, NamedSharding(mesh, spec))
+
+
+def test_shard_rows():
+    assert jax.device_count() == 4
+    assert_result(check.shard_rows(place(P(AXIS))), "passed", "4 devices")
+    assert_result(check.shard_rows(stub), "not done")
+    assert_result(check.shard_rows(place(P())), "failed", "whole", "P(AXIS)")
+    assert_result(check.shard_rows(place(P(None, AXIS))), "failed", "split along axis 1",
+                  "rows, axis 0")
+    assert_result(check.shard_rows(lambda x, mesh: x), "failed", "not a jax.Array",
+                  "device_put")
+    assert_result(check.shard_rows(lambda x, mesh: jax.device_put(x)), "failed",
+                  "lives on 1 device")
+
+
+def reference_grads(params, x, y):
+    return jax.grad(lambda p: lax.pmean(loss(p, x, y), AXIS))(params)
+
+
+@pytest.mark.parametrize("wrong", [
+    lambda p, x, y: jax.grad(loss)(p, x, y),  # no collective at all
+    lambda p, x, y: lax.pmean(jax.grad(loss)(p, x, y), AXIS),  # lesson 11's pmap idiom
+    lambda p, x, y: jax.grad(lambda q: lax.psum(loss(q, x, y), AXIS))(p),
+])
+def test_per_device_grads_summed(wrong):
+    assert_result(check.per_device_grads(wrong), "failed", "4x too big", "pmean(loss(p, x, y)")
+
+
+def test_per_device_grads():
+    assert_result(check.per_device_grads(reference_grads), "passed", "check_vma=True")
+    assert_result(check.per_device_grads(stub), "not done")
+    assert_result(check.per_device_grads(
+        lambda p, x, y: jax.grad(lambda q: lax.pmean(loss(q, x, y), "i"))(p)), "failed",
+        "named an axis the mesh does not have", "AXIS")
+    assert_result(check.per_device_grads(lambda p, x, y: lax.pmean(loss(p, x, y), AXIS)),
+                  "failed", "list of (dW, db)")
+
+
+def test_process_rows():
+    def reference(batch, index, count):
+        return np.array_split(batch, count)[index]
+    assert_result(check.process_rows(reference), "passed")
+    assert_result(check.process_rows(stub), "not done")
+    assert_result(check.process_rows(lambda batch, i, n: batch), "failed", "whole batch")
+    assert_result(check.process_rows(lambda batch, i, n: batch[i::n]), "failed",
+                  "like cards", "consecutive")
+    assert_result(check.process_rows(lambda batch, i, n: np.array_split(batch, n)[n - 1 - i]),
+                  "failed", "i-th of")
+    assert_result(check.process_rows(lambda batch, i, n: batch[: len(batch) // n]), "failed",
+                  "each row once")
+
+
+def shard_weights_with(w_spec, b_spec):
+    def shard_weights(params, mesh):
+        return [(jax.device_put(w, NamedSharding(mesh, w_spec)),
+                 jax.device_put(b, NamedSharding(mesh, b_spec))) for w, b in params]
+    return shard_weights
+
+
+def test_shard_weights():
+    assert_result(check.shard_weights(shard_weights_with(P(None, AXIS), P())), "passed")
+    assert_result(check.shard_weights(stub), "not done")
+    assert_result(check.shard_weights(shard_weights_with(P(), P())), "failed", "whole",
+                  "P(None, AXIS)")
+    assert_result(check.shard_weights(shard_weights_with(P(AXIS), P())), "failed",
+                  "does not divide evenly", "P(None, AXIS)")
+    assert_result(check.shard_weights(shard_weights_with(P(None, AXIS), P(AXIS))), "failed",
+                  "does not divide evenly", "b whole, P()")
+    assert_result(check.shard_weights(lambda params, mesh: params), "failed", "not a jax.Array")

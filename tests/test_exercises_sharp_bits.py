@@ -1,0 +1,132 @@
+"""Lesson 05's checkers: each accepts the reference, says "not done" to the stub, and catches
+the half-fixes of each sharp bit with a hint that names the whole fix."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from conftest import assert_result, stub
+from jax import lax
+
+from nn_from_scratch.exercises import sharp_bits as check
+
+
+def lookup(table, idx):
+    return table.at[idx].get(mode="fill", fill_value=jnp.nan)
+
+
+def test_lookup():
+    assert_result(check.lookup(lookup), "passed")
+    assert_result(check.lookup(jax.jit(lookup)), "passed")
+    assert_result(check.lookup(lambda table, idx: jnp.take(table, idx, axis=0)), "passed")
+    assert_result(check.lookup(stub), "not done")
+    assert_result(check.lookup(lambda table, idx: table[idx]), "failed", "clamped", "mode='fill'")
+    assert_result(check.lookup(lambda table, idx: jnp.take(table, idx)), "failed", "axis=0")
+
+    def negatives_out(table, idx):
+        inside = (idx >= 0) & (idx < len(table))
+        rows = table[jnp.clip(idx, 0, len(table) - 1)]
+        return jnp.where(inside.reshape(-1, *[1] * (table.ndim - 1)), rows, jnp.nan)
+    assert_result(check.lookup(negatives_out), "failed", "count", "from the end")
+
+    def only_too_large(table, idx):
+        rows = table[idx]
+        return jnp.where((idx < len(table)).reshape(-1, *[1] * (table.ndim - 1)), rows, jnp.nan)
+    assert_result(check.lookup(only_too_large), "failed", "wrong at indices [-5]")
+
+
+def pad_batch(x, size):
+    n = x.shape[0]
+    padded = jnp.concatenate([x, jnp.zeros((size - n, *x.shape[1:]), x.dtype)])
+    return padded, jnp.arange(size) < n
+
+
+def test_pad_batch():
+    assert_result(check.pad_batch(pad_batch), "passed")
+    assert_result(check.pad_batch(stub), "not done")
+    assert_result(check.pad_batch(lambda x, size: (x, jnp.ones(len(x), bool))), "failed",
+                  "shape (3, 2)", "(8, 2)")
+
+    def pad_by_size(x, size):
+        padded = jnp.concatenate([x, jnp.zeros((size, x.shape[1]))])
+        return padded, jnp.arange(len(x) + size) < len(x)
+    assert_result(check.pad_batch(pad_by_size), "failed", "pad TO 8")
+
+    def inverted(x, size):
+        padded, mask = pad_batch(x, size)
+        return padded, ~mask
+    assert_result(check.pad_batch(inverted), "failed", "inverted")
+
+    def at_the_front(x, size):
+        n = x.shape[0]
+        return (jnp.concatenate([jnp.zeros((size - n, x.shape[1]), x.dtype), x]),
+                jnp.arange(size) >= size - n)
+    assert_result(check.pad_batch(at_the_front), "failed", "pad at the end")
+
+    def mask_dtype_varies(x, size):  # bool for some sizes, float for others: two programs
+        padded, mask = pad_batch(x, size)
+        return padded, mask if len(x) < 5 else mask.astype(jnp.float32)
+    assert_result(check.pad_batch(mask_dtype_varies), "failed", "traced 2 times")
+
+
+def ema(xs, decay):
+    def step(m, x):
+        m = decay * m + (1 - decay) * x
+        return m, m
+    return lax.scan(step, jnp.zeros((), xs.dtype), xs)[1]
+
+
+def ema_python_loop(xs, decay):
+    m, out = 0.0, []
+    for x in xs:
+        m = decay * m + (1 - decay) * x
+        out.append(m)
+    return jnp.stack(out)
+
+
+def test_ema():
+    assert_result(check.ema(ema), "passed")
+    assert_result(check.ema(jax.jit(ema, static_argnums=1)), "passed")
+    assert_result(check.ema(stub), "not done")
+    assert_result(check.ema(ema_python_loop), "failed", "unrolled", "lax.scan")
+    assert_result(check.ema(lambda xs, decay: ema(xs, decay)[-1]), "failed", "EVERY step")
+    assert_result(check.ema(lambda xs, decay: ema(xs, 1 - decay)), "failed", "swapped")
+    assert_result(check.ema(lambda xs, decay: jnp.cumsum(xs) / jnp.arange(1, len(xs) + 1)),
+                  "failed", "m = decay * m")
+
+    def numpy_inside(xs, decay):
+        return np.asarray(ema(xs, decay))
+    assert_result(check.ema(numpy_inside), "failed", "traced arrays")
+
+
+def test_variance64():
+    with jax.enable_x64(True):
+        right = jnp.var(jnp.array([1e8 + 1, 1e8 + 2, 1e8 + 3]))
+        sample = jnp.var(jnp.array([1e8 + 1, 1e8 + 2, 1e8 + 3]), ddof=1)
+    float32 = jnp.var(jnp.array([1e8 + 1, 1e8 + 2, 1e8 + 3]))
+    assert_result(check.variance64(right), "passed")
+    assert_result(check.variance64(float(right)), "passed")
+    assert_result(check.variance64(...), "not done")
+    assert_result(check.variance64(float32), "failed", "float32", "INSIDE")
+    assert_result(check.variance64(float(float32)), "failed", "float32's answer")
+    assert_result(check.variance64(np.var([1e8 + 1, 1e8 + 2, 1e8 + 3])), "failed", "NumPy")
+    assert_result(check.variance64(sample), "failed", "ddof=1")
+
+
+def softplus(x):
+    return jnp.maximum(x, 0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
+
+
+@pytest.mark.parametrize("wrong, hints", [
+    (lambda x: jnp.log(1 + jnp.exp(x)), ("overflows", "log1p")),
+    (lambda x: jnp.where(x > 20, x, jnp.log1p(jnp.exp(x))), ("NaN", "lesson 04's trap")),
+    (lambda x: jnp.log1p(jnp.exp(-jnp.abs(x))), ("log(1 + exp(x))",)),
+    (jax.nn.softplus, ("write your own",)),
+])
+def test_softplus_mistakes(wrong, hints):
+    assert_result(check.softplus(wrong), "failed", *hints)
+
+
+def test_softplus():
+    assert_result(check.softplus(softplus), "passed")
+    assert_result(check.softplus(lambda x: jnp.logaddexp(0.0, x)), "passed")
+    assert_result(check.softplus(stub), "not done")

@@ -1,0 +1,112 @@
+"""Lesson 06's checkers: each accepts the reference, says "not done" to the stub, and catches
+the typical mistakes with a hint that names the fix."""
+import jax
+import jax.numpy as jnp
+from conftest import assert_result, stub
+
+from nn_from_scratch.exercises import vmap as check
+
+
+def convolve(x, w):  # the lesson's convolve, for ONE signal and ONE kernel of 3
+    return jnp.array([jnp.dot(x[i - 1:i + 2], w) for i in range(1, len(x) - 1)])
+
+
+def weighted_sum(x, w, scale):
+    return scale * jnp.dot(x, w)
+
+
+def example_loss(theta, x, y):
+    return (jnp.dot(theta, x) - y) ** 2
+
+
+per_example_grads = jax.vmap(jax.grad(example_loss), in_axes=(None, 0, 0))
+
+
+def test_dot_vmap():
+    assert_result(check.dot_vmap(jax.vmap(jnp.dot)), "passed")
+    assert_result(check.dot_vmap(jax.jit(jax.vmap(jnp.dot, in_axes=(0, 0)))), "passed")
+    assert_result(check.dot_vmap(...), "not done", "`...`")
+    assert_result(check.dot_vmap(jnp.dot), "failed", "whole (6, 4) matrix", "in_axes=(0, 0)")
+    assert_result(check.dot_vmap(jax.vmap(jnp.dot, in_axes=(None, 0))), "failed",
+                  "shape (6, 6)", "BOTH")
+    assert_result(check.dot_vmap(jax.vmap(jnp.dot, in_axes=1)), "failed", "axis 1")
+
+
+def test_convolve_shared():
+    assert_result(check.convolve_shared(jax.vmap(convolve, in_axes=(0, None))), "passed")
+    assert_result(check.convolve_shared(...), "not done")
+    assert_result(check.convolve_shared(stub), "not done", "NotImplementedError")
+    assert_result(check.convolve_shared(jax.vmap(convolve)), "failed", "not mapped",
+                  "in_axes=(0, None)")
+
+
+def test_zipped():
+    assert_result(check.zipped(jax.vmap(weighted_sum, in_axes=(0, 1, None))), "passed")
+    assert_result(check.zipped(...), "not done")
+    assert_result(check.zipped(jax.vmap(weighted_sum, in_axes=(0, 0, None))), "failed",
+                  "axis 1", "(0, 1, None)")
+    assert_result(check.zipped(jax.vmap(weighted_sum, in_axes=(0, 1, 0))), "failed",
+                  "in_axes entry is None")
+    assert_result(check.zipped(jax.vmap(weighted_sum, in_axes=(0, 1))), "failed",
+                  "one entry per argument")
+    # pairing row i with column 4 - i: the right kind of numbers, the wrong pairs
+    assert_result(check.zipped(lambda xs, ws, s: s * jnp.einsum("ik,ki->i", xs, ws[:, ::-1])),
+                  "failed", "COLUMN i")
+    assert_result(check.zipped(lambda xs, ws, s: s * (xs @ ws)), "failed", "(5, 5)")
+
+
+def test_pairwise():
+    right = jax.vmap(jax.vmap(jnp.dot, in_axes=(None, 0)), in_axes=(0, None))
+    assert_result(check.pairwise(right), "passed")
+    assert_result(check.pairwise(...), "not done")
+    turned = jax.vmap(jax.vmap(jnp.dot, in_axes=(0, None)), in_axes=(None, 0))
+    assert_result(check.pairwise(turned), "failed", "transpose", "OUTER")
+    assert_result(check.pairwise(jax.vmap(jnp.dot)), "failed", "zip", "Nest two")
+
+
+def test_per_example_grads():
+    assert_result(check.per_example_grads(per_example_grads), "passed")
+    assert_result(check.per_example_grads(...), "not done")
+    assert_result(check.per_example_grads(jax.vmap(jax.grad(example_loss))), "failed",
+                  "theta", "in_axes=(None, 0, 0)")
+
+    def batch_grad(theta, xs, ys):  # the gradient of the mean loss: one for the whole batch
+        return jax.grad(lambda t: jnp.mean(jax.vmap(example_loss, (None, 0, 0))(t, xs, ys)))(theta)
+    assert_result(check.per_example_grads(batch_grad), "failed", "ONE gradient")
+    assert_result(check.per_example_grads(jax.vmap(example_loss, in_axes=(None, 0, 0))),
+                  "failed", "losses, not their gradients")
+    wrt_x = jax.vmap(jax.grad(example_loss, argnums=1), in_axes=(None, 0, 0))
+    assert_result(check.per_example_grads(wrt_x), "failed", "with respect to x")
+
+
+def test_convolve_kernels():
+    assert_result(check.convolve_kernels(jax.vmap(convolve, in_axes=(None, 0))), "passed")
+    assert_result(check.convolve_kernels(...), "not done")
+    assert_result(check.convolve_kernels(jax.vmap(convolve)), "failed", "in_axes=(None, 0)")
+    assert_result(check.convolve_kernels(jax.vmap(convolve, in_axes=(0, None))), "failed")
+
+
+def clipped(theta, xs, ys, max_norm, scale_all=False, clip_mean=False):
+    g = per_example_grads(theta, xs, ys)
+    norms = jnp.linalg.norm(g, axis=1, keepdims=True)
+    if clip_mean:
+        m = g.mean(0)
+        return m * jnp.minimum(1.0, max_norm / jnp.linalg.norm(m))
+    factor = max_norm / norms if scale_all else jnp.minimum(1.0, max_norm / norms)
+    return jnp.mean(g * factor, axis=0)
+
+
+def test_clipped_mean_grad():
+    assert_result(check.clipped_mean_grad(clipped), "passed")
+    assert_result(check.clipped_mean_grad(stub), "not done")
+    assert_result(check.clipped_mean_grad(lambda t, x, y, m: per_example_grads(t, x, y).mean(0)),
+                  "failed", "no gradient was clipped")
+    assert_result(check.clipped_mean_grad(lambda *a: clipped(*a, scale_all=True)), "failed",
+                  "short ones stretched")
+    assert_result(check.clipped_mean_grad(lambda *a: clipped(*a, clip_mean=True)), "failed",
+                  "mean gradient was clipped")
+    assert_result(check.clipped_mean_grad(
+        lambda t, x, y, m: jnp.clip(per_example_grads(t, x, y), -m, m).mean(0)),
+        "failed", "each component")
+    assert_result(check.clipped_mean_grad(lambda t, x, y, m: 8 * clipped(t, x, y, m)), "failed",
+                  "sum")
