@@ -92,7 +92,7 @@ def check_machine() -> list[Check]:
 
 
 def check_data() -> list[Check]:
-    from .data import MNIST_HOST, _can_reach, load_mnist_5k, mnist_is_prepared
+    from .data import MNIST_HOST, OFFLINE_ENV, _can_reach, load_mnist_5k, mnist_is_prepared
 
     checks = []
     try:
@@ -108,7 +108,10 @@ def check_data() -> list[Check]:
         checks.append(Check(WARN, "full MNIST is not prepared: lessons and `train` use mnist-5k",
                             "to use all 70,000 images, with network once: "
                             "python -m nn_from_scratch train --dataset mnist --epochs 1"))
-    if _can_reach(MNIST_HOST, 5.0):
+    if os.environ.get(OFFLINE_ENV):
+        checks.append(Check(OK, f"{OFFLINE_ENV} is set: the network is not checked, and every "
+                                f"lesson runs offline"))
+    elif _can_reach(MNIST_HOST, 5.0):
         checks.append(Check(OK, f"the MNIST download host {MNIST_HOST[0]} answers"))
     else:
         checks.append(Check(WARN, f"{MNIST_HOST[0]} cannot be reached (checked for 5 s): no "

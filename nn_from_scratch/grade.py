@@ -79,6 +79,7 @@ def _kernel_env() -> dict[str, str]:
     """Offline, with matplotlib's inline backend, and importing this very copy of the package."""
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
     env["NN_FROM_SCRATCH_OFFLINE"] = "1"
+    env["JAX_PPRINT_USE_COLOR"] = "false"  # jaxprs without colour codes in the saved outputs
     package_root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
     return env

@@ -137,10 +137,15 @@ class JitComparison:
         return self.eager.median / self.jitted.median
 
     def __str__(self) -> str:
+        if self.speedup >= 1.15:
+            verdict = f"jit runs {self.speedup:.1f}x as fast once compiled"
+        elif self.speedup <= 1 / 1.15:
+            verdict = f"jit runs {1 / self.speedup:.1f}x slower here, even once compiled"
+        else:
+            verdict = "jit runs about as fast here, once compiled"
         return (f"without jit: {self.eager}\n"
                 f"with jit:    {self.jitted}\n"
-                f"jit is {self.speedup:.1f}x faster once compiled; compiling cost "
-                f"{format_seconds(self.compile)} once")
+                f"{verdict}; compiling cost {format_seconds(self.compile)} once")
 
 
 def compare_jit(fn: Callable[..., Any], *args: Any, repeats: int = 10,

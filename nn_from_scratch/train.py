@@ -302,7 +302,7 @@ def fit(params: Params, data: TrainingData, *, epochs: int = EPOCHS,
 def format_epoch(history: History, i: int) -> str:
     """One line describing epoch ``i`` (0-based) of a :class:`History`."""
     return (f"epoch {i + 1:3d}  {history.epoch_time[i]:7.3f} s  "
-            f"loss {history.train_loss[i]:.4f}  "
+            f"train loss {history.train_loss[i]:.4f}  "
             f"train acc {history.train_accuracy[i]:.4f}  "
             f"val acc {history.val_accuracy[i]:.4f}")
 

@@ -57,7 +57,7 @@ def test_compare_jit_reports_both_and_a_speedup():
         return lmbda * jnp.where(x > 0, x, alpha * jnp.exp(x) - alpha)
     result = compare_jit(selu, jnp.arange(1000.0), repeats=3)
     assert result.speedup == pytest.approx(result.eager.median / result.jitted.median)
-    assert "faster once compiled" in str(result) and result.compile > 0
+    assert "once compiled" in str(result) and result.compile > 0
 
 
 def test_bad_repeats():
