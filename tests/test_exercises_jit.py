@@ -76,6 +76,19 @@ def test_count_traces():
         return total
     assert_result(check.count_traces(global_counter), "failed", "start at 0")
 
+    def no_nonlocal(fn, inputs):
+        count = 0
+
+        def counted(x):
+            count += 1  # noqa: F823, F841 - the mistake under test: a new, unbound local
+            return fn(x)
+        counted_jit = jax.jit(counted)
+        for x in inputs:
+            counted_jit(x)
+        return count
+    assert_result(check.count_traces(no_nonlocal), "failed", "UnboundLocalError",
+                  "nonlocal count", "one-element list")
+
 
 def clip_reference(g, limit):
     squared = jnp.sum(g * g)

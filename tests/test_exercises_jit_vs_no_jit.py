@@ -27,20 +27,28 @@ def test_epochs_to_repay():
     assert_result(check.epochs_to_repay(lambda e, j: "soon"), "failed", "a number")
 
 
-def test_n_primitives():
+def test_n_matmuls():
     rng = np.random.default_rng(1)
-    sizes = [784, 512, 512, 10]  # the lesson's network: the count depends on depth only
+    sizes = [784, 512, 512, 10]  # the lesson's network: the counts depend on depth only
     params = [(rng.normal(size=(n, m)).astype(np.float32), np.zeros(n, np.float32))
               for m, n in zip(sizes[:-1], sizes[1:])]
     x, y = np.ones((128, 784), np.float32), np.eye(10, dtype=np.float32)[np.arange(128) % 10]
-    jaxpr = jax.make_jaxpr(train.update)(params, x, y, 0.2)
-    assert_result(check.n_primitives(len(jaxpr.jaxpr.eqns)), "passed")
-    assert_result(check.n_primitives(...), "not done")
-    assert_result(check.n_primitives(len(jax.make_jaxpr(jax.jit(train.update))(
-        params, x, y, 0.2).jaxpr.eqns)), "failed", "jax.jit(update)")
-    assert_result(check.n_primitives(len(jax.make_jaxpr(losses.loss)(params, x, y).jaxpr.eqns)),
-                  "failed", "forward pass")
-    assert_result(check.n_primitives(len(str(jaxpr).splitlines())), "failed", "lines")
+    eqns = jax.make_jaxpr(train.update)(params, x, y, 0.2).jaxpr.eqns
+    matmuls = sum(eqn.primitive.name == "dot_general" for eqn in eqns)
+    assert_result(check.n_matmuls(matmuls), "passed", "3 forward")
+    assert_result(check.n_matmuls(np.int64(matmuls)), "passed")
+    assert_result(check.n_matmuls(...), "not done")
+    assert_result(check.n_matmuls(len(eqns)), "failed", "every equation")
+    assert_result(check.n_matmuls(len({eqn.primitive.name for eqn in eqns})), "failed",
+                  "kinds of primitive")
+    assert_result(check.n_matmuls(1), "failed", "KIND")
+    loss_eqns = jax.make_jaxpr(losses.loss)(params, x, y).jaxpr.eqns
+    assert_result(check.n_matmuls(sum(e.primitive.name == "dot_general" for e in loss_eqns)),
+                  "failed", "forward pass alone")
+    assert_result(check.n_matmuls(9), "failed", "input images")
+    assert_result(check.n_matmuls([e for e in eqns if e.primitive.name == "dot_general"]),
+                  "failed", "a number")
+    assert_result(check.n_matmuls("eight"), "failed", "dot_general")
 
 
 def roofline(rate, sizes):

@@ -92,6 +92,16 @@ def test_init_and_step_keys():
         return init_key, [jax.random.fold_in(key, step + 1) for step in range(num_steps)]
     assert_result(check.init_and_step_keys(near_miss), "failed", "EQUALS", "step_base")
 
+    def init_not_split(key, num_steps):  # no split at all, yet the step keys are split(key)'s
+        return jax.random.fold_in(key, 999), [jax.random.fold_in(key, s) for s in range(num_steps)]
+    assert_result(check.init_and_step_keys(init_not_split), "failed", "hands out", "step_base")
+
+    def split_not_folded(key, num_steps):  # one split, but the step keys are that split's keys
+        keys = jax.random.split(key, num_steps + 1)
+        return keys[0], list(keys[1:])
+    assert_result(check.init_and_step_keys(split_not_folded), "failed", "step 0's key",
+                  "fold_in(step_base, step)")
+
     def parent_as_init(key, num_steps):
         return key, [jax.random.fold_in(key, step) for step in range(num_steps)]
     assert_result(check.init_and_step_keys(parent_as_init), "failed", "`key` itself")

@@ -17,16 +17,16 @@ def place(spec):
     return lambda x, mesh: jax.device_put(x, NamedSharding(mesh, spec))
 
 
-def test_shard_rows():
+def test_shard_columns():
     assert jax.device_count() == 4
-    assert_result(check.shard_rows(place(P(AXIS))), "passed", "4 devices")
-    assert_result(check.shard_rows(stub), "not done")
-    assert_result(check.shard_rows(place(P())), "failed", "whole", "P(AXIS)")
-    assert_result(check.shard_rows(place(P(None, AXIS))), "failed", "split along axis 1",
-                  "rows, axis 0")
-    assert_result(check.shard_rows(lambda x, mesh: x), "failed", "not a jax.Array",
+    assert_result(check.shard_columns(place(P(None, AXIS))), "passed", "4 devices", "columns")
+    assert_result(check.shard_columns(stub), "not done")
+    assert_result(check.shard_columns(place(P())), "failed", "whole", "P(None, AXIS)")
+    assert_result(check.shard_columns(place(P(AXIS))), "failed", "split along axis 0",
+                  "columns, axis 1")
+    assert_result(check.shard_columns(lambda x, mesh: x), "failed", "not a jax.Array",
                   "device_put")
-    assert_result(check.shard_rows(lambda x, mesh: jax.device_put(x)), "failed",
+    assert_result(check.shard_columns(lambda x, mesh: jax.device_put(x)), "failed",
                   "lives on 1 device")
 
 
@@ -75,12 +75,28 @@ def shard_weights_with(w_spec, b_spec):
 
 
 def test_shard_weights():
-    assert_result(check.shard_weights(shard_weights_with(P(None, AXIS), P())), "passed")
+    assert check.mesh_2d().shape == {AXIS: 2, check.MODEL: 2}
+    assert_result(check.shard_weights(shard_weights_with(P(None, check.MODEL), P())), "passed",
+                  "same step")
     assert_result(check.shard_weights(stub), "not done")
-    assert_result(check.shard_weights(shard_weights_with(P(), P())), "failed", "whole",
-                  "P(None, AXIS)")
-    assert_result(check.shard_weights(shard_weights_with(P(AXIS), P())), "failed",
-                  "does not divide evenly", "P(None, AXIS)")
-    assert_result(check.shard_weights(shard_weights_with(P(None, AXIS), P(AXIS))), "failed",
-                  "does not divide evenly", "b whole, P()")
+
+    def pytree_of_shardings(params, mesh):  # also right: device_put takes a pytree of shardings
+        w, b = NamedSharding(mesh, P(None, "model")), NamedSharding(mesh, P())
+        return jax.device_put(params, [(w, b)] * len(params))
+    assert_result(check.shard_weights(pytree_of_shardings), "passed")
+    assert_result(check.shard_weights(shard_weights_with(P(), P())), "failed", "nothing is split",
+                  "P(None, 'model')")
+    assert_result(check.shard_weights(shard_weights_with(P(None, AXIS), P())), "failed",
+                  "the batch's mesh axis", "P(None, 'model')")
+    assert_result(check.shard_weights(shard_weights_with(P(None, (AXIS, "model")), P())),
+                  "failed", "every device of the mesh")
+    assert_result(check.shard_weights(shard_weights_with(P("model"), P())), "failed",
+                  "does not divide evenly", "along 'model'")
+    assert_result(check.shard_weights(shard_weights_with(P(None, "model"), P("model"))),
+                  "failed", "does not divide evenly", "b whole")
+    assert_result(check.shard_weights(shard_weights_with(P(None, "models"), P())), "failed",
+                  "'data' and 'model'")
     assert_result(check.shard_weights(lambda params, mesh: params), "failed", "not a jax.Array")
+    assert_result(check.shard_weights(lambda params, mesh: [(jax.device_put(w), b)
+                                                            for w, b in params]),
+                  "failed", "lives on 1 device")

@@ -99,6 +99,12 @@ def clipped(theta, xs, ys, max_norm, scale_all=False, clip_mean=False):
 def test_clipped_mean_grad():
     assert_result(check.clipped_mean_grad(clipped), "passed")
     assert_result(check.clipped_mean_grad(stub), "not done")
+
+    unfinished_per_example_grads = ...  # 06.7 written while 06.5 is still its stub
+
+    def before_06_5(theta, xs, ys, max_norm):
+        return unfinished_per_example_grads(theta, xs, ys).mean(0)
+    assert_result(check.clipped_mean_grad(before_06_5), "not done", "finish 06.5 first")
     assert_result(check.clipped_mean_grad(lambda t, x, y, m: per_example_grads(t, x, y).mean(0)),
                   "failed", "no gradient was clipped")
     assert_result(check.clipped_mean_grad(lambda *a: clipped(*a, scale_all=True)), "failed",

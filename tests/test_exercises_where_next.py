@@ -150,7 +150,7 @@ def test_warmup_cosine():
         if step < warmup_steps:
             return peak_value * step / warmup_steps
         return schedule(step, peak_value, warmup_steps, decay_steps)
-    assert_result(check.warmup_cosine(python_if), "failed", "jnp.where", "lesson 05")
+    assert_result(check.warmup_cosine(python_if), "failed", "jnp.where", "lesson 04")
 
     def numpy_cos(step, peak_value, warmup_steps, decay_steps):
         return peak_value * np.cos(step)

@@ -159,7 +159,7 @@ def add_speedups(speedups: Any) -> str:
                       f"NumPy; no machine we know does (a JAX call costs microseconds before any "
                       f"work). Is the ratio upside down? speed-up = NumPy's time / JAX's time")
     best = max(values, key=lambda n: values[n])
-    return (f"NumPy wins on 100 numbers ({values[100]:.2f}x); JAX's best here is "
+    return (f"NumPy wins on 100 numbers ({values[100]:.2f}x); JAX's best of these sizes is "
             f"{values[best]:.2f}x, at n = {best:,}")
 
 

@@ -5,7 +5,7 @@ run by more than the effects the lesson measures, so no checker here looks at a
 timing. A question about timings is a function, checked on made-up
 :class:`~nn_from_scratch.train.History` records whose answer is known exactly.
 Counts of primitives are computed here with the JAX the student runs, on a small
-network of the lesson's depth: the count depends on the number of layers, not on
+network of the lesson's depth: the counts depend on the number of layers, not on
 their widths.
 """
 import functools
@@ -76,41 +76,64 @@ def _tiny_step_inputs() -> tuple[Any, np.ndarray, np.ndarray]:
 
 @functools.cache
 def _counts() -> dict[str, int]:
-    """Primitives in the jaxprs of one SGD step and of its parts, for a 3-layer network."""
+    """Equations in the jaxprs of one SGD step and of its parts, for a 3-layer network:
+    all of them, and the matrix multiplies (``dot_general``) among them."""
     params, x, y = _tiny_step_inputs()
 
-    def count(fn: Any, *args: Any) -> int:
-        return len(jax.make_jaxpr(fn)(*args).jaxpr.eqns)
+    def eqns(fn: Any, *args: Any) -> list[Any]:
+        return list(jax.make_jaxpr(fn)(*args).jaxpr.eqns)
+
+    def matmuls(equations: list[Any]) -> int:
+        return sum(eqn.primitive.name == "dot_general" for eqn in equations)
+    step = eqns(train.update, params, x, y, 0.1)
     return {
-        "step": count(train.update, params, x, y, 0.1),
-        "step, constant step size": count(lambda p: train.update(p, x, y, 0.1), params),
-        "loss": count(losses.loss, params, x, y),
-        "grad": count(jax.grad(losses.loss), params, x, y),
+        "step": len(step),
+        "kinds": len({eqn.primitive.name for eqn in step}),
+        "step matmuls": matmuls(step),
+        "loss matmuls": matmuls(eqns(losses.loss, params, x, y)),
+        "layers": len(params),
     }
 
 
-@exercise(LESSON, 2, "primitives in one step")
-def n_primitives(count: Any) -> str:
+@exercise(LESSON, 2, "matrix multiplies in one step")
+def n_matmuls(count: Any) -> str:
     counts = _counts()
+    if isinstance(count, (list, tuple, set)):
+        raise Mistake(f"got a {type(count).__name__}; set n_matmuls to a number, how many "
+                      f"equations of step_jaxpr are dot_general")
     try:
         value = int(count)
+        whole = value == float(count)
     except (TypeError, ValueError):
-        raise Mistake(f"got {count!r}; count the equations: len(jax.make_jaxpr(update)"
-                      f"(params, x0, y0, STEP_SIZE).jaxpr.eqns)") from None
-    if value in (counts["step"], counts["step, constant step size"]):
-        return f"one SGD step is {value} primitives: {value} dispatches from Python without jit"
+        raise Mistake(f"got {count!r}; count the equations e of step_jaxpr.jaxpr.eqns with "
+                      f"e.primitive.name == 'dot_general'") from None
+    layers, want = counts["layers"], counts["step matmuls"]
+    if whole and value == want:
+        if want != 3 * layers - 1:  # another JAX might differentiate differently
+            return f"{value} matrix multiplies in one step; every other primitive is small"
+        return (f"{value} matrix multiplies: {layers} forward, {layers} for the weight "
+                f"gradients and {layers - 1} to pass the gradient back through the hidden "
+                f"layers; none for the gradient of the images, which nobody needs. Every other "
+                f"primitive is a small operation around them")
+    if value == counts["step"]:
+        raise Mistake(f"got {value}, every equation of the step; count only those whose "
+                      f"primitive.name is 'dot_general'")
+    if value == counts["kinds"]:
+        raise Mistake(f"got {value}, the number of different kinds of primitive; count the "
+                      f"equations whose primitive.name is 'dot_general'")
     if value == 1:
-        raise Mistake("got 1: that is the jaxpr of jax.jit(update), one `jit` equation that "
-                      "wraps the whole step; count the equations of make_jaxpr(update) itself")
-    if value == counts["loss"]:
-        raise Mistake(f"got {value}, the forward pass (the loss) alone; a step also runs the "
-                      f"backward pass and the updates: make_jaxpr(update)")
-    if value == counts["grad"]:
-        raise Mistake(f"got {value}, the gradient alone; update also subtracts step_size times "
-                      f"the gradient from every W and b: make_jaxpr(update)")
-    raise Mistake(f"got {value}; expected the number of equations in the step's jaxpr, "
-                  f"len(jax.make_jaxpr(update)(params, x0, y0, STEP_SIZE).jaxpr.eqns) (not the "
-                  f"number of lines of its printout)")
+        raise Mistake("got 1: dot_general is one KIND of primitive, but the step holds several "
+                      "equations of that kind; count every equation whose primitive.name is "
+                      "'dot_general'")
+    if value == counts["loss matmuls"]:
+        raise Mistake(f"got {value}, the forward pass alone (one per layer); the step also "
+                      f"runs the backward pass: count in step_jaxpr, the jaxpr of update")
+    if value == 3 * layers:
+        raise Mistake(f"got {value}, three per layer: a fair guess, but JAX's backward pass "
+                      f"skips the gradient with respect to the input images, which nobody "
+                      f"needs. Count the equations of step_jaxpr rather than reasoning it out")
+    raise Mistake(f"got {count!r}; count the equations e of step_jaxpr.jaxpr.eqns with "
+                  f"e.primitive.name == 'dot_general'")
 
 
 @exercise(LESSON, 3, "the roofline")

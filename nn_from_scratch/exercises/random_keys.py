@@ -125,17 +125,22 @@ def init_and_step_keys(student_fn: Any) -> str:
                       f"fold_in(key, {step}) equals split(key, n)[{step}], so folding into a key "
                       f"you also split collides. Split first, init_key, step_base = "
                       f"jax.random.split(key), and fold only into step_base")
+    # split(key, n) starts with the keys of split(key, m) for m < n: 64 keys cover every split
+    # of key into up to 64, and so fold_in(key, i) for i < 64.
     family = {tuple(row) for row in np.asarray(jax.random.key_data(jax.random.split(key, 64)))}
-    if tuple(init) in family and any(row in family for row in rows):
-        raise Mistake("init_key comes from split(key) and the step keys from fold_in(key, ...): "
-                      "none of these happen to collide, but fold_in(key, i) EQUALS "
-                      "split(key, n)[i], so the step keys are the very keys that splitting `key` "
-                      "hands out. Fold only into a key kept for folding: init_key, step_base = "
-                      "jax.random.split(key)")
+    handed_out = [step for step, row in enumerate(rows) if row in family]
+    if handed_out:
+        step = handed_out[0]
+        raise Mistake(f"step {step}'s key is one that split(key, ...) hands out, so it repeats "
+                      f"a key of any split of `key` (remember: fold_in(key, i) EQUALS "
+                      f"split(key, n)[i] for every n > i). Fold only into a key kept for folding: "
+                      f"init_key, step_base = jax.random.split(key), then "
+                      f"jax.random.fold_in(step_base, step)")
     again = call(student_fn, key, num_steps, what=what)
     if not np.array_equal(_key_data(again[1], "step_keys"), steps):
         raise Mistake("the same key gave different step keys: derive them from `key` only")
-    return f"1 init key and {num_steps} step keys, all different, folding into a key never split"
+    return (f"1 init key and {num_steps} step keys, all different, folded into a key kept for "
+            f"folding")
 
 
 @exercise(LESSON, 4, "two independent normal vectors")

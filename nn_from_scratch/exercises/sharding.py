@@ -1,27 +1,43 @@
 """Checkers for lesson 12, sharding and many processes: placement, shard_map, process-local rows.
 
 The checkers run on whatever devices JAX has (the lesson simulates 8, the tests
-4) over ``data_parallel_mesh()``, and size their inputs by the device count.
-They know the usual mistakes: an array replicated or split along the wrong
-axis, a gradient summed over devices under ``shard_map``'s ``check_vma=True``
-(the ``pmap`` idiom, or no ``pmean`` at all), every process feeding the whole
-batch, rows dealt out instead of cut into blocks, biases split with weights.
+4) over ``data_parallel_mesh()``, or over a 2-D mesh of them with the axes
+``("data", "model")``, and size their inputs by the device count. They know the
+usual mistakes: an array replicated or split along the wrong axis (or the wrong
+mesh axis), a gradient summed over devices under ``shard_map``'s
+``check_vma=True`` (the ``pmap`` idiom, or no ``pmean`` at all), every process
+feeding the whole batch, rows dealt out instead of cut into blocks, biases split
+with weights.
 """
 from typing import Any
 
 import jax
 import numpy as np
+from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from ..losses import loss
 from ..parallel import AXIS, data_parallel_mesh
+from ..train import update
 from ._core import Mistake, call, exercise, expect_close, expect_shape
 
 LESSON = "12_sharding"
 SIZES = [16, 8, 3]  # a small network whose weight columns (16, 8) split over 4 or 8 devices
+MODEL = "model"  # the second axis of the 2-D mesh of exercise 12.4: 8 devices as 4 x 2
 
 
-_grad = jax.jit(jax.grad(loss))  # the reference: one compile, not one per operation
+_grad = jax.jit(jax.grad(loss))  # the references: one compile, not one per operation
+_update = jax.jit(update)
+
+
+def mesh_2d() -> Mesh:
+    """The devices as a ``(devices // 2, 2)`` mesh with the axes ``("data", "model")``."""
+    devices = np.array(jax.devices())
+    if len(devices) % 2:
+        raise Mistake(f"this check needs an even number of devices, for a mesh of "
+                      f"{AXIS!r} x {MODEL!r}; JAX has {len(devices)}: run the lesson's first "
+                      f"cell first, in a fresh kernel")
+    return Mesh(devices.reshape(-1, 2), (AXIS, MODEL))
 
 
 def _network(seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -62,7 +78,7 @@ def _expect_split(array: Any, full: np.ndarray, axis: int | None, what: str, fix
                           f"it should be whole on every device: {fix}")
         return
     if replicated:
-        raise Mistake(f"every device holds the whole {what} {full.shape}: nothing is split. "
+        raise Mistake(f"every device holds the whole {what} {full.shape}: nothing is split; "
                       f"{fix}")
     want = list(full.shape)
     want[axis] //= devices
@@ -74,20 +90,21 @@ def _expect_split(array: Any, full: np.ndarray, axis: int | None, what: str, fix
                           f"along {where}; it should hold {tuple(want)}: {fix}")
 
 
-@exercise(LESSON, 1, "shard_rows")
-def shard_rows(student_fn: Any) -> str:
+@exercise(LESSON, 1, "shard_columns")
+def shard_columns(student_fn: Any) -> str:
     devices = jax.device_count()
     mesh = data_parallel_mesh()
-    x = np.arange(2 * devices * devices, dtype=np.float32).reshape(2 * devices, devices)
-    what = f"shard_rows(x, mesh) for x of shape {x.shape}"
+    x = np.arange(2 * devices * devices, dtype=np.float32).reshape(devices, 2 * devices)
+    what = f"shard_columns(x, mesh) for x of shape {x.shape}"
     got = call(student_fn, x, mesh, what=what)
-    _expect_split(got, x, 0, what, "split the rows, axis 0, over the mesh axis: "
-                                   "NamedSharding(mesh, P(AXIS))")
-    rows = sorted(index[0].start for _, index in _placement(got, what))
-    if rows != list(range(0, 2 * devices, 2)):
-        raise Mistake(f"the devices hold rows starting at {rows}: each should hold its own "
-                      f"2 consecutive rows")
-    return f"each of the {devices} devices holds its own 2 consecutive rows of {x.shape}"
+    _expect_split(got, x, 1, "x", "split the columns, axis 1, over the mesh axis: a "
+                                   "PartitionSpec has one entry per array axis, "
+                                   "NamedSharding(mesh, P(None, AXIS))")
+    columns = sorted(index[1].start for _, index in _placement(got, "x"))
+    if columns != list(range(0, 2 * devices, 2)):
+        raise Mistake(f"the devices hold columns starting at {columns}: each should hold its "
+                      f"own 2 consecutive columns")
+    return f"each of the {devices} devices holds its own 2 consecutive columns of {x.shape}"
 
 
 def _shard_map_grads(fn: Any, params: Any, x: np.ndarray, y: np.ndarray, what: str) -> Any:
@@ -163,30 +180,84 @@ def process_rows(student_fn: Any) -> str:
     return "process i of n feeds the i-th consecutive block: together, the batch, each row once"
 
 
+def _layout(array: Any) -> dict[Any, tuple[tuple[int, int], ...]]:
+    """``{device: ((start, stop), ...)}``: which part of a placed array each device holds."""
+    shape = array.shape
+    return {device: tuple(part.indices(size)[:2] for part, size in zip(index, shape))
+            for device, index in array.sharding.devices_indices_map(shape).items()}
+
+
+def _spec_layout(mesh: Mesh, spec: P, shape: tuple[int, ...]) -> Any:
+    """The layout that ``NamedSharding(mesh, spec)`` gives an array of ``shape``, or None."""
+    try:
+        index_map = NamedSharding(mesh, spec).devices_indices_map(shape)
+    except Exception:  # e.g. a split that does not divide the axis
+        return None
+    return {device: tuple(part.indices(size)[:2] for part, size in zip(index, shape))
+            for device, index in index_map.items()}
+
+
+def _expect_layout(array: Any, full: np.ndarray, mesh: Mesh, want: P, wrong: dict[Any, str],
+                   what: str, fix: str) -> None:
+    """``array`` holds ``full`` laid out as ``NamedSharding(mesh, want)``, else a hint."""
+    _placement(array, what)  # a placed jax.Array
+    if tuple(array.shape) != full.shape or not np.array_equal(np.asarray(array), full):
+        raise Mistake(f"{what} holds other values than the array you were given: only place it")
+    layout = _layout(array)
+    if len(layout) < mesh.size:
+        raise Mistake(f"{what} lives on {len(layout)} device(s), not on all {mesh.size} of "
+                      f"the mesh: {fix}")
+    if layout == _spec_layout(mesh, want, full.shape):
+        return
+    for spec, hint in wrong.items():
+        if layout == _spec_layout(mesh, spec, full.shape):
+            raise Mistake(f"{what} is {hint}: {fix}")
+    pieces = sorted({tuple(b - a for a, b in part) for part in layout.values()})
+    raise Mistake(f"{what} is split into pieces of shape {', '.join(map(str, pieces))}, "
+                  f"not as asked: {fix}")
+
+
 @exercise(LESSON, 4, "shard_weights")
 def shard_weights(student_fn: Any) -> str:
-    devices = jax.device_count()
+    mesh = mesh_2d()
     params = _network(4)
-    what = f"shard_weights(params, mesh) over {devices} devices"
+    what = f"shard_weights(params, mesh) on a {dict(mesh.shape)} mesh"
     try:
-        placed = call(student_fn, params, data_parallel_mesh(), what=what)
+        placed = call(student_fn, params, mesh, what=what)
     except Mistake as err:
         if "divide" in str(err) or "Indivisible" in str(err):
             raise Mistake(f"{what} asked for a split that does not divide evenly (the last "
                           f"layer has only {SIZES[-1]} outputs): split each W's columns, its "
-                          f"{SIZES[0]} or {SIZES[1]} inputs, with P(None, AXIS), and keep each "
-                          f"b whole, P()") from None
+                          f"{SIZES[0]} or {SIZES[1]} inputs, along {MODEL!r}, and keep each b "
+                          f"whole") from None
+        if "mesh" in str(err) and ("axis" in str(err) or "name" in str(err)):
+            cause = str(err.__cause__ or err).strip().splitlines()[0]
+            raise Mistake(f"{what} named a mesh axis that this mesh does not have ({cause}): "
+                          f"its axes are {AXIS!r} and {MODEL!r}") from None
         raise
     leaves = jax.tree.leaves(placed)
     if len(leaves) != 2 * len(params):
         raise Mistake(f"{what} should return params of the same structure, [(W, b), ...]; got "
                       f"{len(leaves)} arrays for {len(params)} layers")
+    w_fix = f"split each W's columns, its inputs (axis 1), along {MODEL!r}: P(None, {MODEL!r})"
+    b_fix = "keep every b whole on every device: NamedSharding(mesh, P())"
     for i, (w, b) in enumerate(params):
-        placed_w, placed_b = leaves[2 * i], leaves[2 * i + 1]
-        _expect_split(placed_w, w, 1, f"W of layer {i}",
-                      "split each W's columns, its inputs (axis 1): "
-                      "NamedSharding(mesh, P(None, AXIS))")
-        _expect_split(placed_b, b, None, f"b of layer {i}",
-                      "keep every b whole on every device: NamedSharding(mesh, P())")
-    return (f"every W split by columns over {devices} devices (1/{devices} of it on each), "
-            f"every b replicated")
+        _expect_layout(leaves[2 * i], w, mesh, P(None, MODEL), {
+            P(): "whole on every device: nothing is split",
+            P(None, AXIS): f"split along {AXIS!r}, the batch's mesh axis",
+            P(MODEL): "split by its rows, its outputs (axis 0)",
+            P(None, (AXIS, MODEL)): "split over every device of the mesh",
+        }, f"W of layer {i}", w_fix)
+        _expect_layout(leaves[2 * i + 1], b, mesh, P(), {
+            P(MODEL): f"split along {MODEL!r}", P(AXIS): f"split along {AXIS!r}",
+        }, f"b of layer {i}", b_fix)
+    x, y = _batch(2 * mesh.shape[AXIS])
+    rows = NamedSharding(mesh, P(AXIS))
+    what = f"jax.jit(update) on your params, with x and y split along {AXIS!r}"
+    got = call(_update, placed, jax.device_put(x, rows), jax.device_put(y, rows), 0.1, what=what)
+    for i, (g, w) in enumerate(zip(jax.tree.leaves(got),
+                                   jax.tree.leaves(_update(params, x, y, 0.1)))):
+        expect_close(np.asarray(g), np.asarray(w), f"leaf {i} after the step",
+                     hint="the same step as on one device")
+    return (f"every W split by columns along {MODEL!r} (half of it on each device), every b "
+            f"whole; jax.jit(update) takes the same step on them as on one device")

@@ -237,7 +237,7 @@ def warmup_cosine(student_fn: Any) -> str:
             if "Tracer" in text or "Concretization" in text or "truth value" in text:
                 raise Mistake("Optax calls the schedule with a traced step count inside a jitted "
                               "step, where Python's `if` and math/NumPy functions cannot see its "
-                              "value (lesson 05): use jnp.where, jnp.clip and jnp.cos") from None
+                              "value (lesson 04): use jnp.where, jnp.clip and jnp.cos") from None
             raise
         got = np.asarray(got, np.float64)
         if got.shape != steps.shape:
