@@ -117,3 +117,12 @@ def test_student_edition_runs_with_every_check_not_done(lesson):
     assert set(results) == set(expected), f"checks shown: {sorted(results)}; expected {expected}"
     claimed = {i: r["status"] for i, r in results.items() if r["status"] != "not done"}
     assert not claimed, f"stubs must be 'not done', never passed or failed: {claimed}"
+
+
+def test_the_readme_maps_every_lesson_with_its_exercise_count():
+    readme = (notebooks.ROOT / "README.md").read_text()
+    for lesson in LESSONS:
+        row = re.search(rf"^\| {lesson.stem[:2]} \| \[[^]]+\]\(lessons/{lesson.name}\) \|.*"
+                        rf"\| (\d+) \| ~\d+ s \|$", readme, re.M)
+        assert row, f"README.md's lesson map has no row for {lesson.name}"
+        assert int(row.group(1)) == len(lesson_exercises(lesson.stem)), lesson.name
