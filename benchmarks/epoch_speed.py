@@ -10,12 +10,14 @@ batch 128, SGD step 0.01 -- the seed tutorial's set-up. It measures:
   PyTorch eager  the same model and loop in PyTorch, if torch is installed (optional)
 
 in INTERLEAVED ROUNDS: limit, no-jit, jit per step, jit per epoch, PyTorch, then again, ...
-A shared machine's speed drifts by minutes and even by days (129 to 411 GFLOP/s seen on the
-same box), so every ratio is computed within one round, from work measured seconds apart, and
-reported as the median over rounds with its range. Compile time is measured apart (once).
+A shared machine's speed drifts by the second, by the minute and even by the day (129 to 411
+GFLOP/s seen on the same box), so each round is short (100 steps of each variant, about 3 s
+in all), every ratio is computed within one round, from work measured a second apart, and it
+is reported as the median over many rounds with its range. Compile time is measured apart
+(once). "epoch" below is the time for the 60,000 examples at the measured rate.
 
     .venv/bin/python benchmarks/epoch_speed.py              # about a minute on 2 cores
-    .venv/bin/python benchmarks/epoch_speed.py --rounds 9   # steadier medians
+    .venv/bin/python benchmarks/epoch_speed.py --rounds 31  # steadier medians
 """
 import argparse
 import os
@@ -71,7 +73,7 @@ class TorchEpoch:
                 tensor -= STEP_SIZE * g
 
     def speed(self, seed):
-        """Examples/s of one epoch."""
+        """Examples/s of one pass over the data."""
         batches = np.asarray(batch_indices(jax.random.key(seed), len(self.x), BATCH))
         start = time.perf_counter()
         for batch in batches:
@@ -86,14 +88,15 @@ def summarise(values):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved measurement rounds")
-    parser.add_argument("--eager-steps", type=int, default=100, help="no-jit steps per round")
+    parser.add_argument("--rounds", type=int, default=15, help="interleaved measurement rounds")
+    parser.add_argument("--steps", type=int, default=100, help="steps per variant per round")
+    parser.add_argument("--eager-steps", type=int, default=30, help="no-jit steps per round")
     args = parser.parse_args()
 
     device = jax.devices()[0]
     print(f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores, JAX {jax.__version__} "
           f"on {device.platform.upper()} ({device.device_kind})", flush=True)
-    data = synthetic_dataset(jax.random.key(0), n_train=60_000, n_test=1_000)
+    data = synthetic_dataset(jax.random.key(0), n_train=args.steps * BATCH, n_test=1_000)
     small = synthetic_dataset(jax.random.key(0), n_train=args.eager_steps * BATCH, n_test=1_000)
     flops_per_example = 3 * forward_flops(SIZES)
 
@@ -109,7 +112,7 @@ def main():
 
     speeds = {name: [] for name in (LIMIT, EAGER, JIT, SCAN, TORCH)}
     for r in range(args.rounds):
-        speeds[LIMIT].append(matmul_rate(repeats=3) / flops_per_example)
+        speeds[LIMIT].append(matmul_rate(repeats=5) / flops_per_example)
         speeds[EAGER].append(fit_speed(small, "eager")[0])
         speeds[JIT].append(fit_speed(data, "jit")[0])
         speeds[SCAN].append(fit_speed(data, "scan")[0])
@@ -121,7 +124,7 @@ def main():
     if not torch_epoch:
         del speeds[TORCH]
 
-    epoch_examples = (len(data.x_train) // BATCH) * BATCH
+    epoch_examples = 60_000
     limit_rate = statistics.median(speeds[LIMIT]) * flops_per_example
     print(f"\nLimit: float32 matmul {limit_rate / 1e9:.0f} GFLOP/s (median of {args.rounds} "
           f"rounds, 1024x1024 products); training = 3 x forward = "

@@ -197,8 +197,10 @@ def _eager_runner(params: Params, x: np.ndarray, y: np.ndarray, batch_size: int,
 def _jit_runner(params: Params, x: np.ndarray, y: np.ndarray, batch_size: int, steps: int,
                 step_size: float) -> tuple[Runner, float]:
     start = time.perf_counter()  # compile ahead of time, so compile time is measured apart
-    step = jit(_update_with_loss).lower(params, x[:batch_size], y[:batch_size],
-                                        step_size).compile()
+    # Donating params lets XLA write each step's new parameters over the old ones, in place,
+    # as PyTorch's optimizers do, instead of allocating 2.7 MB afresh every step.
+    step = jit(_update_with_loss, donate_argnums=0).lower(params, x[:batch_size],
+                                                          y[:batch_size], step_size).compile()
     return _step_loop(step, x, y, step_size), time.perf_counter() - start
 
 
