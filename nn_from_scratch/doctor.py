@@ -63,7 +63,8 @@ def check_versions(course: Path) -> list[Check]:
                                                        if used else "")))
         else:
             fix = (f"pip install 'jax=={sorted(used)[0]}' gives the executed lessons' exact "
-                   f"version" if name == "JAX" else "any Python 3.11+ works")
+                   f"version" if name == "JAX" else
+                   "nothing to do: any Python 3.11 or newer runs the lessons")
             checks.append(Check(WARN, f"{name} {mine}; the lessons were executed with "
                                       f"{', '.join(sorted(used))}: outputs may differ a little",
                                 fix))

@@ -1,4 +1,5 @@
 """The classroom preflight: a checklist with a fix for every problem, and an honest exit status."""
+import re
 import subprocess
 import sys
 import time
@@ -16,7 +17,10 @@ def test_doctor_on_this_machine_is_ready_and_quick():
     assert time.perf_counter() - start < 60  # under 30 s on an idle 2-core machine
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
-    for line in ("✓ Python 3.", "✓ JAX ", "device(s)", "CPU core(s)", "✓ mnist-5k",
+    # Python and JAX: ✓ when the lessons were executed with them, ! (a note, not a failure)
+    # when not, as on CI's second run with the newest JAX.
+    assert re.search(r"^[✓!] Python 3\.", out, re.M) and re.search(r"^[✓!] JAX ", out, re.M)
+    for line in ("device(s)", "CPU core(s)", "✓ mnist-5k",
                  "✓ 8 simulated CPU devices", "✓ two processes talk over 127.0.0.1",
                  "lesson sources in", "student notebooks in", "✓ smoke run init -> predict"):
         assert line in out, line
