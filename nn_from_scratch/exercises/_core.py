@@ -15,14 +15,14 @@ result also carries a machine-readable copy (the MIME type :data:`MIME`) that
 import functools
 import importlib
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["MIME", "STATUSES", "CheckResult", "Exercise", "Mistake", "NotDone", "all_lessons",
-           "call", "exercise", "expect_close", "expect_shape", "lesson_exercises"]
+__all__ = ["MIME", "STATUSES", "CheckResult", "Exercise", "Hints", "Mistake", "NotDone",
+           "all_lessons", "call", "exercise", "expect_close", "expect_shape", "lesson_exercises"]
 
 MIME = "application/vnd.nn-from-scratch.check+json"
 STATUSES = ("passed", "failed", "not done")
@@ -136,13 +136,21 @@ def exercise(lesson: str, number: int, title: str) -> Callable[[Callable[..., st
     return decorate
 
 
-def call(fn: Any, *args: Any, what: str) -> Any:
+# What a checker looks for in an error message (one sign, or a tuple of alternatives),
+# mapped to the hint that explains it; the first entry with a sign in the message wins.
+Hints = Mapping[str | tuple[str, ...], str]
+
+
+def call(fn: Any, *args: Any, what: str, hints: Hints | None = None) -> Any:
     """``fn(*args)`` with the student's mistakes turned into hints.
 
     ``what`` names the call in messages, e.g. ``"predict(params, image)"``. A
     ``NotImplementedError`` passes through (the stub); any other exception
-    becomes a :class:`Mistake` that quotes it; a ``None`` result (a missing
-    ``return``) too.
+    becomes a :class:`Mistake` that quotes it (``"<what> raised <its first line>"``),
+    or, when that message contains one of the signs in ``hints``, a Mistake
+    that says the hint instead, e.g. ``{("inconsistent sizes", "vmap"): "give the
+    shared params in_axes None"}``. A ``None`` result (a missing ``return``) is a
+    Mistake too.
     """
     if not callable(fn):
         raise Mistake(f"expected a function for {what}; got {type(fn).__name__} {fn!r}")
@@ -151,7 +159,11 @@ def call(fn: Any, *args: Any, what: str) -> Any:
     except (NotImplementedError, NotDone, Mistake):
         raise
     except Exception as err:
-        raise Mistake(f"{what} raised {_first_line(err)}") from err
+        message = f"{what} raised {_first_line(err)}"
+        for signs, hint in (hints or {}).items():
+            if any(sign in message for sign in ((signs,) if isinstance(signs, str) else signs)):
+                raise Mistake(hint) from None
+        raise Mistake(message) from err
     if out is None:
         raise Mistake(f"{what} returned None: did you forget `return`?")
     return out

@@ -110,14 +110,10 @@ def one_to_many(student_fn: Any) -> str:
     flags = np.array([True, False, False, True, True])
     for img, name in ((GRAY, "(3, 3)"), (COLOR, "(3, 3, 2)")):
         what = f"one_to_many(img, flags) for img {name} and 5 flags"
-        try:
-            got = call(student_fn, img, flags, what=what)
-        except Mistake as err:
-            if "inconsistent sizes" in str(err) or "vmap" in str(err):
-                raise Mistake("vmap tried to map over the image as well as the flags: ONE image "
-                              "is shared by every flag, so give it in_axes None: "
-                              "jax.vmap(random_rotate, in_axes=(None, 0))") from None
-            raise
+        got = call(student_fn, img, flags, what=what, hints={
+            ("inconsistent sizes", "vmap"): "vmap tried to map over the image as well as the "
+            "flags: ONE image is shared by every flag, so give it in_axes None: "
+            "jax.vmap(random_rotate, in_axes=(None, 0))"})
         got = expect_shape(got, (5, *img.shape), what)
         want = np.stack([np.rot90(img, 1, axes=(0, 1)) if f else img for f in flags])
         if not np.array_equal(got, want):

@@ -13,12 +13,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._core import Mistake, call, exercise, expect_close, expect_shape
+from ._core import Hints, Mistake, call, exercise, expect_close, expect_shape
 
 LESSON = "02_grad"
 
 
-def _call_jitted(fn: Any, *args: Any, what: str) -> Any:
+def _call_jitted(fn: Any, *args: Any, what: str, hints: Hints | None = None) -> Any:
     """``jax.jit(fn)(*args)``: one compile instead of one per operation; eagerly if jit fails.
 
     A derivative built with ``grad`` or ``hessian`` and run eagerly compiles each of its
@@ -28,7 +28,7 @@ def _call_jitted(fn: Any, *args: Any, what: str) -> Any:
     try:
         return call(jax.jit(fn), *args, what=what)
     except Mistake:  # e.g. Python control flow on a traced value: let the plain call speak
-        return call(fn, *args, what=what)
+        return call(fn, *args, what=what, hints=hints)
 
 
 def _numbers(values: Any, count: int, what: str) -> list[float]:
@@ -66,14 +66,9 @@ def grad_sum_tanh(student_fn: Any) -> str:
     x = np.linspace(-2, 2, 6, dtype=np.float32)
     for v in (x, x.reshape(2, 3)):
         what = f"grad_sum_tanh(x) for x of shape {v.shape}"
-        try:
-            got = _call_jitted(student_fn, jnp.asarray(v), what=what)
-        except Mistake as err:
-            if "scalar-output" in str(err):
-                raise Mistake("jax.grad needs a function with ONE number out; tanh(x) has one per "
-                              "element. Differentiate their sum: lambda v: jnp.sum(jnp.tanh(v))"
-                              ) from None
-            raise
+        got = _call_jitted(student_fn, jnp.asarray(v), what=what, hints={
+            "scalar-output": "jax.grad needs a function with ONE number out; tanh(x) has one "
+            "per element. Differentiate their sum: lambda v: jnp.sum(jnp.tanh(v))"})
         if np.shape(got) == ():
             raise Mistake(f"returned one number for x of shape {v.shape}: the gradient has x's "
                           f"shape, one partial derivative per element")

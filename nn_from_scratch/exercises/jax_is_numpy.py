@@ -28,13 +28,9 @@ def _sigmoid(x: Any) -> np.ndarray:
 def sigmoid(student_sigmoid: Any) -> str:
     for x in (_X, _X[1], np.float32(0.0)):
         what = f"sigmoid(x) for x of shape {np.shape(x)}"
-        try:
-            got = call(student_sigmoid, jnp.asarray(x), what=what)
-        except Mistake as err:
-            if "to Python scalars" in str(err) or "must be real number" in str(err):
-                raise Mistake("math.exp takes ONE number; jnp.exp works elementwise on a whole "
-                              "array: 1 / (1 + jnp.exp(-x))") from None
-            raise
+        got = call(student_sigmoid, jnp.asarray(x), what=what, hints={
+            ("to Python scalars", "must be real number"): "math.exp takes ONE number; jnp.exp "
+            "works elementwise on a whole array: 1 / (1 + jnp.exp(-x))"})
         if isinstance(got, np.ndarray):
             raise Mistake("returned a NumPy array: a NumPy function such as np.exp turned the JAX "
                           "array into a NumPy one. Use jnp.exp: grad and jit (lessons 02 and 04) "
@@ -53,13 +49,9 @@ def set_diagonal(student_fn: Any) -> str:
     for n, value in ((3, 1.0), (5, -2.0)):
         x = rng.normal(size=(n, n)).astype(np.float32)
         what = f"set_diagonal(x, {value}) for x of shape ({n}, {n})"
-        try:
-            got = call(student_fn, jnp.asarray(x), value, what=what)
-        except Mistake as err:
-            if "immutable" in str(err):
-                raise Mistake("JAX arrays are immutable, so x[i, i] = v fails: use "
-                              "x.at[i, i].set(v), which returns a NEW array") from None
-            raise
+        got = call(student_fn, jnp.asarray(x), value, what=what, hints={
+            "immutable": "JAX arrays are immutable, so x[i, i] = v fails: use "
+                         "x.at[i, i].set(v), which returns a NEW array"})
         got = expect_shape(got, (n, n), what)
         want = x.copy()
         np.fill_diagonal(want, value)
@@ -168,13 +160,9 @@ def add_with_lax(student_fn: Any) -> str:
     ints = jnp.arange(4)  # int32
     floats = jnp.asarray(np.array([0.5, 1.5, -2.25, 10.75], np.float32))
     what = "add_with_lax(jnp.arange(4), floats)"
-    try:
-        got = call(student_fn, ints, floats, what=what)
-    except Mistake as err:
-        if "same dtypes" in str(err):
-            raise Mistake("lax.add refuses int32 + float32, as you saw: convert the ints first, "
-                          "lax.convert_element_type(i, jnp.float32)") from None
-        raise
+    got = call(student_fn, ints, floats, what=what, hints={
+        "same dtypes": "lax.add refuses int32 + float32, as you saw: convert the ints first, "
+                       "lax.convert_element_type(i, jnp.float32)"})
     got = expect_shape(got, (4,), what)
     if np.issubdtype(got.dtype, np.integer):
         raise Mistake(f"got {got.dtype} {got.tolist()}: the floats were cast to int and lost "

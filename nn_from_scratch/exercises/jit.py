@@ -107,15 +107,12 @@ def count_traces(student_fn: Any) -> str:
     for index, inputs in enumerate(_trace_inputs()):
         want = _reference_count(index)
         what = f"count_traces(fn, inputs) for {len(inputs)} inputs"
-        try:
-            got = call(student_fn, lambda x: x * 2, inputs, what=what)  # a new fn: an empty cache
-        except Mistake as err:
-            if "UnboundLocalError" in str(err):
-                raise Mistake(f"{what} raised UnboundLocalError: `count += 1` inside the nested "
-                              f"function makes count a new local variable of it. Declare "
-                              f"`nonlocal count` in the nested function, or keep the count in a "
-                              f"one-element list (counter = [0]; counter[0] += 1)") from None
-            raise
+        # a new fn each time: an empty cache
+        got = call(student_fn, lambda x: x * 2, inputs, what=what, hints={
+            "UnboundLocalError": f"{what} raised UnboundLocalError: `count += 1` inside the "
+            f"nested function makes count a new local variable of it. Declare `nonlocal count` "
+            f"in the nested function, or keep the count in a one-element list "
+            f"(counter = [0]; counter[0] += 1)"})
         if not isinstance(got, (int, np.integer)):
             raise Mistake(f"{what} returned {type(got).__name__} {got!r}; return the count, an int")
         if got == len(inputs) and want < len(inputs):

@@ -144,14 +144,10 @@ def batched_predict(student_fn: Any) -> str:
         params = _network(sizes, seed)
         images = _uniform(200 + seed, (12, sizes[0]))
         what = f"batched_predict(params, images) for images of shape {images.shape}"
-        try:
-            got = call(student_fn, params, images, what=what)
-        except Mistake as err:
-            if "inconsistent sizes" in str(err) or "vmap" in str(err):
-                raise Mistake("vmap tried to map over the parameters too: they are shared by "
-                              "every example, so give them in_axes None: "
-                              "jax.vmap(predict, in_axes=(None, 0))") from None
-            raise
+        got = call(student_fn, params, images, what=what, hints={
+            ("inconsistent sizes", "vmap"): "vmap tried to map over the parameters too: they "
+            "are shared by every example, so give them in_axes None: "
+            "jax.vmap(predict, in_axes=(None, 0))"})
         if np.shape(got) != (12, sizes[-1]):
             raise Mistake(f"returned shape {np.shape(got)} for a batch of 12 images; expected "
                           f"(12, {sizes[-1]}): one row of log-probabilities per image")

@@ -47,14 +47,10 @@ def _batch(seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
 def _run_per_device(fn: Any, in_axes: tuple[Any, ...], *args: Any, what: str) -> Any:
     """``jit(vmap(fn, in_axes, axis_name=AXIS))(*args)``, an unknown axis name made a hint."""
     mapped = jax.jit(jax.vmap(fn, in_axes=in_axes, axis_name=AXIS))
-    try:
-        return call(mapped, *args, what=what)
-    except Mistake as err:
-        if "unbound axis name" in str(err):
-            raise Mistake(f"{what} used an axis name that the map does not have: name the "
-                          f"device axis AXIS (= {AXIS!r}) in lax.axis_index, lax.psum and "
-                          f"lax.pmean") from None
-        raise
+    return call(mapped, *args, what=what, hints={
+        "unbound axis name": f"{what} used an axis name that the map does not have: name the "
+                             f"device axis AXIS (= {AXIS!r}) in lax.axis_index, lax.psum and "
+                             f"lax.pmean"})
 
 
 def _grad_leaves(grads: Any, what: str) -> list[np.ndarray]:
@@ -121,13 +117,9 @@ def device_key(student_fn: Any) -> str:
     mapped = jax.jit(jax.vmap(student_fn, in_axes=None, axis_size=DEVICES, axis_name=AXIS))
 
     def keys_for(seed: int) -> np.ndarray:
-        try:
-            return _key_data(call(mapped, jax.random.key(seed), what=what), what)
-        except Mistake as err:
-            if "unbound axis name" in str(err):
-                raise Mistake(f"{what} used an axis name that the map does not have: name the "
-                              f"device axis AXIS (= {AXIS!r}) in lax.axis_index") from None
-            raise
+        return _key_data(call(mapped, jax.random.key(seed), what=what, hints={
+            "unbound axis name": f"{what} used an axis name that the map does not have: name "
+                                 f"the device axis AXIS (= {AXIS!r}) in lax.axis_index"}), what)
 
     keys, given = keys_for(5), np.asarray(jax.random.key_data(jax.random.key(5)))
     if all(np.array_equal(k, keys[0]) for k in keys):
@@ -182,17 +174,11 @@ def simulated_update(student_fn: Any) -> str:
     step_size = 0.1
     replicated = jax.tree.map(lambda a: np.broadcast_to(a, (DEVICES, *a.shape)).copy(), params)
     what = "simulated_update(params, x, y, 0.1) with params replicated over 4 devices"
-    try:
-        got = call(jax.jit(student_fn), replicated, x, y, step_size, what=what)  # one compile
-    except Mistake as err:
-        if "unbound axis name" in str(err):
-            raise Mistake(f"the per-device step calls lax.pmean over the axis {AXIS!r}: give vmap "
-                          f"that name too, jax.vmap(..., axis_name=AXIS)") from None
-        if "vmap" in str(err) or "dot_general" in str(err) or "shape" in str(err):
-            raise Mistake("map every argument as pmap_update does: the params, x and y over "
-                          "their leading device axis (0) and the step size not at all (None)"
-                          ) from None
-        raise
+    got = call(jax.jit(student_fn), replicated, x, y, step_size, what=what, hints={  # one compile
+        "unbound axis name": f"the per-device step calls lax.pmean over the axis {AXIS!r}: give "
+                             f"vmap that name too, jax.vmap(..., axis_name=AXIS)",
+        ("vmap", "dot_general", "shape"): "map every argument as pmap_update does: the params, "
+        "x and y over their leading device axis (0) and the step size not at all (None)"})
     leaves = _grad_leaves(got, what)
     want = [np.asarray(a) for a in jax.tree.leaves(
         _update(params, x.reshape(-1, SIZES[0]), y.reshape(-1, SIZES[-1]), step_size))]

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import losses, model
 from ..train import History
-from ._core import Mistake, NotDone, call, exercise, expect_close, expect_shape
+from ._core import Hints, Mistake, NotDone, call, exercise, expect_close, expect_shape
 
 LESSON = "08_training"
 # Every check uses networks of the same layer sizes and batches of the same size, made with
@@ -53,7 +53,8 @@ def _log_probs(params: Any, images: np.ndarray) -> np.ndarray:
     return np.asarray(_reference_log_probs(params, images))
 
 
-def _fast_call(fn: Any, *args: Any, what: str, static_argnums: tuple[int, ...] = ()) -> Any:
+def _fast_call(fn: Any, *args: Any, what: str, static_argnums: tuple[int, ...] = (),
+               hints: Hints | None = None) -> Any:
     """``fn(*args)`` compiled with ``jax.jit`` (fast); if that fails, run as written.
 
     Running it again without ``jit`` gives the student the error their code really
@@ -67,7 +68,7 @@ def _fast_call(fn: Any, *args: Any, what: str, static_argnums: tuple[int, ...] =
     except (NotImplementedError, NotDone):
         raise
     except Exception:
-        return call(fn, *args, what=what)
+        return call(fn, *args, what=what, hints=hints)
     if out is None:
         raise Mistake(f"{what} returned None: did you forget `return`?")
     return out
@@ -164,14 +165,9 @@ def accuracy(student_fn: Any) -> str:
     targets = np.eye(N_CLASSES, dtype=np.float32)[target_class]
     want = 0.75
     what = f"accuracy(params, images, targets) for {N} examples, 9 of them right"
-    try:
-        got = np.asarray(_fast_call(student_fn, params, images, targets, what=what))
-    except Mistake as err:
-        if "broadcast" in str(err) or "shapes" in str(err):
-            raise Mistake("compared class indices (batch,) with the one-hot targets "
-                          "(batch, k): turn the targets into classes first, "
-                          "jnp.argmax(targets, axis=1)") from None
-        raise
+    got = np.asarray(_fast_call(student_fn, params, images, targets, what=what, hints={
+        ("broadcast", "shapes"): "compared class indices (batch,) with the one-hot targets "
+        "(batch, k): turn the targets into classes first, jnp.argmax(targets, axis=1)"}))
     if got.shape == (N,):
         raise Mistake("returned one True/False per example; accuracy is their mean, the "
                       "fraction right: jnp.mean(...)")

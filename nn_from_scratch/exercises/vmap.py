@@ -27,15 +27,10 @@ def _convolve(x: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 def _call_mapped(fn: Any, *args: Any, what: str, shared: str) -> Any:
     """``call``, turning vmap's complaints about mapped sizes into a hint about ``None``."""
-    try:
-        return call(fn, *args, what=what)
-    except Mistake as err:
-        message = str(err)
-        # vmap's own complaints, or convolve given a number where a mapped vector was cut up
-        if any(sign in message for sign in ("inconsistent sizes", "rank", "len(in_axes)",
-                                            "unsized object")):
-            raise Mistake(f"{what}: vmap could not map the inputs as asked. {shared}") from None
-        raise
+    # vmap's own complaints, or convolve given a number where a mapped vector was cut up
+    return call(fn, *args, what=what, hints={
+        ("inconsistent sizes", "rank", "len(in_axes)", "unsized object"):
+            f"{what}: vmap could not map the inputs as asked. {shared}"})
 
 
 # The three inputs of the dot-product checks: (6, 4) batches with different rows.
@@ -45,14 +40,10 @@ A, B = _normal(0, (6, 4)), _normal(1, (6, 4))
 @exercise(LESSON, 1, "dot_vmap")
 def dot_vmap(student_fn: Any) -> str:
     what = "dot_vmap(a, b) for a, b of shape (6, 4)"
-    try:
-        got = call(student_fn, A, B, what=what)
-    except Mistake as err:
-        if "contracting dimensions" in str(err) or "dot_general" in str(err):
-            raise Mistake("jnp.dot was given a whole (6, 4) matrix, and two of those do not "
-                          "multiply: vmap it over axis 0 of both inputs, jax.vmap(jnp.dot, "
-                          "in_axes=(0, 0)), so that every call gets one row of each") from None
-        raise
+    got = call(student_fn, A, B, what=what, hints={
+        ("contracting dimensions", "dot_general"): "jnp.dot was given a whole (6, 4) matrix, "
+        "and two of those do not multiply: vmap it over axis 0 of both inputs, "
+        "jax.vmap(jnp.dot, in_axes=(0, 0)), so that every call gets one row of each"})
     got = np.asarray(got)
     if got.shape == (6, 6):
         raise Mistake("returned shape (6, 6): every row of a against every row of b. Map BOTH "
@@ -89,20 +80,13 @@ def zipped(student_fn: Any) -> str:
     every_pair = xs @ ws  # [i, j]: row i with column j
     for scale in (2.5, -1.0):
         what = f"zipped(xs, ws, {scale}) for xs (5, 3) and ws (3, 5)"
-        try:
-            got = call(student_fn, xs, ws, scale, what=what)
-        except Mistake as err:
-            message = str(err)
-            if "len(in_axes)" in message:
-                raise Mistake("in_axes needs one entry per argument of weighted_sum: three, "
-                              "e.g. (0, 1, None)") from None
-            if "rank" in message:
-                raise Mistake("the scale is one number shared by every call, so it cannot be "
-                              "mapped: its in_axes entry is None") from None
-            if "inconsistent sizes" in message:
-                raise Mistake("ws keeps its batch in axis 1 (its columns), so its in_axes entry "
-                              "is 1: in_axes=(0, 1, None)") from None
-            raise
+        got = call(student_fn, xs, ws, scale, what=what, hints={
+            "len(in_axes)": "in_axes needs one entry per argument of weighted_sum: three, "
+                            "e.g. (0, 1, None)",
+            "rank": "the scale is one number shared by every call, so it cannot be mapped: its "
+                    "in_axes entry is None",
+            "inconsistent sizes": "ws keeps its batch in axis 1 (its columns), so its in_axes "
+                                  "entry is 1: in_axes=(0, 1, None)"})
         got = np.asarray(got)
         if got.shape == (5, 5):
             raise Mistake("returned shape (5, 5), every row against every column; zipping pairs "
@@ -128,14 +112,10 @@ def zipped(student_fn: Any) -> str:
 def pairwise(student_fn: Any) -> str:
     a, b = _normal(6, (5, 4)), _normal(7, (7, 4))
     what = "pairwise(a, b) for a (5, 4) and b (7, 4)"
-    try:
-        got = call(student_fn, a, b, what=what)
-    except Mistake as err:
-        if "inconsistent sizes" in str(err):
-            raise Mistake("vmap tried to zip a's 5 rows with b's 7: one vmap over both inputs "
-                          "pairs row i with row i only. Nest two: the inner one maps b "
-                          "(in_axes=(None, 0)), the outer one maps a (in_axes=(0, None))") from None
-        raise
+    got = call(student_fn, a, b, what=what, hints={
+        "inconsistent sizes": "vmap tried to zip a's 5 rows with b's 7: one vmap over both "
+        "inputs pairs row i with row i only. Nest two: the inner one maps b "
+        "(in_axes=(None, 0)), the outer one maps a (in_axes=(0, None))"})
     got = np.asarray(got)
     want = a @ b.T
     if got.shape == (7, 5) and np.allclose(got, want.T, atol=1e-4):
