@@ -1,8 +1,10 @@
-"""``call``: how a checker runs the student's code and turns its errors into hints."""
+"""How a checker turns the student's errors (``call``) and typical wrong answers
+(``reject_known_wrong``) into hints."""
+import numpy as np
 import pytest
 from conftest import stub
 
-from nn_from_scratch.exercises._core import Mistake, call
+from nn_from_scratch.exercises._core import Mistake, call, reject_known_wrong
 
 HINTS = {("inconsistent sizes", "vmap"): "give the shared params in_axes None",
          "rank": "the scale is shared: in_axes None"}
@@ -46,3 +48,25 @@ def test_call_catches_a_missing_return_and_a_non_function():
         call(lambda: None, what="f()", hints=HINTS)
     with pytest.raises(Mistake, match="expected a function for f; got int 3"):
         call(3, what="f")
+
+
+WRONG = {"the other way up": 0.5, "the sum, not the mean": 6.0}
+
+
+def test_reject_known_wrong_names_the_mistake_that_the_answer_equals():
+    with pytest.raises(Mistake, match="^the sum, not the mean$"):
+        reject_known_wrong(6.0 + 1e-9, WRONG)
+    with pytest.raises(Mistake, match="^the other way up$"):
+        reject_known_wrong(np.array([0.5, 0.5]), {"the other way up": np.array([0.5, 0.5])})
+
+
+def test_reject_known_wrong_lets_other_answers_through_for_the_checker_to_judge():
+    reject_known_wrong(2.0, WRONG)  # the right answer, or a mistake nobody foresaw: no hint
+    reject_known_wrong(0.51, WRONG, rtol=1e-3)  # outside the tolerance
+
+
+def test_reject_known_wrong_skips_a_mistake_that_gives_the_right_answer_here():
+    # on these inputs "the other way up" happens to be right: never blame a right answer
+    reject_known_wrong(0.5, WRONG, want=0.5)
+    with pytest.raises(Mistake, match="^the sum"):
+        reject_known_wrong(6.0, WRONG, want=0.5)

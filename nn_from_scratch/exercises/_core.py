@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["MIME", "STATUSES", "CheckResult", "Exercise", "Hints", "Mistake", "NotDone",
-           "all_lessons", "call", "exercise", "expect_close", "expect_shape", "lesson_exercises"]
+           "all_lessons", "call", "exercise", "expect_close", "expect_shape", "lesson_exercises",
+           "reject_known_wrong"]
 
 MIME = "application/vnd.nn-from-scratch.check+json"
 STATUSES = ("passed", "failed", "not done")
@@ -185,6 +186,21 @@ def expect_close(got: Any, want: Any, what: str, rtol: float = 1e-4, atol: float
     if not np.allclose(array, want, rtol=rtol, atol=atol):
         worst = float(np.max(np.abs(array.astype(np.float64) - want)))
         raise Mistake(f"{what} is off by up to {worst:.3g}" + (f" — {hint}" if hint else ""))
+
+
+def reject_known_wrong(got: Any, wrong: Mapping[str, Any], rtol: float = 1e-5,
+                       atol: float = 1e-8, want: Any = None) -> None:
+    """A :class:`Mistake` with the hint of the first typical wrong answer that ``got`` equals.
+
+    ``wrong`` maps each hint to the value that mistake gives (a number or an array of
+    ``got``'s shape); "equals" is ``np.allclose`` with ``rtol`` and ``atol``. With
+    ``want`` (the right answer), a wrong answer that happens to equal it on these
+    inputs is skipped. Returns quietly when ``got`` matches none of them.
+    """
+    for hint, value in wrong.items():
+        if np.allclose(got, value, rtol=rtol, atol=atol) and not (
+                want is not None and np.allclose(value, want, rtol=rtol, atol=atol)):
+            raise Mistake(hint)
 
 
 def lesson_exercises(lesson: str) -> list[Exercise]:

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import losses, train
 from ..train import History
-from ._core import Mistake, call, exercise
+from ._core import Mistake, call, exercise, reject_known_wrong
 
 LESSON = "09_jit_vs_no_jit"
 
@@ -56,9 +56,7 @@ def epochs_to_repay(student_fn: Any) -> str:
             "got 0: eager mode compiles nothing (its compile_time is 0.0); use "
             "jitted.compile_time": 0.0,
         }
-        for hint, value_if_wrong in wrong.items():
-            if np.isclose(value, value_if_wrong, rtol=1e-3):
-                raise Mistake(hint)
+        reject_known_wrong(value, wrong, rtol=1e-3)
         raise Mistake(f"{what} gave {value:.4g}; expected {want:.4g} = jitted.compile_time / "
                       f"(median eager epoch - median jit epoch)")
     return "compile time / (median eager epoch - median jit epoch), on 2 made-up runs"
@@ -146,17 +144,14 @@ def max_examples_per_second(student_fn: Any) -> str:
         # biases (m * n + n) change the count by about 1%: not wrong, so allowed
         if np.isclose(value, want, rtol=0.02):
             continue
-        wrong = {
-            3 * want: "that is the forward pass alone: training costs about 3 forward passes "
-                      "(the backward pass does twice the forward work), so divide by 3 more",
-            2 * want: "each weight costs 2 FLOPs per pass, a multiply AND an add",
-            6 * want: "each weight costs 2 FLOPs per pass (a multiply and an add), and training "
-                      "is about 3 passes: 6 FLOPs per weight per example",
-            1 / want: "the other way up: examples per second = FLOP/s / (FLOPs per example)",
-        }
-        for value_if_wrong, hint in wrong.items():
-            if np.isclose(value, value_if_wrong, rtol=0.02):
-                raise Mistake(hint)
+        reject_known_wrong(value, {
+            "that is the forward pass alone: training costs about 3 forward passes (the "
+            "backward pass does twice the forward work), so divide by 3 more": 3 * want,
+            "each weight costs 2 FLOPs per pass, a multiply AND an add": 2 * want,
+            "each weight costs 2 FLOPs per pass (a multiply and an add), and training is about "
+            "3 passes: 6 FLOPs per weight per example": 6 * want,
+            "the other way up: examples per second = FLOP/s / (FLOPs per example)": 1 / want,
+        }, rtol=0.02)
         raise Mistake(f"{what} gave {value:.4g}; expected {want:.4g} = rate / (3 * 2 * sum of "
                       f"m * n over the layers)")
     return "rate / (3 passes x 2 FLOPs x weights): the most examples per second SGD can reach"
@@ -175,21 +170,16 @@ def per_example_time(student_fn: Any) -> str:
         want = np.median(epoch_time) / (steps * batch_size)
         if np.isclose(value, want, rtol=1e-3):
             continue
-        wrong = {
-            np.median(epoch_time) / steps: "that is the time per STEP; divide by the number of "
-                                           "examples, steps_per_epoch * batch_size",
-            np.median(epoch_time) / batch_size: "divided by one batch only; an epoch trains on "
-                                                "steps_per_epoch * batch_size examples",
-            np.mean(epoch_time) / (steps * batch_size): "used the mean; use the median "
-                                                        "(np.median), which the slow first "
-                                                        "epoch does not pull up",
-            (steps * batch_size) / np.median(epoch_time): "the other way up: that is examples "
-                                                          "per second; return seconds per "
-                                                          "example",
-        }
-        for value_if_wrong, hint in wrong.items():
-            if np.isclose(value, value_if_wrong, rtol=1e-3):
-                raise Mistake(hint)
+        reject_known_wrong(value, {
+            "that is the time per STEP; divide by the number of examples, "
+            "steps_per_epoch * batch_size": np.median(epoch_time) / steps,
+            "divided by one batch only; an epoch trains on steps_per_epoch * batch_size "
+            "examples": np.median(epoch_time) / batch_size,
+            "used the mean; use the median (np.median), which the slow first epoch does not "
+            "pull up": np.mean(epoch_time) / (steps * batch_size),
+            "the other way up: that is examples per second; return seconds per example":
+                (steps * batch_size) / np.median(epoch_time),
+        }, rtol=1e-3)
         raise Mistake(f"{what} gave {value:.4g}; expected {want:.4g} = median epoch time / "
                       f"(steps_per_epoch * batch_size)")
     return "median epoch time / examples per epoch, at batch 128 and 32"
