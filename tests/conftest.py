@@ -47,3 +47,10 @@ def assert_result(result, status, *fragments):
     for fragment in fragments:
         assert fragment in result.message, result.line
     assert result.line.startswith({"passed": "✓", "failed": "✗", "not done": "…"}[status])
+
+
+def own(fn):
+    """The library's ``fn`` as a student's own function (checkers refuse the library's object)."""
+    def students_version(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return students_version

@@ -60,13 +60,13 @@ def notebook_path(lesson: Path, edition: str = "full") -> Path:
     return (NOTEBOOKS if edition == "full" else STUDENT) / (Path(lesson).stem + ".ipynb")
 
 
-def split_exercise(source: str) -> tuple[str, str]:
-    """An exercise cell's source -> ``(full, student)``: solution only, and stub only.
+def _parts(source: str) -> list[tuple[str, str]]:
+    """``(part, line)`` for every line of an exercise cell that is not a marker; part is
+    "code" (in both editions), "solution" or "stub".
 
     Raises ``ValueError`` for markers out of order or a cell without both parts.
     """
-    editions: dict[str, list[str]] = {"full": [], "student": []}
-    part, seen = "code", set()
+    parts, part, seen = [], "code", set()
     for number, line in enumerate(source.splitlines(), 1):
         marker = _MARKER.match(line)
         if marker:
@@ -79,14 +79,29 @@ def split_exercise(source: str) -> tuple[str, str]:
             if opening:
                 seen.add(part)
             continue
-        if part in ("code", "solution"):
-            editions["full"].append(line)
-        if part in ("code", "stub"):
-            editions["student"].append(line)
+        parts.append((part, line))
     if part != "code" or not {"solution", "stub"} <= seen:
         raise ValueError("an exercise cell needs a closed BEGIN/END SOLUTION block and a closed "
                          "\"\"\" # BEGIN STUB ... \"\"\" # END STUB block")
-    return "\n".join(editions["full"]).strip(), "\n".join(editions["student"]).strip()
+    return parts
+
+
+def split_exercise(source: str) -> tuple[str, str]:
+    """An exercise cell's source -> ``(full, student)``: solution only, and stub only.
+
+    Raises ``ValueError`` for markers out of order or a cell without both parts.
+    """
+    parts = _parts(source)
+    full = "\n".join(line for part, line in parts if part in ("code", "solution"))
+    student = "\n".join(line for part, line in parts if part in ("code", "stub"))
+    return full.strip(), student.strip()
+
+
+def solution_lines(source: str) -> set[int]:
+    """The line numbers (1-based) of the solution in the full edition of an exercise cell."""
+    full = [(part, line) for part, line in _parts(source) if part in ("code", "solution")]
+    leading = next((i for i, (_, line) in enumerate(full) if line.strip()), 0)  # strip() drops
+    return {i - leading + 1 for i, (part, _) in enumerate(full) if part == "solution"}
 
 
 def editions(lesson: Path) -> tuple[nbformat.NotebookNode, nbformat.NotebookNode]:

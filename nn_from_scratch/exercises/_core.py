@@ -15,6 +15,7 @@ result also carries a machine-readable copy (the MIME type :data:`MIME`) that
 import functools
 import importlib
 import pkgutil
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -22,8 +23,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["MIME", "STATUSES", "CheckResult", "Exercise", "Hints", "Mistake", "NotDone",
-           "all_lessons", "call", "exercise", "expect_close", "expect_shape", "lesson_exercises",
-           "reject_known_wrong"]
+           "all_lessons", "call", "exercise", "expect_close", "expect_shape", "finish_first",
+           "lesson_exercises", "reject_known_wrong", "summary"]
 
 MIME = "application/vnd.nn-from-scratch.check+json"
 STATUSES = ("passed", "failed", "not done")
@@ -84,9 +85,48 @@ class Exercise:
 _REGISTRY: dict[str, list[Exercise]] = {}
 
 
-def _first_line(err: BaseException) -> str:
+def _first_line(err: BaseException, limit: int = 160) -> str:
     text = str(err).strip().splitlines()
-    return f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
+    line = f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
+    return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
+def summary(value: Any, limit: int = 60) -> str:
+    """A short line about a value a student handed in, never the whole of it.
+
+    ``array of shape (3, 4) float32 [0.1, -2, 3.5, …]``, ``list of 3 items``,
+    ``function relu``, ``7.5``. Quoted in hints instead of the value itself: a
+    (512, 784) array in a message helps nobody.
+    """
+    if isinstance(value, (bool, int, float, complex, str, type(None))) or np.isscalar(value):
+        text = repr(value.item() if isinstance(value, np.generic) else value)
+        return text if len(text) <= limit else text[:limit - 1] + "…"
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        flat = np.asarray(value).ravel()
+        head = ", ".join(f"{x:.3g}" if np.issubdtype(flat.dtype, np.number) else str(x)
+                         for x in flat[:3].tolist())
+        more = ", …" if flat.size > 3 else ""
+        return f"array of shape {tuple(value.shape)} {value.dtype} [{head}{more}]"
+    if isinstance(value, (list, tuple, dict, set)):
+        count = len(value)
+        return f"{type(value).__name__} of {count} item{'s' if count != 1 else ''}"
+    if callable(value):
+        name = getattr(value, "__name__", type(value).__name__)
+        return f"function {name}" if "<" not in name else "a function"
+    return type(value).__name__
+
+
+def _library_name(obj: Any) -> str | None:
+    """The name of ``obj`` if it IS one of this package's own objects, else ``None``.
+
+    Identity, not ancestry: ``jax.vmap(predict, ...)`` of the library's ``predict``
+    is the student's own work (lesson 07 builds it so), ``batched_predict``
+    imported from the library is not.
+    """
+    module, name = getattr(obj, "__module__", None) or "", getattr(obj, "__name__", None)
+    if module.split(".")[0] != "nn_from_scratch" or not isinstance(name, str):
+        return None
+    return name if getattr(sys.modules.get(module), name, None) is obj else None
 
 
 Checker = Callable[..., CheckResult]
@@ -151,10 +191,14 @@ def call(fn: Any, *args: Any, what: str, hints: Hints | None = None) -> Any:
     or, when that message contains one of the signs in ``hints``, a Mistake
     that says the hint instead, e.g. ``{("inconsistent sizes", "vmap"): "give the
     shared params in_axes None"}``. A ``None`` result (a missing ``return``) is a
-    Mistake too.
+    Mistake too, and so is the library's own function handed in instead of one
+    the student wrote ("this is the library's own predict; write your own").
     """
     if not callable(fn):
-        raise Mistake(f"expected a function for {what}; got {type(fn).__name__} {fn!r}")
+        raise Mistake(f"expected a function for {what}; got {summary(fn)}")
+    own = _library_name(fn)
+    if own:
+        raise Mistake(f"this is the library's own {own}; write your own")
     try:
         out = fn(*args)
     except (NotImplementedError, NotDone, Mistake):
@@ -222,3 +266,22 @@ def _import_all() -> None:
     for module in pkgutil.iter_modules(package.__path__):
         if not module.name.startswith("_"):
             importlib.import_module(f"{__package__}.{module.name}")
+
+
+def finish_first(fn: Any, name: str, checker: Callable[[Any], CheckResult]) -> None:
+    """Say "finish 03.3 first" when ``fn`` calls the student's own ``name`` and that is not done.
+
+    ``fn``'s globals are the student's notebook: if ``name`` there is a function
+    that does not pass ``checker`` (its own exercise's), raise :class:`NotDone`
+    or :class:`Mistake` naming that exercise, so that a check never blames the
+    exercise in front of the student for a mistake in an earlier one.
+    """
+    other = getattr(fn, "__globals__", {}).get(name)
+    if other is None or _library_name(other):
+        return
+    result = checker(other)
+    if result.status == "not done":
+        raise NotDone(f"it uses your {name}: finish {result.exercise} {result.title} first")
+    if result.status == "failed":
+        raise Mistake(f"it uses your {name}, which does not pass its own check yet: fix "
+                      f"{result.exercise} {result.title} first ({result.message})")

@@ -1,4 +1,4 @@
-"""Checkers for lesson 13, where next: Optax.
+"""Checkers for lesson 14, where next: Optax.
 
 The student writes a training step with any Optax optimizer, SGD with momentum
 as an Optax ``GradientTransformation``, and a warmup-cosine learning-rate
@@ -19,7 +19,7 @@ import numpy as np
 from .. import losses
 from ._core import Mistake, call, exercise, expect_close
 
-LESSON = "13_where_next"
+LESSON = "14_where_next"
 SIZES = [8, 6, 4]  # a small network: NumPy inputs and one shape keep every check fast
 STEP_LR, STEP_BETA = 0.1, 0.9  # the optimizer of the training-step check
 

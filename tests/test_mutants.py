@@ -1,0 +1,50 @@
+"""No wrong answer passes a check: mutation testing of every lesson's checkers (tools/mutants.py).
+
+For each lesson, every single-site mutant of every exercise's solution runs with
+its check. A mutant that passes is a wrong answer the checker lets through,
+unless it is listed, with its reason, in ``tests/equivalent_mutants/<slug>.txt``.
+Each exercise must kill >= 90% of its non-equivalent mutants and each lesson
+>= 98% (so the course does too). The same run is "Run all" with a wrong answer
+in every exercise: every later cell must still run.
+"""
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+import mutants  # noqa: E402
+
+import notebooks  # noqa: E402
+
+LESSONS = [p.stem for p in notebooks.lesson_paths()]
+EXERCISE_TARGET, LESSON_TARGET = 0.90, 0.98
+
+
+@pytest.mark.parametrize("slug", LESSONS)
+def test_checkers_kill_the_mutants_and_run_all_reaches_the_end(slug):
+    report = mutants.lesson_report(slug)
+    run_all = report["run_all"]
+    assert run_all is None, (
+        f"with a wrong answer in each exercise, 'Run all' stops at cell {run_all['cell']}: "
+        f"{run_all['error']}\n--- its source:\n{run_all['source']}")
+    not_passing = {e["id"]: e["message"] for e in report["exercises"] if e["status"] != "passed"}
+    assert not not_passing, f"checks that fail on the lesson's own solutions: {not_passing}"
+    table = mutants.scores(report)
+    problems = []
+    for exercise_id, row in table.items():
+        if row["check raised"]:
+            problems.append(f"{exercise_id}: the check cell raised for {row['check raised']}")
+        if row["stale"]:
+            problems.append(f"{exercise_id}: listed as equivalent but killed or no longer made "
+                            f"(remove from tests/equivalent_mutants/{slug}.txt): {row['stale']}")
+        if row["score"] < EXERCISE_TARGET:
+            problems.append(f"{exercise_id}: score {row['score']:.2f} < {EXERCISE_TARGET}; "
+                            f"surviving wrong answers: {row['survivors']}")
+    counted = sum(r["mutants"] - r["equivalent"] for r in table.values())
+    killed = sum(r["killed"] for r in table.values())
+    if killed < LESSON_TARGET * counted:
+        survivors = {i: r["survivors"] for i, r in table.items() if r["survivors"]}
+        problems.append(f"lesson score {killed}/{counted} = {killed / counted:.3f} < "
+                        f"{LESSON_TARGET}; survivors: {survivors}")
+    assert not problems, "\n".join(problems)
