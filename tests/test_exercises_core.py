@@ -4,7 +4,15 @@ import numpy as np
 import pytest
 from conftest import stub
 
-from nn_from_scratch.exercises._core import Mistake, call, reject_known_wrong
+from nn_from_scratch.exercises._core import (
+    CheckResult,
+    Mistake,
+    NotDone,
+    call,
+    finish_first,
+    reject_known_wrong,
+    summary,
+)
 
 HINTS = {("inconsistent sizes", "vmap"): "give the shared params in_axes None",
          "rank": "the scale is shared: in_axes None"}
@@ -70,3 +78,57 @@ def test_reject_known_wrong_skips_a_mistake_that_gives_the_right_answer_here():
     reject_known_wrong(0.5, WRONG, want=0.5)
     with pytest.raises(Mistake, match="^the sum"):
         reject_known_wrong(6.0, WRONG, want=0.5)
+
+
+def test_summary_is_one_short_line_whatever_the_value():
+    big = np.arange(512 * 784, dtype=np.float32).reshape(512, 784)
+    assert summary(big) == "array of shape (512, 784) float32 [0, 1, 2, …]"
+    assert summary(np.float32(2.5)) == "2.5"
+    assert summary([1, 2, 3]) == "list of 3 items"
+    assert summary(lambda x: x) == "a function"  # never `<lambda>` or a checker's locals
+    assert summary(call) == "function call"
+    assert len(summary("x" * 500)) <= 60
+    with pytest.raises(Mistake) as caught:
+        call(big, what="relu(x)")
+    assert len(str(caught.value)) < 120 and "(512, 784)" in str(caught.value)
+
+
+def test_call_refuses_the_librarys_own_function_but_not_a_wrapper_of_it():
+    import jax
+
+    from nn_from_scratch import model
+
+    for library_object in (model.predict, model.batched_predict):
+        with pytest.raises(Mistake, match=f"the library's own {library_object.__name__}; "
+                                          "write your own"):
+            call(library_object, 1, what="f")
+    wrapped = jax.vmap(model.predict, in_axes=(None, 0))  # what lesson 07 asks a student to build
+    with pytest.raises(Mistake, match="raised"):  # called, not refused: the wrong args raise
+        call(wrapped, 1, 2, what="batched_predict(params, images)")
+
+
+def _double(fn):
+    """A checker of exercise 99.1 (not registered: the course's registry stays the course's)."""
+    try:
+        got = call(fn, 2, what="double(2)")
+    except NotImplementedError:
+        return CheckResult("99.1", "double", "not done", "not done yet")
+    except Mistake as err:
+        return CheckResult("99.1", "double", "failed", str(err))
+    if got != 4:
+        return CheckResult("99.1", "double", "failed", "double(2) should be 4")
+    return CheckResult("99.1", "double", "passed", "ok")
+
+
+def test_finish_first_points_at_the_earlier_exercise_not_this_one():
+    namespace = {}
+    exec("def double(x):\n    raise NotImplementedError\n"
+         "def quadruple(x):\n    return double(double(x))\n", namespace)
+    with pytest.raises(NotDone, match=r"finish 99\.1 double first"):
+        finish_first(namespace["quadruple"], "double", _double)
+    exec("def double(x):\n    return x + 1\n", namespace)
+    with pytest.raises(Mistake, match=r"fix 99\.1 double first \(double\(2\) should be 4\)"):
+        finish_first(namespace["quadruple"], "double", _double)
+    exec("def double(x):\n    return 2 * x\n", namespace)
+    finish_first(namespace["quadruple"], "double", _double)  # done: no complaint
+    finish_first(lambda x: x, "double", _double)  # does not use it: no complaint

@@ -195,7 +195,8 @@ def call(fn: Any, *args: Any, what: str, hints: Hints | None = None) -> Any:
     the student wrote ("this is the library's own predict; write your own").
     """
     if not callable(fn):
-        raise Mistake(f"expected a function for {what}; got {summary(fn)}")
+        kind = f"{type(fn).__name__} " if np.isscalar(fn) else ""
+        raise Mistake(f"expected a function for {what}; got {kind}{summary(fn)}")
     own = _library_name(fn)
     if own:
         raise Mistake(f"this is the library's own {own}; write your own")
