@@ -1,0 +1,221 @@
+"""The Chinese editions' prose: gettext catalogs over the lessons' passages, managed with Babel.
+
+Each lesson's English stays the one source. Its passages (every paragraph of a
+Markdown cell, and every full-line comment of a code cell, the stubs' ``TODO``
+lines included) are the msgids of ``lessons/locale/zh_CN/LC_MESSAGES/NN_slug.po``;
+their Chinese is the msgstr, as Sphinx's and Read the Docs' translations work.
+Code is never translated, so the Chinese editions run the very same code
+(``tests/test_translations.py`` also checks that through ``ast``).
+
+When the English changes, its passage is a new msgid: ``update`` merges the
+catalog with Babel's fuzzy matching, so the old translation is kept but marked
+``#, fuzzy``, and ``status`` (and the tests) fail until a translator has
+brought it up to date and removed the mark. Nothing can drift silently.
+
+    .venv/bin/python tools/translations.py update                  # every lesson's catalog
+    .venv/bin/python tools/translations.py status                  # what is missing or stale
+    .venv/bin/python tools/translations.py todo 07_mlp_from_scratch > todo.json
+    .venv/bin/python tools/translations.py fill 07_mlp_from_scratch done.json
+    .venv/bin/python tools/translations.py build                   # notebooks/zh, student/zh
+
+``todo`` lists the passages to translate as JSON (``en``, ``ctxt``, and the old
+Chinese of a fuzzy one as ``was``); ``fill`` takes the same list with ``zh``
+filled in and writes it into the catalog.
+"""
+import argparse
+import copy
+import io
+import json
+import re
+import sys
+from pathlib import Path
+
+from babel.messages.catalog import Catalog
+from babel.messages.pofile import read_po, write_po
+
+TOOLS = Path(__file__).resolve().parent
+sys.path.insert(0, str(TOOLS))
+import notebooks  # noqa: E402
+
+LOCALE = "zh_CN"
+CATALOGS = notebooks.LESSONS / "locale" / LOCALE / "LC_MESSAGES"
+COMMENT = "comment"  # msgctxt of a code comment; Markdown passages have none
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_COMMENT_LINE = re.compile(r"^(\s*#\s?)(.*)$")
+_KEEP = re.compile(r"(BEGIN|END) (SOLUTION|STUB)|noqa|type: ignore")
+
+
+def passages(markdown: str) -> list[str]:
+    """A Markdown cell's passages: blocks between blank lines, a fenced block kept whole."""
+    found, current, fenced = [], [], False
+    for line in markdown.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+        if not line.strip() and not fenced:
+            if current:
+                found.append("\n".join(current))
+            current = []
+        else:
+            current.append(line)
+    if current:
+        found.append("\n".join(current))
+    return found
+
+
+def comments(code: str) -> list[str]:
+    """The text of a code cell's full-line comments (markers and linter notes left out)."""
+    texts = []
+    for line in code.splitlines():
+        match = _COMMENT_LINE.match(line)
+        if match and match.group(2).strip() and not _KEEP.search(line):
+            texts.append(match.group(2))
+    return texts
+
+
+def template(lesson: Path) -> Catalog:
+    """Every passage of both editions of ``lesson``, with the cell each comes from."""
+    catalog = Catalog(locale=LOCALE, project="nn_from_scratch", fuzzy=False)
+    for nb in notebooks.editions(lesson):
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type == "markdown":
+                for text in passages(cell.source):
+                    catalog.add(text, locations=[(lesson.name, index)])
+            elif cell.cell_type == "code":
+                for text in comments(cell.source):
+                    catalog.add(text, locations=[(lesson.name, index)], context=COMMENT)
+    return catalog
+
+
+def catalog_path(lesson: Path) -> Path:
+    return CATALOGS / f"{lesson.stem}.po"
+
+
+def read(lesson: Path) -> Catalog:
+    """The lesson's catalog, or an empty one if it has none yet."""
+    path = catalog_path(lesson)
+    if not path.exists():
+        return Catalog(locale=LOCALE, project="nn_from_scratch", fuzzy=False)
+    with path.open("rb") as f:
+        return read_po(f, locale=LOCALE)
+
+
+def write(lesson: Path, catalog: Catalog) -> None:
+    path = catalog_path(lesson)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buffer = io.BytesIO()
+    write_po(buffer, catalog, width=100, include_previous=True, include_lineno=False)
+    path.write_bytes(buffer.getvalue())
+
+
+def update(lesson: Path) -> Catalog:
+    """Merge the lesson's passages into its catalog: changed English becomes fuzzy."""
+    catalog = read(lesson)
+    catalog.update(template(lesson), update_creation_date=False)
+    catalog.obsolete.clear()  # an English passage that is gone: its translation goes too
+    write(lesson, catalog)
+    return catalog
+
+
+def problems(lesson: Path, catalog: Catalog | None = None) -> list[str]:
+    """What keeps the Chinese edition from matching today's English: one line per passage."""
+    catalog = read(lesson) if catalog is None else catalog
+    found = []
+    for message in template(lesson):
+        if not message.id:
+            continue
+        where = f"{lesson.name} cell {message.locations[0][1]}"
+        entry = catalog.get(message.id, context=message.context)
+        first = str(message.id).splitlines()[0][:70]
+        if entry is None or not entry.string:
+            found.append(f"{where}: no translation of {first!r}")
+        elif entry.fuzzy:
+            found.append(f"{where}: the English changed, the translation is out of date: "
+                         f"{first!r}")
+    return found
+
+
+def translate(nb, catalog: Catalog):  # type: ignore[no-untyped-def]
+    """A copy of the notebook ``nb`` with its prose and comments in Chinese; code unchanged."""
+    out = copy.deepcopy(nb)
+
+    def zh(text: str, context: str | None = None) -> str:
+        entry = catalog.get(text, context=context)
+        if entry is None or not entry.string or entry.fuzzy:
+            raise KeyError(f"no up-to-date translation of {text[:70]!r}")
+        return str(entry.string)
+
+    for cell in out.cells:
+        if cell.cell_type == "markdown":
+            cell.source = "\n\n".join(zh(text) for text in passages(cell.source))
+        elif cell.cell_type == "code":
+            lines = []
+            for line in cell.source.splitlines():
+                match = _COMMENT_LINE.match(line)
+                if match and match.group(2).strip() and not _KEEP.search(line):
+                    line = match.group(1) + zh(match.group(2), COMMENT)
+                lines.append(line)
+            cell.source = "\n".join(lines)
+    out.metadata.setdefault("nn_from_scratch", {})["language"] = LOCALE
+    return out
+
+
+def zh_path(lesson: Path, edition: str = "full") -> Path:
+    return notebooks.notebook_path(lesson, edition).parent / "zh" / f"{lesson.stem}.ipynb"
+
+
+def build(lesson: Path) -> None:
+    """Write both Chinese editions: the executed English notebook's outputs carried over
+    (the code is the same, so they are that code's outputs), and the student edition."""
+    import nbformat
+
+    catalog = read(lesson)
+    executed = nbformat.read(notebooks.notebook_path(lesson), as_version=4)
+    _, student = notebooks.editions(lesson)
+    for edition, nb in (("full", executed), ("student", student)):
+        path = zh_path(lesson, edition)
+        path.parent.mkdir(exist_ok=True)
+        nbformat.write(translate(nb, catalog), path)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=["update", "status", "todo", "fill", "build"])
+    parser.add_argument("lesson", nargs="?", help="a lesson slug (default: every lesson)")
+    parser.add_argument("file", nargs="?", help="with fill: the JSON list of translations")
+    args = parser.parse_args()
+    lessons = [p for p in notebooks.lesson_paths() if not args.lesson or p.stem == args.lesson]
+    if not lessons:
+        parser.error(f"no lesson {args.lesson!r}; lessons are {notebooks.lesson_paths()}")
+    if args.command == "update":
+        for lesson in lessons:
+            update(lesson)
+            print(f"{catalog_path(lesson).relative_to(notebooks.ROOT)}: "
+                  f"{len(problems(lesson))} passages to translate")
+    elif args.command == "build":
+        for lesson in lessons:
+            build(lesson)
+            print(f"{lesson.stem}: {zh_path(lesson).relative_to(notebooks.ROOT)}, "
+                  f"{zh_path(lesson, 'student').relative_to(notebooks.ROOT)}")
+    elif args.command == "status":
+        found = [line for lesson in lessons for line in problems(lesson)]
+        print("\n".join(found) or "every passage of every lesson is translated and up to date")
+        sys.exit(1 if found else 0)
+    elif args.command == "todo":
+        catalog = update(lessons[0])
+        todo = [{"ctxt": m.context, "en": m.id, **({"was": m.string} if m.fuzzy else {})}
+                for m in catalog if m.id and (not m.string or m.fuzzy)]
+        print(json.dumps(todo, ensure_ascii=False, indent=1))
+    else:
+        catalog = update(lessons[0])
+        for item in json.loads(Path(args.file).read_text(encoding="utf-8")):
+            entry = catalog.get(item["en"], context=item.get("ctxt"))
+            if entry is None:
+                raise SystemExit(f"not a passage of {lessons[0].name}: {item['en'][:70]!r}")
+            entry.string, entry.flags = item["zh"], entry.flags - {"fuzzy"}
+            entry.previous_id = []
+        write(lessons[0], catalog)
+        print(f"{lessons[0].stem}: {len(problems(lessons[0]))} passages left")
+
+
+if __name__ == "__main__":
+    main()
