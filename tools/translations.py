@@ -17,6 +17,12 @@ brought it up to date and removed the mark. Nothing can drift silently.
     .venv/bin/python tools/translations.py todo 07_mlp_from_scratch > todo.json
     .venv/bin/python tools/translations.py fill 07_mlp_from_scratch done.json
     .venv/bin/python tools/translations.py build                   # notebooks/zh, student/zh
+    .venv/bin/python tools/translations.py messages                # the checkers' messages
+
+The checkers' messages (``_()`` in ``nn_from_scratch``) are a catalog of the
+package itself: ``messages`` extracts them into ``nn_from_scratch/locale/
+nn_from_scratch.pot`` and merges that into ``zh_CN/LC_MESSAGES/nn_from_scratch.po``,
+compiled to ``.mo`` when the package is installed (see ``nn_from_scratch/i18n.py``).
 
 ``todo`` lists the passages to translate as JSON (``en``, ``ctxt``, and the old
 Chinese of a fuzzy one as ``was``); ``fill`` takes the same list with ``zh``
@@ -177,9 +183,66 @@ def build(lesson: Path) -> None:
         nbformat.write(translate(nb, catalog), path)
 
 
+MESSAGES = notebooks.ROOT / "nn_from_scratch" / "locale"
+
+
+def message_template() -> Catalog:
+    """Every message the package marks with ``_()`` (the checkers' results and hints)."""
+    from babel.messages.extract import extract_from_dir
+
+    catalog = Catalog(project="nn_from_scratch", fuzzy=False)
+    package = notebooks.ROOT / "nn_from_scratch"
+    for filename, lineno, message, comments, context in extract_from_dir(
+            package, method_map=[("**.py", "python")], keywords={"_": None},
+            comment_tags=("TRANSLATORS:",)):
+        catalog.add(message, locations=[(f"nn_from_scratch/{filename}", lineno)],
+                    auto_comments=comments, context=context)
+    return catalog
+
+
+MESSAGES_PO = MESSAGES / LOCALE / "LC_MESSAGES" / "nn_from_scratch.po"
+
+
+def message_problems() -> list[str]:
+    """The package's messages that have no up-to-date Chinese (new, changed or fuzzy)."""
+    with MESSAGES_PO.open("rb") as f:
+        catalog = read_po(f, locale=LOCALE)
+    found = []
+    for message in message_template():
+        entry = catalog.get(message.id, context=message.context)
+        if message.id and (entry is None or not entry.string or entry.fuzzy):
+            found.append(f"{message.locations[0][0]}: no up-to-date translation of "
+                         f"{message.id!r}")
+    return found
+
+
+def update_messages() -> list[str]:
+    """Extract the package's messages into the .pot, merge them into the zh_CN .po (changed
+    English becomes fuzzy) and return what is untranslated or fuzzy."""
+    template_catalog = message_template()
+    MESSAGES.mkdir(exist_ok=True)
+    buffer = io.BytesIO()
+    write_po(buffer, template_catalog, width=100, include_lineno=False)
+    (MESSAGES / "nn_from_scratch.pot").write_bytes(buffer.getvalue())
+    po = MESSAGES_PO
+    catalog = Catalog(locale=LOCALE, project="nn_from_scratch", fuzzy=False)
+    if po.exists():
+        with po.open("rb") as f:
+            catalog = read_po(f, locale=LOCALE)
+    catalog.update(template_catalog, update_creation_date=False)
+    catalog.obsolete.clear()
+    po.parent.mkdir(parents=True, exist_ok=True)
+    buffer = io.BytesIO()
+    write_po(buffer, catalog, width=100, include_previous=True, include_lineno=False)
+    po.write_bytes(buffer.getvalue())
+    return [f"nn_from_scratch.po: {'fuzzy' if m.fuzzy else 'untranslated'}: {m.id!r}"
+            for m in catalog if m.id and (m.fuzzy or not m.string)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=["update", "status", "todo", "fill", "build"])
+    parser.add_argument("command",
+                        choices=["update", "status", "todo", "fill", "build", "messages"])
     parser.add_argument("lesson", nargs="?", help="a lesson slug (default: every lesson)")
     parser.add_argument("file", nargs="?", help="with fill: the JSON list of translations")
     args = parser.parse_args()
@@ -191,6 +254,9 @@ def main() -> None:
             update(lesson)
             print(f"{catalog_path(lesson).relative_to(notebooks.ROOT)}: "
                   f"{len(problems(lesson))} passages to translate")
+    elif args.command == "messages":
+        left = update_messages()
+        print("\n".join(left) or "every message of the package is translated")
     elif args.command == "build":
         for lesson in lessons:
             build(lesson)

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from ..i18n import _
+
 __all__ = ["MIME", "STATUSES", "CheckResult", "Exercise", "Hints", "Mistake", "NotDone",
            "all_lessons", "call", "exercise", "expect_close", "expect_shape", "finish_first",
            "lesson_exercises", "reject_known_wrong", "summary"]
@@ -155,18 +157,19 @@ def exercise(lesson: str, number: int, title: str) -> Callable[[Callable[..., st
             def result(status: str, message: str) -> CheckResult:
                 return CheckResult(exercise_id, title, status, message)
             if any(answer is Ellipsis for answer in answers):
-                return result("not done", "not done yet (the stub's `...` is still there)")
+                return result("not done", _("not done yet (the stub's `...` is still there)"))
             try:
                 return result("passed", check(*answers))
             except NotDone as err:
-                return result("not done", f"not done yet ({err})")
+                return result("not done", _("not done yet ({reason})").format(reason=err))
             except NotImplementedError:
                 return result("not done",
-                              "not done yet (the stub still raises NotImplementedError)")
+                              _("not done yet (the stub still raises NotImplementedError)"))
             except Mistake as err:
                 return result("failed", str(err))
             except Exception as err:  # the student's code misbehaved in a way we did not foresee
-                return result("failed", f"your code raised {_first_line(err)}")
+                return result("failed", _("your code raised {error}").format(
+                    error=_first_line(err)))
 
         registered = _REGISTRY.setdefault(lesson, [])
         if any(e.id == exercise_id for e in registered):
@@ -196,22 +199,23 @@ def call(fn: Any, *args: Any, what: str, hints: Hints | None = None) -> Any:
     """
     if not callable(fn):
         kind = f"{type(fn).__name__} " if np.isscalar(fn) else ""
-        raise Mistake(f"expected a function for {what}; got {kind}{summary(fn)}")
+        raise Mistake(_("expected a function for {what}; got {value}").format(
+            what=what, value=kind + summary(fn)))
     own = _library_name(fn)
     if own:
-        raise Mistake(f"this is the library's own {own}; write your own")
+        raise Mistake(_("this is the library's own {name}; write your own").format(name=own))
     try:
         out = fn(*args)
     except (NotImplementedError, NotDone, Mistake):
         raise
     except Exception as err:
-        message = f"{what} raised {_first_line(err)}"
+        message = _("{what} raised {error}").format(what=what, error=_first_line(err))
         for signs, hint in (hints or {}).items():
             if any(sign in message for sign in ((signs,) if isinstance(signs, str) else signs)):
                 raise Mistake(hint) from None
         raise Mistake(message) from err
     if out is None:
-        raise Mistake(f"{what} returned None: did you forget `return`?")
+        raise Mistake(_("{what} returned None: did you forget `return`?").format(what=what))
     return out
 
 
@@ -219,7 +223,8 @@ def expect_shape(got: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
     """``got`` as a NumPy array, or a :class:`Mistake` if its shape is not ``shape``."""
     array = np.asarray(got)
     if array.shape != tuple(shape):
-        raise Mistake(f"{what} has shape {array.shape}; expected {tuple(shape)}")
+        raise Mistake(_("{what} has shape {got}; expected {want}").format(
+            what=what, got=array.shape, want=tuple(shape)))
     return array
 
 
@@ -230,7 +235,8 @@ def expect_close(got: Any, want: Any, what: str, rtol: float = 1e-4, atol: float
     array = expect_shape(got, want.shape, what)
     if not np.allclose(array, want, rtol=rtol, atol=atol):
         worst = float(np.max(np.abs(array.astype(np.float64) - want)))
-        raise Mistake(f"{what} is off by up to {worst:.3g}" + (f" — {hint}" if hint else ""))
+        raise Mistake(_("{what} is off by up to {worst:.3g}").format(what=what, worst=worst)
+                      + (f" — {hint}" if hint else ""))
 
 
 def reject_known_wrong(got: Any, wrong: Mapping[str, Any], rtol: float = 1e-5,
@@ -282,7 +288,9 @@ def finish_first(fn: Any, name: str, checker: Callable[[Any], CheckResult]) -> N
         return
     result = checker(other)
     if result.status == "not done":
-        raise NotDone(f"it uses your {name}: finish {result.exercise} {result.title} first")
+        raise NotDone(_("it uses your {name}: finish {exercise} {title} first").format(
+            name=name, exercise=result.exercise, title=result.title))
     if result.status == "failed":
-        raise Mistake(f"it uses your {name}, which does not pass its own check yet: fix "
-                      f"{result.exercise} {result.title} first ({result.message})")
+        raise Mistake(_("it uses your {name}, which does not pass its own check yet: fix "
+                        "{exercise} {title} first ({message})").format(
+            name=name, exercise=result.exercise, title=result.title, message=result.message))

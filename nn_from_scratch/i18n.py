@@ -1,0 +1,84 @@
+"""Messages in the reader's language: English, or Simplified Chinese, through gettext.
+
+The checkers' results and hints are written in English in the code and
+translated with gettext catalogs managed with Babel: the English is extracted
+into ``nn_from_scratch/locale/nn_from_scratch.pot``, translated in
+``nn_from_scratch/locale/zh_CN/LC_MESSAGES/nn_from_scratch.po``, and compiled
+to ``.mo`` when the package is built or installed (``setup.py``), or on first
+use from a checkout.
+
+The language follows, in order: :func:`set_language` (a Chinese edition's setup
+cell calls it), the environment variable ``NN_FROM_SCRATCH_LANG``, English.
+Library errors and the command line stay English.
+
+    >>> from nn_from_scratch.i18n import _, set_language
+    >>> set_language("zh_CN")
+    >>> _("not done yet")
+    '尚未完成'
+"""
+import functools
+import gettext
+import os
+import warnings
+from pathlib import Path
+
+from ._checks import check_choice
+
+__all__ = ["DOMAIN", "LANGUAGES", "LOCALES", "_", "compile_catalogs", "language",
+           "set_language"]
+
+DOMAIN = "nn_from_scratch"
+LOCALES = Path(__file__).resolve().parent / "locale"
+LANGUAGES = ("en", "zh_CN")
+ENV = "NN_FROM_SCRATCH_LANG"
+_chosen: list[str] = []  # what set_language chose, if it was called
+
+
+def language() -> str:
+    """The language messages are in now: ``"en"`` or ``"zh_CN"``."""
+    if _chosen:
+        return _chosen[-1]
+    wanted = os.environ.get(ENV, "en").replace("-", "_")
+    return wanted if wanted in LANGUAGES else "en"
+
+
+def set_language(lang: str) -> None:
+    """Make messages ``lang`` from now on: ``"en"`` or ``"zh_CN"`` (``"zh"`` also works)."""
+    lang = {"zh": "zh_CN", "zh-CN": "zh_CN"}.get(lang, lang)
+    check_choice(lang, "lang", LANGUAGES)
+    _chosen[:] = [lang]
+
+
+def _(message: str) -> str:
+    """``message`` in the current language (English when there is no translation of it)."""
+    lang = language()
+    return message if lang == "en" else _translation(lang).gettext(message)
+
+
+def compile_catalogs(directory: Path = LOCALES) -> list[Path]:
+    """Compile every ``.po`` under ``directory`` to the ``.mo`` next to it; return those written."""
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
+    written = []
+    for po in sorted(directory.glob("*/LC_MESSAGES/*.po")):
+        with po.open("rb") as f:
+            catalog = read_po(f)
+        with po.with_suffix(".mo").open("wb") as f:
+            write_mo(f, catalog)
+        written.append(po.with_suffix(".mo"))
+    return written
+
+
+@functools.cache
+def _translation(lang: str) -> gettext.NullTranslations:
+    po = LOCALES / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
+    mo = po.with_suffix(".mo")
+    if po.exists() and (not mo.exists() or mo.stat().st_mtime < po.stat().st_mtime):
+        try:  # a checkout, not an installed package: compile now
+            compile_catalogs()
+        except (ImportError, OSError) as err:
+            warnings.warn(f"the {lang} messages could not be compiled ({err}); "
+                          f"install Babel (pip install babel) or reinstall the package",
+                          stacklevel=2)
+    return gettext.translation(DOMAIN, LOCALES, [lang], fallback=True)
