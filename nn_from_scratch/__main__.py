@@ -2,7 +2,8 @@
 
 - ``train``: load a data set, build an MLP, train it with one line per epoch,
   and report validation and test accuracy;
-- ``grade``: run students' notebooks offline and report every exercise (instructors);
+- ``grade``: grade students' notebooks offline, a class at a time, and export the results
+  (instructors);
 - ``doctor``: check that this machine can run the lessons (the classroom preflight).
 
 ``python -m nn_from_scratch COMMAND --help`` lists each command's options. Bad
@@ -88,12 +89,15 @@ def build_parser() -> argparse.ArgumentParser:
                        help="save loss and accuracy curves to this image file")
 
     from .doctor import add_arguments as add_doctor_arguments
-    from .grade import add_arguments as add_grade_arguments
+    from .grade.cli import add_arguments as add_grade_arguments
     add_grade_arguments(commands.add_parser(
-        "grade", help="run students' notebooks offline and report every exercise",
-        description="Execute each notebook offline in a fresh kernel and report every "
-                    "exercise's check: passed, failed, not done, error, timed out or missing. "
-                    "Exit status 0 when every exercise passed, 1 otherwise, 2 on bad usage.",
+        "grade", help="grade students' notebooks offline and report every exercise",
+        description="Rebuild each notebook from the released student edition (only its "
+                    "exercise cells kept), run it offline in a fresh kernel with time and "
+                    "memory limits, check every exercise with the grader's own checks, and "
+                    "report passed, failed, not done, error, timed out or out of memory, with "
+                    "points and notes on what was tampered with. Exit status 0 when every "
+                    "exercise passed, 1 otherwise, 2 on bad usage.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter))
     add_doctor_arguments(commands.add_parser(
         "doctor", help="check that this machine can run the lessons (classroom preflight)",
@@ -147,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "train":
             return train_command(args)
         if args.command == "grade":
-            from .grade import grade_command
+            from .grade.cli import grade_command
             return grade_command(args)
         from .doctor import doctor_command
         return doctor_command(args)

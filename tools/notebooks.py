@@ -17,10 +17,17 @@ The stub sits in a string, so the source itself runs as the solution. From it:
 - ``notebooks/NN_slug.ipynb``, the full edition: solutions in place, markers and
   stubs removed, executed offline so it carries outputs and plots (every check ✓);
 - ``student/NN_slug.ipynb``, the student edition: stubs in place of solutions,
-  no outputs (every check says "not done yet" until the student works).
+  no outputs (every check says "not done yet" until the student works);
+- ``nn_from_scratch/grade/release/NN_slug.json``, the student edition's manifest
+  (cell ids, roles, sources, hashes) that the grader rebuilds submissions from.
+
+Both editions carry the same stable cell ids, made from the lesson and each
+cell's place (``07-ex4``, ``07-check4``, ``07-c012``), so that the grader finds a
+submission's cells in the release.
 
     .venv/bin/python tools/notebooks.py                     # every lesson
     .venv/bin/python tools/notebooks.py lessons/04_jit.md   # just one
+    .venv/bin/python tools/notebooks.py --release           # only the grader's manifests
 
 The tests import these functions: they build both editions from each lesson,
 execute them, and fail when a committed notebook differs from its lesson.
@@ -39,11 +46,13 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from nn_from_scratch import grade  # noqa: E402
+from nn_from_scratch import notebook_runner  # noqa: E402
+from nn_from_scratch.grade import release  # noqa: E402
+from nn_from_scratch.grade.verdicts import check_results  # noqa: E402
 
 LESSONS, NOTEBOOKS, STUDENT = ROOT / "lessons", ROOT / "notebooks", ROOT / "student"
 LESSON_TIME_LIMIT = 300  # seconds for a whole lesson; a hung cell must not hang the suite
-RAISES_TAG, EXERCISE_TAG, CHECK_TAG = grade.RAISES_TAG, grade.EXERCISE_TAG, grade.CHECK_TAG
+RAISES_TAG, EXERCISE_TAG, CHECK_TAG = release.RAISES_TAG, release.EXERCISE_TAG, release.CHECK_TAG
 MARKERS = {  # marker line -> what follows it
     "BEGIN SOLUTION": "solution", "END SOLUTION": "code",
     "BEGIN STUB": "stub", "END STUB": "code",
@@ -105,7 +114,7 @@ def solution_lines(source: str) -> set[int]:
 
 
 def editions(lesson: Path) -> tuple[nbformat.NotebookNode, nbformat.NotebookNode]:
-    """The lesson's two unexecuted notebooks: ``(full, student)``."""
+    """The lesson's two unexecuted notebooks: ``(full, student)``, with stable cell ids."""
     full = jupytext.read(lesson, fmt="md")
     full.metadata.pop("jupytext", None)  # the pairing lives here, not in every notebook
     student = copy.deepcopy(full)
@@ -118,6 +127,8 @@ def editions(lesson: Path) -> tuple[nbformat.NotebookNode, nbformat.NotebookNode
             except ValueError as err:
                 raise ValueError(f"{Path(lesson).name}: exercise cell "
                                  f"{full_cell.source.splitlines()[:1]}: {err}") from None
+    for nb in (full, student):
+        release.assign_ids(nb, Path(lesson).stem)
     return full, student
 
 
@@ -134,7 +145,8 @@ def execute(nb: nbformat.NotebookNode, time_limit: float = LESSON_TIME_LIMIT) ->
     ran out of time.
     """
     start = time.perf_counter()
-    runs = grade.execute(nb, timeout=time_limit, cell_timeout=time_limit, cwd=NOTEBOOKS)
+    runs = notebook_runner.execute(nb, timeout=time_limit, cell_timeout=time_limit,
+                                   cwd=NOTEBOOKS)
     seconds = time.perf_counter() - start
     for run in runs:
         cell = nb.cells[run.index]
@@ -155,7 +167,7 @@ def build(lessons: list[Path]) -> None:
     for lesson in lessons:
         full, student = editions(lesson)
         seconds = execute(full)
-        failed = {i: r for i, r in grade.check_results(full).items() if r["status"] != "passed"}
+        failed = {i: r for i, r in check_results(full).items() if r["status"] != "passed"}
         if failed:
             raise AssertionError(f"{lesson.name}: checks that fail on the solutions: {failed}")
         full.metadata["nn_from_scratch"]["executed"] = {
@@ -164,8 +176,20 @@ def build(lessons: list[Path]) -> None:
         nbformat.write(full, notebook_path(lesson))
         nbformat.write(student, notebook_path(lesson, "student"))
         written = [notebook_path(lesson, e).relative_to(ROOT) for e in ("full", "student")]
-        print(f"{lesson.name}: executed in {seconds:.1f} s -> {written[0]}, {written[1]}")
+        written.append(release.write_manifest(student, lesson.stem).relative_to(ROOT))
+        print(f"{lesson.name}: executed in {seconds:.1f} s -> {', '.join(map(str, written))}")
+
+
+def write_release(lesson: Path, folder: Path = release.RELEASE) -> Path:
+    """Write the grader's manifest of ``lesson``'s student edition (no executing needed)."""
+    return release.write_manifest(editions(lesson)[1], Path(lesson).stem, folder)
 
 
 if __name__ == "__main__":
-    build([Path(p).resolve() for p in sys.argv[1:]] or lesson_paths())
+    arguments = [a for a in sys.argv[1:] if a != "--release"]
+    chosen = [Path(p).resolve() for p in arguments] or lesson_paths()
+    if "--release" in sys.argv[1:]:
+        for path in chosen:
+            print(f"{path.name} -> {write_release(path).relative_to(ROOT)}")
+    else:
+        build(chosen)

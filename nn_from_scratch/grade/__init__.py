@@ -1,0 +1,25 @@
+"""Grading students' notebooks offline: ``python -m nn_from_scratch grade PATH...``.
+
+Verdicts come from the grader, never from what a submission displays. The pieces,
+one module each, in the order a notebook goes through them:
+
+- :mod:`.release`: the released student edition (a manifest per lesson, shipped
+  with the package) and the stable cell ids the lesson build gives it;
+- :mod:`.rebuild`: a submission rebuilt from the release, only its exercise
+  cells kept (plus cells the student added), with notes on what was restored;
+- :mod:`.suspicious`: notes on student code that reaches for the grader's machinery;
+- :mod:`.verdicts` and :mod:`.in_kernel`: the grader's own check cells, with a
+  secret per cell and checkers loaded afresh, and reading their records back;
+- :mod:`.notebook`: one notebook, rebuilt, run (by :mod:`nn_from_scratch.notebook_runner`,
+  with time and memory limits) and turned into rows; :mod:`.results` holds them;
+- :mod:`.batch`: a class at a time, in parallel, or a slice of it (``--shard``);
+- :mod:`.exports` and :mod:`.lms`: the table, CSV, feedback files, JSON, and
+  Gradescope's and GitHub Classroom's formats; :mod:`.cli`: the command line.
+"""
+from .batch import grade_paths, notebooks_in, shard
+from .notebook import grade_notebook, lesson_of
+from .results import Graded, Row
+from .verdicts import check_results
+
+__all__ = ["Graded", "Row", "check_results", "grade_notebook", "grade_paths", "lesson_of",
+           "notebooks_in", "shard"]

@@ -1,0 +1,131 @@
+"""``python -m nn_from_scratch grade``: its options, the checks on them, and the exports.
+
+Every output path is checked before any notebook runs, so a long run is never
+lost to a typo in ``--csv``: a missing or unwritable folder is one ``error:``
+line and exit status 2. The exit status is 0 when every exercise passed.
+"""
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from .._checks import InputError
+from ..memory_watch import format_bytes, parse_bytes
+from ..notebook_runner import CELL_TIMEOUT, NOTEBOOK_TIMEOUT, Limits
+from .batch import grade_paths, notebooks_in, shard
+from .exports import format_table, write_csv, write_feedback
+from .lms import write_classroom, write_gradescope
+from .results import Graded, load_json, merge, to_json
+
+__all__ = ["add_arguments", "default_memory", "grade_command"]
+
+
+def default_memory(jobs: int) -> int:
+    """The memory cap per notebook: three quarters of the machine's memory, shared by ``jobs``."""
+    import psutil
+
+    return max(2**30, int(0.75 * psutil.virtual_memory().total / max(1, jobs)))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="notebooks, or folders of them (e.g. a class's submissions); with "
+                             "--merge, JSON files written by --json-file")
+    limits = parser.add_argument_group("limits")
+    limits.add_argument("--timeout", type=float, default=NOTEBOOK_TIMEOUT, metavar="SECONDS",
+                        help="time limit for each whole notebook")
+    limits.add_argument("--cell-timeout", type=float, default=CELL_TIMEOUT, metavar="SECONDS",
+                        help="time limit for one cell; a cell past it is interrupted")
+    limits.add_argument("--memory", metavar="SIZE", help="memory cap per notebook, e.g. 2G or "
+                        "1500M (default: 3/4 of the machine's memory shared by the jobs)")
+    limits.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                        help="notebooks graded at once, each in its own kernel (default: cores)")
+    limits.add_argument("--shard", metavar="K/N", help="grade only the K-th of N slices of the "
+                        "notebooks (stable, by file name), e.g. one task of a Slurm array")
+    out = parser.add_argument_group("results")
+    out.add_argument("--json", action="store_true", help="print the results as JSON")
+    out.add_argument("--json-file", metavar="FILE", help="also write the JSON here (for --merge)")
+    out.add_argument("--merge", action="store_true", help="PATHs are --json-file results of "
+                     "earlier runs (e.g. shards): merge them, grade nothing")
+    out.add_argument("--csv", metavar="FILE", help="one row per notebook: points per exercise, "
+                     "total, notes")
+    out.add_argument("--gradescope", metavar="DIR|FILE.json", help="Gradescope results.json "
+                     "per notebook in DIR, or FILE.json for a single submission")
+    out.add_argument("--feedback", metavar="DIR", help="a Markdown file per notebook for its "
+                     "student")
+    out.add_argument("--classroom", metavar="FILE", help="append GitHub Classroom's result= "
+                     "line to FILE (in a workflow: $GITHUB_OUTPUT)")
+
+
+def _writable_folder(option: str, folder: Path, given: str) -> None:
+    if not folder.is_dir():
+        raise InputError(f"{option} {given}: the folder {folder} does not exist; create it "
+                         f"first or choose another path.")
+    if not os.access(folder, os.W_OK):
+        raise InputError(f"{option} {given}: the folder {folder} is not writable; choose "
+                         f"another path.")
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse, before any grading, an output that could not be written afterwards."""
+    for option, value in (("--csv", args.csv), ("--json-file", args.json_file),
+                          ("--classroom", args.classroom)):
+        if value:
+            _writable_folder(option, Path(value).parent, value)
+    for option, value in (("--gradescope", args.gradescope), ("--feedback", args.feedback)):
+        if value:
+            path = Path(value)
+            single = option == "--gradescope" and path.suffix == ".json"
+            _writable_folder(option, path.parent if single else path, value)
+
+
+def _limits(args: argparse.Namespace) -> Limits:
+    if args.timeout <= 0 or args.cell_timeout <= 0:
+        raise InputError(f"--timeout and --cell-timeout must be positive; got {args.timeout:g} "
+                         f"and {args.cell_timeout:g}.")
+    if args.jobs < 1:
+        raise InputError(f"--jobs must be 1 or more; got {args.jobs}.")
+    try:
+        memory = parse_bytes(args.memory) if args.memory else default_memory(args.jobs)
+    except ValueError as err:
+        raise InputError(f"--memory: {err}") from None
+    return Limits(args.timeout, args.cell_timeout, memory)
+
+
+def _one_for_gradescope(args: argparse.Namespace, count: int) -> None:
+    if args.gradescope and Path(args.gradescope).suffix == ".json" and count != 1:
+        raise InputError(f"--gradescope {args.gradescope} holds the results of ONE notebook; "
+                         f"got {count}. Give a folder to get one file per notebook.")
+
+
+def _results(args: argparse.Namespace) -> list[Graded]:
+    if args.merge:
+        merged = merge(load_json(path) for path in args.paths)
+        _one_for_gradescope(args, len(merged))
+        return merged
+    limits = _limits(args)
+    notebooks = notebooks_in(args.paths)
+    if args.shard:
+        notebooks = shard(notebooks, args.shard)
+    _one_for_gradescope(args, len(notebooks))
+    jobs = min(args.jobs, len(notebooks))
+    print(f"grading {len(notebooks)} notebook{'s' * (len(notebooks) != 1)}, {jobs} at a time, "
+          f"memory cap {format_bytes(limits.memory)} each", file=sys.stderr)
+    return grade_paths(notebooks, limits, jobs=jobs, progress=True)
+
+
+def grade_command(args: argparse.Namespace) -> int:
+    check_outputs(args)
+    graded = _results(args)
+    print(to_json(graded) if args.json else format_table(graded))
+    if args.json_file:
+        Path(args.json_file).write_text(to_json(graded) + "\n", encoding="utf-8")
+    if args.csv:
+        write_csv(graded, args.csv)
+    if args.gradescope:
+        write_gradescope(graded, args.gradescope)
+    if args.feedback:
+        write_feedback(graded, args.feedback)
+    if args.classroom:
+        write_classroom(graded, args.classroom)
+    return 0 if graded and all(r.status == "passed" for g in graded for r in g.rows) else 1

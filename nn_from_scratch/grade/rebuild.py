@@ -1,0 +1,136 @@
+"""Rebuild a submission from the release: only the exercise cells come from the student.
+
+Like nbgrader's ``OverwriteCells``, every released cell that is not an exercise
+cell (setup, prose, check cells, the lesson's own code) is taken from the
+release, and one that was edited, deleted or moved is restored, with a note
+saying so. Cells are matched by id first, then by identical source, then by tag
+and order (for notebooks whose ids were lost). Cells the student added are kept
+and run where they stand: after the released cell that precedes them.
+"""
+from dataclasses import dataclass, field
+from typing import Any
+
+import nbformat
+
+from .release import CHECK_CALL, EXERCISE_TAG, Release, ReleasedCell, digest, role_of
+
+__all__ = ["Placed", "Rebuilt", "rebuild"]
+
+
+@dataclass(frozen=True)
+class Placed:
+    """What a cell of the rebuilt notebook is: its release cell (``None``: the student added it)."""
+
+    released: ReleasedCell | None
+    source_index: int | None = None  # its index in the submission, if it came from there
+
+
+@dataclass
+class Rebuilt:
+    """The notebook to run, what each of its cells is, and what was restored."""
+
+    nb: Any
+    placed: list[Placed]
+    notes: list[str] = field(default_factory=list)
+
+
+def _match(cells: list[Any], release: Release) -> dict[int, int]:
+    """Submission cell index -> release cell index: by id, then same source, then tag order."""
+    released = release.cells
+    by_id = {cell.id: i for i, cell in enumerate(released)}
+    matched: dict[int, int] = {}
+
+    def take(j: int, i: int | None) -> None:
+        if i is not None and i not in matched.values() and j not in matched \
+                and released[i].cell_type == cells[j].cell_type:
+            matched[j] = i
+
+    for j, cell in enumerate(cells):
+        take(j, by_id.get(cell.get("id", "")))
+    for j, cell in enumerate(cells):
+        hashed = digest(cell.source)
+        take(j, next((i for i, r in enumerate(released) if r.sha256 == hashed
+                      and i not in matched.values() and r.cell_type == cell.cell_type), None))
+    exercise_of = {m.group(1): r.exercise for r in released if r.role == "check"
+                   for m in [CHECK_CALL.search(r.source)] if m}
+    for role in (EXERCISE_TAG, "check"):  # by the checker its check cell calls, else in order
+        for j, cell in enumerate(cells):
+            call = CHECK_CALL.search(cell.source if role == "check" else
+                                cells[j + 1].source if j + 1 < len(cells) else "")
+            free = [i for i, r in enumerate(released) if r.role == role
+                    and i not in matched.values()]
+            hinted = [i for i in free if call and released[i].exercise == exercise_of.get(
+                call.group(1))]
+            if j not in matched and role_of(cell) == role and free:
+                take(j, (hinted or free)[0])
+    return matched
+
+
+def _in_order(sequence: list[int]) -> set[int]:
+    """The longest increasing run of ``sequence`` (kept in place): the rest were moved."""
+    best: list[list[int]] = [[]]  # best[k]: the longest increasing run ending at element k
+    for value in sequence:
+        before = [run for run in best if not run or run[-1] < value]
+        best.append(max(before, key=lambda run: len(run)) + [value])
+    return set(max(best, key=lambda run: len(run)))
+
+
+def _notes(release: Release, cells: list[Any], matched: dict[int, int]) -> list[str]:
+    code = {j: i for j, i in sorted(matched.items()) if release.cells[i].cell_type == "code"}
+    kept_in_place = _in_order(list(code.values()))
+    found = {i: j for j, i in matched.items()}
+    notes = []
+    for i, cell in enumerate(release.cells):
+        if cell.cell_type != "code":
+            continue
+        if i not in found:
+            notes.append(f"the {cell.label} is missing; graded with the stub"
+                         if cell.role == EXERCISE_TAG else f"{cell.label} was deleted; restored")
+            continue
+        if cell.role != EXERCISE_TAG and digest(cells[found[i]].source) != cell.sha256:
+            notes.append(f"{cell.label} was edited; restored")
+        if i not in kept_in_place:
+            notes.append(f"{cell.label} was moved; run in its place")
+    return notes
+
+
+def _new_cell(cell_type: str, source: str, cell_id: str, role: str) -> Any:
+    make = nbformat.v4.new_code_cell if cell_type == "code" else nbformat.v4.new_markdown_cell
+    cell = make(source)
+    cell.id = cell_id
+    if role in (EXERCISE_TAG, "check"):
+        cell.metadata["tags"] = [role]
+    return cell
+
+
+def rebuild(submission: Any, release: Release) -> Rebuilt:
+    """The notebook to run for ``submission``: the release, with the student's exercise cells."""
+    cells = [c for c in submission.cells if c.cell_type in ("code", "markdown")]
+    matched = _match(cells, release)
+    found = {i: j for j, i in matched.items()}
+    added: dict[int, list[int]] = {}  # release index it follows (-1: the top) -> student cells
+    anchor = -1
+    for j in range(len(cells)):
+        if j in matched:
+            anchor = matched[j]
+        else:
+            added.setdefault(anchor, []).append(j)
+
+    nb = nbformat.v4.new_notebook(metadata={**release.metadata, "nn_from_scratch": {
+        "lesson": release.lesson, "edition": "graded"}})
+    placed: list[Placed] = []
+
+    def add_students(after: int) -> None:
+        for j in added.get(after, []):
+            nb.cells.append(_new_cell(cells[j].cell_type, cells[j].source, f"added-{j}", ""))
+            placed.append(Placed(None, j))
+
+    add_students(-1)
+    for i, cell in enumerate(release.cells):
+        source = cell.source
+        if cell.role == EXERCISE_TAG and i in found:
+            source = cells[found[i]].source
+        nb.cells.append(_new_cell(cell.cell_type, source, cell.id, cell.role))
+        placed.append(Placed(cell, found.get(i)))
+        add_students(i)
+    return Rebuilt(nb, placed, _notes(release, cells, matched))

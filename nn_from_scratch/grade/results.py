@@ -1,0 +1,102 @@
+"""What grading a notebook produces: a row per exercise, points, notes; saved and merged as JSON.
+
+Every exercise of the notebook's lesson gets one :class:`Row`:
+
+- ``passed`` / ``failed`` / ``not done``: what the grader's own check said;
+- ``error``: the check (or the exercise cell before it) raised; the row quotes
+  the exception's last line;
+- ``timed out``: the cell ran past its limit, or the notebook's time ran out;
+- ``out of memory``: the kernel passed the memory cap and was stopped.
+
+A :class:`Graded` notebook also carries notes on what was tampered with and
+restored. :func:`load_json` reads back :func:`to_json`'s output, so that runs
+over slices of a class (``--shard``) merge into one (:func:`merge`).
+"""
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._checks import InputError
+
+__all__ = ["STATUSES", "Graded", "Row", "load_json", "merge", "to_json"]
+
+STATUSES = ("passed", "failed", "not done", "error", "timed out", "out of memory")
+FORMAT = "nn_from_scratch.grade/2"  # the JSON's "format": changes when its shape does
+
+
+@dataclass(frozen=True)
+class Row:
+    """One exercise of one notebook; ``exercise`` is ``None`` for a notebook that could not run.
+
+    ``note`` compares with the submission, e.g. "showed ✓ in the submitted notebook; fails
+    when run".
+    """
+
+    exercise: str | None
+    title: str
+    status: str
+    message: str
+    points: float = 0.0
+    max_points: float = 1.0
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Graded:
+    """A graded notebook: its rows, the notes on what was restored, and where its time went."""
+
+    notebook: str
+    lesson: str | None
+    rows: tuple[Row, ...]
+    notes: tuple[str, ...] = ()
+    seconds: dict[str, float] = field(default_factory=dict)  # kernel, lesson, checks
+
+    @property
+    def points(self) -> float:
+        return sum(row.points for row in self.rows)
+
+    @property
+    def max_points(self) -> float:
+        return sum(row.max_points for row in self.rows)
+
+    @property
+    def passed(self) -> int:
+        return sum(row.status == "passed" for row in self.rows)
+
+    @property
+    def summary(self) -> str:
+        """``"5 of 7 passed, 5/7 points"``."""
+        return (f"{self.passed} of {len(self.rows)} passed, "
+                f"{self.points:g}/{self.max_points:g} points")
+
+
+def to_json(graded: Sequence[Graded]) -> str:
+    """The results as JSON: ``{"format", "notebooks": [{notebook, lesson, rows, notes, ...}]}``."""
+    return json.dumps({"format": FORMAT, "notebooks": [asdict(g) for g in graded]},
+                      ensure_ascii=False, indent=1)
+
+
+def _graded(data: dict[str, Any]) -> Graded:
+    rows = tuple(Row(**row) for row in data["rows"])
+    return Graded(data["notebook"], data["lesson"], rows, tuple(data.get("notes", ())),
+                  dict(data.get("seconds", {})))
+
+
+def load_json(path: str | Path) -> list[Graded]:
+    """Read a file written with ``--json-file``; errors for people if it is not one."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        if data.get("format") != FORMAT:
+            raise ValueError(f"its format is {data.get('format')!r}, not {FORMAT!r}")
+        return [_graded(notebook) for notebook in data["notebooks"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        raise InputError(f"--merge {path}: not the JSON results of a grade run ({err}); merge "
+                         f"the files that `grade --json-file FILE` wrote.") from None
+
+
+def merge(parts: Iterable[Sequence[Graded]]) -> list[Graded]:
+    """One class from its slices: every notebook once (the last copy wins), by notebook path."""
+    by_notebook = {g.notebook: g for part in parts for g in part}
+    return [by_notebook[name] for name in sorted(by_notebook)]

@@ -1,0 +1,126 @@
+"""Rebuilding a submission from the release: only exercise cells (and added cells) are the
+student's; every released cell edited, deleted or moved is restored, and the notes say so.
+No kernel here: these are the grader's first steps, on a small hand-made release."""
+import copy
+
+import nbformat
+import pytest
+
+from nn_from_scratch.grade.rebuild import rebuild
+from nn_from_scratch.grade.release import assign_ids, load_release, write_manifest
+from nn_from_scratch.grade.suspicious import flags
+
+LESSON = "07_mlp_from_scratch"  # a real lesson's checkers name the exercises
+CELLS = [("markdown", "", "# 07 · A small release"),
+         ("code", "", "import jax.numpy as jnp\n"
+                      "from nn_from_scratch.exercises import mlp_from_scratch as check"),
+         ("code", "exercise", "def relu(x):\n    raise NotImplementedError"),
+         ("code", "check", "check.relu(relu)"),
+         ("code", "", "from nn_from_scratch.model import relu"),
+         ("code", "exercise", "def predict(params, image):\n    raise NotImplementedError"),
+         ("code", "check", "check.predict(predict)"),
+         ("code", "", "print('the end')")]
+
+
+def student_edition():
+    nb = nbformat.v4.new_notebook(metadata={"nn_from_scratch": {"lesson": LESSON}})
+    for kind, tag, source in CELLS:
+        cell = (nbformat.v4.new_code_cell if kind == "code" else nbformat.v4.new_markdown_cell)(
+            source)
+        if tag:
+            cell.metadata["tags"] = [tag]
+        nb.cells.append(cell)
+    assign_ids(nb, LESSON)
+    return nb
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("release")
+    write_manifest(student_edition(), LESSON, folder)
+    return load_release(LESSON, folder)
+
+
+def code(rebuilt):
+    return [c.source for c in rebuilt.nb.cells if c.cell_type == "code"]
+
+
+def test_ids_are_stable_and_name_the_exercises(release):
+    assert [c.id for c in release.cells] == ["07-c000", "07-c001", "07-ex1", "07-check1",
+                                             "07-c004", "07-ex2", "07-check2", "07-c007"]
+    assert [(c.role, c.exercise) for c in release.cells[2:4]] == [("exercise", "07.1"),
+                                                                  ("check", "07.1")]
+    assert release.cells[5].exercise == "07.4" and release.checker == "mlp_from_scratch"
+
+
+def test_an_untouched_submission_is_the_release_with_no_notes(release):
+    rebuilt = rebuild(student_edition(), release)
+    assert code(rebuilt) == [c.source for c in release.cells if c.cell_type == "code"]
+    assert rebuilt.notes == []
+
+
+@pytest.mark.parametrize("ids", [True, False], ids=["with ids", "ids lost"])
+def test_exercise_cells_come_from_the_student_and_everything_else_from_the_release(release, ids):
+    nb = student_edition()
+    nb.cells[2].source = "def relu(x):\n    return jnp.maximum(0, x)"
+    nb.cells[3].source = "print('✓ 07.1 relu')"  # an edited check cell
+    del nb.cells[7]  # a deleted lesson cell
+    nb.cells[4], nb.cells[1] = nb.cells[1], nb.cells[4]  # a lesson cell moved
+    nb.cells.insert(6, nbformat.v4.new_code_cell("scratch = 1"))  # added after 07.4's exercise
+    if not ids:
+        for cell in nb.cells:
+            cell.id = nbformat.v4.new_code_cell().id  # random, as an older release had
+    rebuilt = rebuild(nb, release)
+    assert code(rebuilt) == [CELLS[1][2], "def relu(x):\n    return jnp.maximum(0, x)",
+                             "check.relu(relu)", CELLS[4][2], CELLS[5][2], "scratch = 1",
+                             "check.predict(predict)", "print('the end')"]
+    assert "check cell of 07.1 was edited; restored" in rebuilt.notes
+    assert "lesson cell 07-c007 (`print('the end')`) was deleted; restored" in rebuilt.notes
+    assert any(note.endswith("was moved; run in its place") for note in rebuilt.notes)
+    added = [p for p in rebuilt.placed if p.released is None]
+    assert len(added) == 1
+
+
+def test_a_deleted_exercise_cell_is_graded_as_its_stub(release):
+    nb = student_edition()
+    del nb.cells[5]
+    rebuilt = rebuild(nb, release)
+    assert CELLS[5][2] in code(rebuilt)
+    assert rebuilt.notes == ["the exercise cell of 07.4 is missing; graded with the stub"]
+
+
+def test_a_cell_of_another_kind_with_a_released_id_is_an_added_cell(release):
+    nb = student_edition()
+    impostor = nbformat.v4.new_markdown_cell("notes")
+    impostor.id = nb.cells[7].id
+    nb.cells[7] = impostor
+    rebuilt = rebuild(nb, release)
+    assert [c.source for c in rebuilt.nb.cells[-2:]] == ["notes", "print('the end')"]
+    assert "lesson cell 07-c007 (`print('the end')`) was deleted; restored" in rebuilt.notes
+
+
+def test_rebuilding_leaves_the_submission_as_it_was(release):
+    nb = student_edition()
+    nb.cells[3].source = "print('forged')"
+    before = copy.deepcopy(nb)
+    rebuild(nb, release)
+    assert nb == before
+
+
+@pytest.mark.parametrize("source, note", [
+    ("import sys\nsys.modules['x'] = None", "touches sys.modules"),
+    ("check = object()", "rebinds or patches `check`"),
+    ("check.relu = lambda f: None", "rebinds or patches `check`"),
+    ("from nn_from_scratch.model import relu", "imports nn_from_scratch (the library's own code)"),
+    ("import builtins\nbuiltins.print = None", "touches builtins"),
+    ("import inspect\ninspect.currentframe().f_back", "inspects the call stack"),
+    ("get_ipython().display_pub.publish({})", "reaches into IPython's display"),
+])
+def test_student_code_that_reaches_for_the_grader_is_flagged(source, note):
+    assert f"the exercise cell of 07.1 {note}" in flags("the exercise cell of 07.1", source)
+
+
+def test_ordinary_exercise_code_is_not_flagged():
+    honest = ("def relu(x):\n    return jnp.maximum(0, x)\n\nif check_ok == 1:\n    pass\n"
+              "batched_predict = jax.vmap(predict, in_axes=(None, 0))")
+    assert flags("the exercise cell of 07.1", honest) == []
