@@ -140,8 +140,15 @@ def problems(lesson: Path, catalog: Catalog | None = None) -> list[str]:
     return found
 
 
+# What a Chinese edition adds to its first code cell: the checks answer in Chinese. The only
+# code that differs between the editions (tests/test_translations.py).
+LANGUAGE_LINES = ('from nn_from_scratch.i18n import set_language\n'
+                  'set_language("zh_CN")  # 检查结果与提示用中文显示')
+
+
 def translate(nb, catalog: Catalog):  # type: ignore[no-untyped-def]
-    """A copy of the notebook ``nb`` with its prose and comments in Chinese; code unchanged."""
+    """A copy of the notebook ``nb`` with its prose and comments in Chinese, and the checks set
+    to answer in Chinese (:data:`LANGUAGE_LINES`); the code itself unchanged."""
     out = copy.deepcopy(nb)
 
     def zh(text: str, context: str | None = None) -> str:
@@ -150,6 +157,8 @@ def translate(nb, catalog: Catalog):  # type: ignore[no-untyped-def]
             raise KeyError(f"no up-to-date translation of {text[:70]!r}")
         return str(entry.string)
 
+    first_code = next(cell for cell in out.cells if cell.cell_type == "code")
+    first_code.source = LANGUAGE_LINES + "\n" + first_code.source
     for cell in out.cells:
         if cell.cell_type == "markdown":
             cell.source = "\n\n".join(zh(text) for text in passages(cell.source))
@@ -170,17 +179,21 @@ def zh_path(lesson: Path, edition: str = "full") -> Path:
 
 
 def build(lesson: Path) -> None:
-    """Write both Chinese editions: the executed English notebook's outputs carried over
-    (the code is the same, so they are that code's outputs), and the student edition."""
+    """Write both Chinese editions: the full one executed for real (its checks answer in
+    Chinese, and must all pass), the student one with no outputs."""
     import nbformat
 
     catalog = read(lesson)
-    executed = nbformat.read(notebooks.notebook_path(lesson), as_version=4)
-    _, student = notebooks.editions(lesson)
-    for edition, nb in (("full", executed), ("student", student)):
-        path = zh_path(lesson, edition)
-        path.parent.mkdir(exist_ok=True)
-        nbformat.write(translate(nb, catalog), path)
+    full, student = (translate(nb, catalog) for nb in notebooks.editions(lesson))
+    seconds = notebooks.execute(full)
+    failed = {i: r for i, r in notebooks.check_results(full).items()
+              if r["status"] != "passed"}
+    if failed:
+        raise AssertionError(f"{lesson.name} (zh_CN): checks that fail on the solutions: {failed}")
+    full.metadata["nn_from_scratch"]["executed"] = {"seconds": round(seconds, 1)}
+    for edition, nb in (("full", full), ("student", student)):
+        zh_path(lesson, edition).parent.mkdir(exist_ok=True)
+        nbformat.write(nb, zh_path(lesson, edition))
 
 
 MESSAGES = notebooks.ROOT / "nn_from_scratch" / "locale"
