@@ -7,6 +7,7 @@ Each exercise must kill >= 90% of its non-equivalent mutants and each lesson
 >= 98% (so the course does too). The same run is "Run all" with a wrong answer
 in every exercise: every later cell must still run.
 """
+import os
 import sys
 from pathlib import Path
 
@@ -19,11 +20,16 @@ import notebooks  # noqa: E402
 
 LESSONS = [p.stem for p in notebooks.lesson_paths()]
 EXERCISE_TARGET, LESSON_TARGET = 0.90, 0.98
+# CI's second run (the newest JAX) sets this to "off": the lessons still run with wrong answers
+# in place ("Run all"), the mutation scores are measured once, on the first run.
+WITH_MUTANTS = os.environ.get("NN_FROM_SCRATCH_MUTANTS", "on") != "off"
 
 
 @pytest.mark.parametrize("slug", LESSONS)
 def test_checkers_kill_the_mutants_and_run_all_reaches_the_end(slug):
-    report = mutants.lesson_report(slug)
+    report = mutants.lesson_report(slug, with_mutants=WITH_MUTANTS)
+    assert not report["not_raised"], (
+        f"cells tagged raises-exception that did not raise: {report['not_raised']}")
     run_all = report["run_all"]
     assert run_all is None, (
         f"with a wrong answer in each exercise, 'Run all' stops at cell {run_all['cell']}: "

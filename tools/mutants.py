@@ -94,8 +94,13 @@ def _wrong_version(ns: dict, base: dict, solution: str, wrong: dict) -> None:
             ns[name] = wrong[name]
 
 
-def run_lesson(slug: str, first_wrong_only: bool = False) -> dict[str, Any]:
-    """Run one lesson with every exercise's mutants; in a process of its own (see module doc)."""
+def run_lesson(slug: str, first_wrong_only: bool = False,
+               with_mutants: bool = True) -> dict[str, Any]:
+    """Run one lesson with every exercise's mutants; in a process of its own (see module doc).
+
+    Without mutants, the lesson still runs with its solutions checked, then with functions
+    that raise in place of the student's: "Run all" alone.
+    """
     os.environ.update(NN_FROM_SCRATCH_OFFLINE="1", MPLBACKEND="Agg", JAX_PPRINT_USE_COLOR="false")
     os.chdir(notebooks.NOTEBOOKS)
     signal.signal(signal.SIGALRM, _alarm)
@@ -105,7 +110,7 @@ def run_lesson(slug: str, first_wrong_only: bool = False) -> dict[str, Any]:
     lesson = notebooks.LESSONS / f"{slug}.md"
     source_nb = notebooks.jupytext.read(lesson, fmt="md")
     full, _ = notebooks.editions(lesson)
-    report: dict[str, Any] = {"lesson": slug, "exercises": [], "run_all": None}
+    report: dict[str, Any] = {"lesson": slug, "exercises": [], "run_all": None, "not_raised": []}
     start = time.perf_counter()
     for index, cell in enumerate(full.cells):
         tags = cell.metadata.get("tags", [])
@@ -123,6 +128,8 @@ def run_lesson(slug: str, first_wrong_only: bool = False) -> dict[str, Any]:
                 report["run_all"] = {"cell": index, "error": f"{type(error).__name__}: {error}",
                                      "source": cell.source}
                 break
+            if error is None and notebooks.RAISES_TAG in tags:
+                report["not_raised"].append(index)
             continue
         check_source = full.cells[index + 1].source
         base = dict(ns)
@@ -132,7 +139,7 @@ def run_lesson(slug: str, first_wrong_only: bool = False) -> dict[str, Any]:
         exercise["id"] = _exercise_id(check_source, slug)
         lines = notebooks.solution_lines(source_nb.cells[index].source)
         wrong: dict[str, Any] = {}
-        for mutant in mutate.mutants(cell.source, lines):
+        for mutant in mutate.mutants(cell.source, lines) if with_mutants else []:
             ns.clear()
             ns.update(base)
             try:
@@ -171,13 +178,16 @@ def _exercise_id(check_source: str, slug: str) -> str:
     return next(e.id for e in lesson_exercises(slug) if e.name == name)
 
 
-def lesson_report(slug: str, first_wrong_only: bool = False) -> dict[str, Any]:
+def lesson_report(slug: str, first_wrong_only: bool = False,
+                  with_mutants: bool = True) -> dict[str, Any]:
     """:func:`run_lesson` in a fresh Python process (simulated devices need one each)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report.json"
         command = [sys.executable, __file__, "--worker", slug, "--out", str(out)]
         if first_wrong_only:
             command.append("--first-wrong-only")
+        if not with_mutants:
+            command.append("--no-mutants")
         done = subprocess.run(command, capture_output=True, text=True, timeout=LESSON_TIME_LIMIT)
         if not out.exists():
             raise RuntimeError(f"{slug}: the mutation run died (exit {done.returncode}):\n"
@@ -222,16 +232,21 @@ def main() -> None:
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--first-wrong-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--no-mutants", action="store_true",
+                        help="only 'Run all' with wrong answers in place, no mutation testing")
     args = parser.parse_args()
     if args.worker:
-        report = run_lesson(args.worker, args.first_wrong_only)
+        report = run_lesson(args.worker, args.first_wrong_only, not args.no_mutants)
         Path(args.out).write_text(json.dumps(report, default=str))
         return
     slugs = args.lessons or [p.stem for p in notebooks.lesson_paths()]
     with ThreadPoolExecutor(args.jobs) as pool:
-        reports = list(pool.map(lesson_report, slugs))
+        reports = list(pool.map(lambda slug: lesson_report(slug, False, not args.no_mutants),
+                                slugs))
     total = killed = 0
     for report in reports:
+        for index in report["not_raised"]:
+            print(f"{report['lesson']}: cell {index} is tagged raises-exception but did not raise")
         if report["run_all"]:
             run_all = report["run_all"]
             print(f"{report['lesson']}: Run all STOPS at cell {run_all['cell']}: "
