@@ -36,6 +36,8 @@ def test_checkers_kill_the_mutants_and_run_all_reaches_the_end(slug):
         f"{run_all['error']}\n--- its source:\n{run_all['source']}")
     not_passing = {e["id"]: e["message"] for e in report["exercises"] if e["status"] != "passed"}
     assert not not_passing, f"checks that fail on the lesson's own solutions: {not_passing}"
+    if not WITH_MUTANTS:
+        return
     table = mutants.scores(report)
     problems = []
     for exercise_id, row in table.items():
