@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ._checks import check_choice
 
-__all__ = ["DOMAIN", "LANGUAGES", "LOCALES", "_", "compile_catalogs", "language",
+__all__ = ["DOMAIN", "LANGUAGES", "LOCALES", "N_", "_", "compile_catalogs", "language",
            "set_language"]
 
 DOMAIN = "nn_from_scratch"
@@ -53,6 +53,12 @@ def _(message: str) -> str:
     """``message`` in the current language (English when there is no translation of it)."""
     lang = language()
     return message if lang == "en" else _translation(lang).gettext(message)
+
+
+def N_(message: str) -> str:  # noqa: N802 - gettext's name for "mark, translate later"
+    """Mark ``message`` for translation where it is defined, e.g. a hint kept in a constant;
+    it is translated where it is shown (the checkers' results are, by ``@exercise``)."""
+    return message
 
 
 def compile_catalogs(directory: Path = LOCALES) -> list[Path]:

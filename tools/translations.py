@@ -199,6 +199,12 @@ def build(lesson: Path) -> None:
 MESSAGES = notebooks.ROOT / "nn_from_scratch" / "locale"
 
 
+# What marks a message for translation: _("... {x}").format(x=...) where it has values in it;
+# a plain string given to Mistake or NotDone, or returned through N_(), is translated by the
+# @exercise decorator when it becomes the result; the third argument of @exercise is a title.
+MESSAGE_KEYWORDS = {"_": None, "N_": None, "Mistake": None, "NotDone": None, "exercise": (3,)}
+
+
 def message_template() -> Catalog:
     """Every message the package marks with ``_()`` (the checkers' results and hints)."""
     from babel.messages.extract import extract_from_dir
@@ -206,7 +212,7 @@ def message_template() -> Catalog:
     catalog = Catalog(project="nn_from_scratch", fuzzy=False)
     package = notebooks.ROOT / "nn_from_scratch"
     for filename, lineno, message, comments, context in extract_from_dir(
-            package, method_map=[("**.py", "python")], keywords={"_": None},
+            package, method_map=[("**.py", "python")], keywords=MESSAGE_KEYWORDS,
             comment_tags=("TRANSLATORS:",)):
         catalog.add(message, locations=[(f"nn_from_scratch/{filename}", lineno)],
                     auto_comments=comments, context=context)

@@ -155,13 +155,15 @@ def exercise(lesson: str, number: int, title: str) -> Callable[[Callable[..., st
         @functools.wraps(check)
         def checker(*answers: Any) -> CheckResult:
             def result(status: str, message: str) -> CheckResult:
-                return CheckResult(exercise_id, title, status, message)
+                # A message that is a msgid as it stands (a hint without values in it) is
+                # translated here; one with values was translated where it was formatted.
+                return CheckResult(exercise_id, _(title), status, _(message))
             if any(answer is Ellipsis for answer in answers):
                 return result("not done", _("not done yet (the stub's `...` is still there)"))
             try:
                 return result("passed", check(*answers))
             except NotDone as err:
-                return result("not done", _("not done yet ({reason})").format(reason=err))
+                return result("not done", _("not done yet ({reason})").format(reason=_(str(err))))
             except NotImplementedError:
                 return result("not done",
                               _("not done yet (the stub still raises NotImplementedError)"))
@@ -294,3 +296,29 @@ def finish_first(fn: Any, name: str, checker: Callable[[Any], CheckResult]) -> N
         raise Mistake(_("it uses your {name}, which does not pass its own check yet: fix "
                         "{exercise} {title} first ({message})").format(
             name=name, exercise=result.exercise, title=result.title, message=result.message))
+
+
+def fast_call(fn: Any, *args: Any, what: str, static_argnums: tuple[int, ...] = (),
+              hints: Hints | None = None) -> Any:
+    """:func:`call`, but with ``fn`` compiled by ``jax.jit`` first, for checks that stay fast.
+
+    Run as written, a student's function compiles each of its JAX operations for
+    every new shape (a hundred small compiles for a gradient); under ``jit`` it is
+    one compile per structure of the arguments. If ``jit`` fails, ``fn`` runs as
+    written through :func:`call`: the student gets the error their code really
+    raises, or an answer where only ``jit`` objected (a ``float()`` of a traced
+    value, say), which the check then judges.
+    """
+    import jax
+
+    if not callable(fn) or _library_name(fn):
+        return call(fn, *args, what=what)  # "expected a function", "the library's own"
+    try:
+        out = jax.jit(fn, static_argnums=static_argnums)(*args)
+    except (NotImplementedError, NotDone, Mistake):
+        raise
+    except Exception:
+        return call(fn, *args, what=what, hints=hints)
+    if out is None:
+        raise Mistake(_("{what} returned None: did you forget `return`?").format(what=what))
+    return out
