@@ -1,87 +1,35 @@
 """Lesson 03's checkers: each accepts the lesson's solution, says "not done" to the stub, and
-catches the typical mistakes of a first autodiff engine with a hint that names the fix.
+catches the typical mistakes of a first autodiff engine with a hint that names the fix, and
+blames an earlier exercise (not the one in front) when that is where the mistake is.
 
-The lesson's engine lives in the lesson, not in the library, so this file carries a copy of
-it (the solution) and of its usual wrong versions.
+The reference engine is the library's (nn_from_scratch.autodiff); checkers refuse the library's
+own objects, so it is handed in wrapped, as a student's own (`own`).
 """
 import math
+import textwrap
 
+import jax
+import numpy as np
 import pytest
-from conftest import assert_result, stub
+from conftest import assert_result, own, stub
 
+from nn_from_scratch.autodiff import Value, backward, grad, mul, tanh, topological_order
 from nn_from_scratch.exercises import autodiff_from_scratch as check
 
 
-class Value:
-    """The lesson's Value, with its operators calling the solutions below."""
-
-    def __init__(self, data, parents=(), local_grads=(), op=""):
-        self.data, self.grad = float(data), 0.0
-        self.parents, self.local_grads, self.op = parents, local_grads, op
-
-    def __add__(self, other):
-        return add(self, as_value(other))
-
-    def __mul__(self, other):
-        return mul(self, as_value(other))
-
-    __radd__, __rmul__ = __add__, __mul__
-
-    def __sub__(self, other):
-        return self + (-1.0) * other
-
-    def tanh(self):
-        return tanh(self)
-
-
-def as_value(x):
-    return x if isinstance(x, Value) else Value(x)
-
-
-def add(a, b):
-    return Value(a.data + b.data, (a, b), (1.0, 1.0), "+")
-
-
-def mul(a, b):
-    return Value(a.data * b.data, (a, b), (b.data, a.data), "*")
-
-
-def tanh(a):
-    t = math.tanh(a.data)
-    return Value(t, (a,), (1 - t ** 2,), "tanh")
-
-
-def topological_order(root):
-    order, visited = [], set()
-
-    def visit(v):
-        if v not in visited:
-            visited.add(v)
-            for parent in v.parents:
-                visit(parent)
-            order.append(v)
-
-    visit(root)
-    return order
-
-
-def backward(root):
-    root.grad = 1.0
-    for v in reversed(topological_order(root)):
-        for parent, local in zip(v.parents, v.local_grads):
-            parent.grad += local * v.grad
-
-
-def grad(f):
-    def grad_f(*numbers):
-        values = [Value(x) for x in numbers]
-        backward(f(*values))
-        return tuple(v.grad for v in values)
-    return grad_f
+def notebook(*sources):
+    """The functions of ``sources`` as a notebook defines them: their globals are one namespace,
+    where the library's engine stands in for every exercise the sources do not define."""
+    ns = {"Value": Value, "mul": mul, "tanh": tanh, "topological_order": topological_order,
+          "backward": backward, "math": math}
+    for source in sources:
+        exec(textwrap.dedent(source), ns)
+    return ns
 
 
 def test_mul():
-    assert_result(check.mul(mul), "passed")
+    assert_result(check.mul(own(mul)), "passed")
+    assert_result(check.mul(mul), "failed", "library's own mul")
     assert_result(check.mul(stub), "not done")
     assert_result(check.mul(lambda a, b: Value(a.data * b.data, (a, b), ..., "*")), "not done",
                   "`...`")
@@ -98,27 +46,49 @@ def test_mul():
     assert_result(check.mul(lambda a, b: Value(a.data * b.data, (b, a), (a.data, b.data))),
                   "failed", "parents should be (a, b)")
     assert_result(check.mul(lambda a, b: a.data * b.data), "failed", "no .data")
+    # the issue's case: the right rule, the wrong forward pass
+    assert_result(check.mul(lambda a, b: Value(a.data / b.data, (a, b), (b.data, a.data))),
+                  "failed", "data", "-6")
+
+
+def tanh_with(rule, forward=math.tanh):
+    def wrong(a):
+        t = forward(a.data)
+        return Value(t, (a,), rule(a.data, t), "tanh")
+    return wrong
 
 
 def test_tanh():
-    assert_result(check.tanh(tanh), "passed")
+    assert_result(check.tanh(own(tanh)), "passed")
     assert_result(check.tanh(stub), "not done")
-
-    def tanh_with(rule):
-        def wrong(a):
-            t = math.tanh(a.data)
-            return Value(t, (a,), rule(a.data, t), "tanh")
-        return wrong
     assert_result(check.tanh(tanh_with(lambda x, t: (1 - x ** 2,))), "failed", "1 - x²",
                   "the output")
     assert_result(check.tanh(tanh_with(lambda x, t: (1 - t,))), "failed", "squared")
     assert_result(check.tanh(tanh_with(lambda x, t: 1 - t ** 2)), "failed", "a tuple",
                   "mind the comma")
     assert_result(check.tanh(tanh_with(lambda x, t: (t,))), "failed", "jax.grad(jnp.tanh)")
+    assert_result(check.tanh(tanh_with(lambda x, t: (1 - t ** 2,), forward=lambda x: x)),
+                  "failed", "data")
+    assert_result(check.tanh(lambda a: math.tanh(a.data)), "failed", "no .data")
+
+
+PRE_ORDER = """
+def topological_order(root):
+    order, visited = [], set()
+
+    def visit(v):
+        if v not in visited:
+            visited.add(v)
+            order.append(v)  # before its parents: the reverse order
+            for parent in v.parents:
+                visit(parent)
+    visit(root)
+    return order
+"""
 
 
 def test_topological_order():
-    assert_result(check.topological_order(topological_order), "passed")
+    assert_result(check.topological_order(own(topological_order)), "passed")
     assert_result(check.topological_order(stub), "not done")
 
     def no_visited_set(root):
@@ -131,19 +101,8 @@ def test_topological_order():
         visit(root)
         return order
     assert_result(check.topological_order(no_visited_set), "failed", "twice", "visited")
-
-    def children_first(root):
-        order, visited = [], set()
-
-        def visit(v):
-            if v not in visited:
-                visited.add(v)
-                order.append(v)  # before its parents: the reverse order
-                for parent in v.parents:
-                    visit(parent)
-        visit(root)
-        return order
-    assert_result(check.topological_order(children_first), "failed", "reversed", "root last")
+    assert_result(check.topological_order(notebook(PRE_ORDER)["topological_order"]), "failed",
+                  "reversed", "root last")
 
     def first_parent_only(root):
         order, v = [], root
@@ -155,6 +114,17 @@ def test_topological_order():
     assert_result(check.topological_order(first_parent_only), "failed", "every parent")
     assert_result(check.topological_order(lambda root: [v.data for v in topological_order(root)]),
                   "failed", "not Values")
+    assert_result(check.topological_order(lambda root: iter(topological_order(root))), "failed",
+                  "return a list")
+
+
+BACKWARD = """
+def backward(root):
+    root.grad = 1.0
+    for v in reversed(topological_order(root)):
+        for parent, local in zip(v.parents, v.local_grads):
+            {update}
+"""
 
 
 def backward_with(mistake):
@@ -181,17 +151,33 @@ def test_backward_mistakes(mistake, hint):
 
 
 def test_backward():
-    assert_result(check.backward(backward), "passed")
+    assert_result(check.backward(own(backward)), "passed")
     assert_result(check.backward(stub), "not done")
 
     def without_topological_order(root):
         raise AttributeError("'list' object has no attribute 'parents'")
-    assert_result(check.backward(without_topological_order), "failed", "AttributeError",
-                  "topological_order")
+    assert_result(check.backward(without_topological_order), "failed", "AttributeError")
+    swapped = notebook(BACKWARD.format(update="parent.grad += local * v.grad"
+                                       ).replace("zip(v.parents, v.local_grads)",
+                                                 "zip(v.local_grads, v.parents)"))
+    assert_result(check.backward(swapped["backward"]), "failed", "raised AttributeError")
+
+
+def test_backward_blames_the_topological_order_it_uses():
+    right = BACKWARD.format(update="parent.grad += local * v.grad")
+    assert_result(check.backward(notebook(right)["backward"]), "passed")
+    # the issue's cases: 03.3 still a stub, or written in pre-order, under a right backward
+    unfinished = notebook(right, "def topological_order(root):\n    raise NotImplementedError")
+    assert_result(check.backward(unfinished["backward"]), "not done", "finish 03.3")
+    assert_result(check.backward(notebook(right, PRE_ORDER)["backward"]), "failed",
+                  "fix 03.3", "reversed")
+    # a wrong backward over the right topological order is backward's own mistake
+    assert_result(check.backward(notebook(BACKWARD.format(update="parent.grad = local * v.grad")
+                                          )["backward"]), "failed", "+=")
 
 
 def test_grad():
-    assert_result(check.grad(grad), "passed", "5 functions")
+    assert_result(check.grad(own(grad)), "passed", "6 functions")
     assert_result(check.grad(stub), "not done")
 
     def no_values(f):
@@ -221,3 +207,59 @@ def test_grad():
     assert_result(check.grad(lambda f: grad(f)(1.0, 2.0)), "failed", "FUNCTION")
     assert_result(check.grad(lambda f: lambda *xs: grad(f)(*xs)[:1]), "failed",
                   "one per argument")
+    assert_result(check.grad(lambda f: lambda *xs: list(grad(f)(*xs))), "failed", "a list",
+                  "tuple")
+
+
+def test_grad_wants_a_tuple_and_never_names_the_checkers_insides():
+    # the issue's case: a bare number where a tuple is asked for (one argument)
+    bare = own(lambda f: lambda *xs: grad(f)(*xs)[0] if len(xs) == 1 else grad(f)(*xs))
+    assert_result(check.grad(bare), "failed", "tuple", "(14.0,)")
+
+    def generator(f):
+        def grad_f(*numbers):
+            values = [Value(x) for x in numbers]
+            backward(f(*values))
+            return (v.grad for v in values)
+        return grad_f
+    assert_result(check.grad(generator), "failed", "generator", "tuple(v.grad")
+
+    def one_argument(f):
+        def grad_f(x):
+            value = Value(x)
+            backward(f(value))
+            return (value.grad,)
+        return grad_f
+    result = check.grad(one_argument)
+    assert_result(result, "failed", "same numbers as f")
+    assert "<locals>" not in result.message and "<lambda>" not in result.message
+
+
+def test_grad_blames_the_backward_it_uses():
+    source = """
+    def grad(f):
+        def grad_f(*numbers):
+            values = [Value(x) for x in numbers]
+            backward(f(*values))
+            return tuple(v.grad for v in values)
+        return grad_f
+    """
+    assert_result(check.grad(notebook(source)["grad"]), "passed")
+    unfinished = notebook(source, "def backward(root):\n    raise NotImplementedError")
+    assert_result(check.grad(unfinished["grad"]), "not done", "finish 03.4")
+    wrong = notebook(source, BACKWARD.format(update="parent.grad = local * v.grad"))
+    assert_result(check.grad(wrong["grad"]), "failed", "fix 03.4")
+
+
+def test_the_new_value_records_its_op_for_printing():
+    assert_result(check.mul(lambda a, b: Value(a.data * b.data, (a, b), (b.data, a.data))),
+                  "failed", "op=\"*\"")
+    assert_result(check.tanh(tanh_with(lambda x, t: (1 - t ** 2,), forward=math.tanh)), "passed")
+
+
+@pytest.mark.parametrize("name, fn, point", check.GRAD_CASES + check.GRAPHS[:1])
+def test_the_checkers_reference_grads_are_jax_grads(name, fn, point):
+    """The checkers take the right grads from the library's engine: they are jax.grad's."""
+    want = jax.grad(fn, argnums=tuple(range(len(point))))(*point)
+    np.testing.assert_allclose(check._right_grads(fn, point), [float(g) for g in want],
+                               rtol=1e-5, atol=1e-6)
