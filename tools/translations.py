@@ -18,6 +18,7 @@ brought it up to date and removed the mark. Nothing can drift silently.
     .venv/bin/python tools/translations.py fill 07_mlp_from_scratch done.json
     .venv/bin/python tools/translations.py build                   # notebooks/zh, student/zh
     .venv/bin/python tools/translations.py messages                # the checkers' messages
+    .venv/bin/python tools/translations.py todo messages > todo.json   # ... and fill messages F
 
 The checkers' messages (``_()`` in ``nn_from_scratch``) are a catalog of the
 package itself: ``messages`` extracts them into ``nn_from_scratch/locale/
@@ -258,13 +259,47 @@ def update_messages() -> list[str]:
             for m in catalog if m.id and (m.fuzzy or not m.string)]
 
 
+def todo(catalog: Catalog) -> list[dict]:
+    """What is left to translate in ``catalog``: ``en``, ``ctxt``, and ``was`` for a fuzzy one."""
+    return [{"ctxt": m.context, "en": m.id, **({"was": m.string} if m.fuzzy else {})}
+            for m in catalog if m.id and (not m.string or m.fuzzy)]
+
+
+def fill(catalog: Catalog, items: list[dict], where: str) -> None:
+    """Write translations (``todo``'s items with ``zh`` added) into ``catalog``."""
+    for item in items:
+        entry = catalog.get(item["en"], context=item.get("ctxt"))
+        if entry is None:
+            raise SystemExit(f"not a passage of {where}: {item['en'][:70]!r}")
+        entry.string, entry.flags = item["zh"], entry.flags - {"fuzzy"}
+        entry.previous_id = []
+
+
+def _read_messages() -> Catalog:
+    with MESSAGES_PO.open("rb") as f:
+        return read_po(f, locale=LOCALE)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command",
                         choices=["update", "status", "todo", "fill", "build", "messages"])
-    parser.add_argument("lesson", nargs="?", help="a lesson slug (default: every lesson)")
+    parser.add_argument("lesson", nargs="?", help="a lesson slug (default: every lesson), or "
+                        "'messages' with todo and fill: the package's messages")
     parser.add_argument("file", nargs="?", help="with fill: the JSON list of translations")
     args = parser.parse_args()
+    if args.command in ("todo", "fill") and args.lesson == "messages":
+        update_messages()
+        catalog = _read_messages()
+        if args.command == "todo":
+            print(json.dumps(todo(catalog), ensure_ascii=False, indent=1))
+            return
+        fill(catalog, json.loads(Path(args.file).read_text(encoding="utf-8")), "the package")
+        buffer = io.BytesIO()
+        write_po(buffer, catalog, width=100, include_previous=True, include_lineno=False)
+        MESSAGES_PO.write_bytes(buffer.getvalue())
+        print(f"the package's messages: {len(todo(catalog))} left")
+        return
     lessons = [p for p in notebooks.lesson_paths() if not args.lesson or p.stem == args.lesson]
     if not lessons:
         parser.error(f"no lesson {args.lesson!r}; lessons are {notebooks.lesson_paths()}")
@@ -286,18 +321,10 @@ def main() -> None:
         print("\n".join(found) or "every passage of every lesson is translated and up to date")
         sys.exit(1 if found else 0)
     elif args.command == "todo":
-        catalog = update(lessons[0])
-        todo = [{"ctxt": m.context, "en": m.id, **({"was": m.string} if m.fuzzy else {})}
-                for m in catalog if m.id and (not m.string or m.fuzzy)]
-        print(json.dumps(todo, ensure_ascii=False, indent=1))
+        print(json.dumps(todo(update(lessons[0])), ensure_ascii=False, indent=1))
     else:
         catalog = update(lessons[0])
-        for item in json.loads(Path(args.file).read_text(encoding="utf-8")):
-            entry = catalog.get(item["en"], context=item.get("ctxt"))
-            if entry is None:
-                raise SystemExit(f"not a passage of {lessons[0].name}: {item['en'][:70]!r}")
-            entry.string, entry.flags = item["zh"], entry.flags - {"fuzzy"}
-            entry.previous_id = []
+        fill(catalog, json.loads(Path(args.file).read_text(encoding="utf-8")), lessons[0].name)
         write(lessons[0], catalog)
         print(f"{lessons[0].stem}: {len(problems(lessons[0]))} passages left")
 
