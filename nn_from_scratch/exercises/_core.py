@@ -56,7 +56,9 @@ class CheckResult:
     @property
     def line(self) -> str:
         """The one line a student reads: ``✓ 07.3 predict: ...``."""
-        return f"{_SYMBOLS[self.status]} {self.exercise} {self.title}: {self.message}"
+        return _("{symbol} {exercise} {title}: {message}").format(
+            symbol=_SYMBOLS[self.status], exercise=self.exercise, title=self.title,
+            message=self.message)
 
     def __repr__(self) -> str:
         return self.line
