@@ -1,9 +1,11 @@
 """Lesson 07's checkers: each accepts the reference, says "not done" to the stub, and catches
 the typical mistakes with a hint that names the fix."""
+from functools import partial
+
 import jax
 import jax.numpy as jnp
-import pytest
-from conftest import assert_result, stub
+import numpy as np
+from conftest import assert_result, own, stub
 from jax.scipy.special import logsumexp
 
 from nn_from_scratch import model, params
@@ -11,45 +13,90 @@ from nn_from_scratch.exercises import mlp_from_scratch as check
 
 
 def test_relu():
-    assert_result(check.relu(model.relu), "passed")
+    assert_result(check.relu(own(model.relu)), "passed")
+    assert_result(check.relu(model.relu), "failed", "library's own relu")
     assert_result(check.relu(stub), "not done", "NotImplementedError")
-    assert_result(check.relu(lambda x: max(0, x)), "failed", "raised", "truth value")
+    assert_result(check.relu(lambda x: max(0, x)), "failed", "Python's max", "jnp.maximum")
+    assert_result(check.relu(lambda x: jnp.max(0, x)), "failed", "an axis", "jnp.maximum(0, x)")
+    assert_result(check.relu(np.ones(3)), "failed", "expected a function", "array of shape (3,)")
     assert_result(check.relu(jnp.abs), "failed", "0 where x < 0")
     assert_result(check.relu(lambda x: jnp.clip(x, 0, 1)), "failed", "unchanged where x > 0")
     assert_result(check.relu(lambda x: None), "failed", "forget `return`")
 
 
-def test_random_layer_params():
-    assert_result(check.random_layer_params(params.random_layer_params), "passed")
-    assert_result(check.random_layer_params(stub), "not done")
+def layer(m, n, key, scale=1e-2, w=lambda key, shape: jax.random.normal(key, shape),
+          b=lambda key, shape, scale: scale * jax.random.normal(key, shape), w_from=0, b_from=1):
+    """random_layer_params with one part changed: how W and b are drawn, which key each takes."""
+    keys = [*jax.random.split(key), key]
+    return scale * w(keys[w_from], (n, m)), b(keys[b_from], (n,), scale)
 
-    def one_key(m, n, key, scale=1e-2):  # the classic: W and b from the same key
-        return scale * jax.random.normal(key, (n, m)), scale * jax.random.normal(key, (n,))
-    assert_result(check.random_layer_params(one_key), "failed", "same key", "split")
+
+def test_random_layer_params():
+    assert_result(check.random_layer_params(own(params.random_layer_params)), "passed")
+    assert_result(check.random_layer_params(layer), "passed")
+    assert_result(check.random_layer_params(partial(layer, w_from=1, b_from=0)), "passed")
+    assert_result(check.random_layer_params(stub), "not done")
+    assert_result(check.random_layer_params(partial(layer, w_from=0, b_from=0)), "failed",
+                  "same key", "split")
+    for w_from, b_from in ((2, 1), (0, 2)):  # W or b drawn from the key that was also split
+        assert_result(check.random_layer_params(partial(layer, w_from=w_from, b_from=b_from)),
+                      "failed", "`key` itself")
+    for wrong_b in (lambda k, shape, scale: scale / jax.random.normal(k, shape),  # 07.2 in #15
+                    lambda k, shape, scale: scale + jax.random.normal(k, shape),
+                    lambda k, shape, scale: jax.random.normal(k, shape)):
+        assert_result(check.random_layer_params(partial(layer, b=wrong_b)), "failed",
+                      "standard deviation", "multiply")
+    assert_result(check.random_layer_params(partial(
+        layer, b=lambda k, shape, scale: 1e-2 * jax.random.normal(k, shape))), "failed",
+        "50 times")
+    assert_result(check.random_layer_params(partial(layer, w=jax.random.uniform)), "failed",
+                  "uniform", "normal")
 
     def transposed(m, n, key, scale=1e-2):
-        w_key, b_key = jax.random.split(key)
-        return scale * jax.random.normal(w_key, (m, n)), scale * jax.random.normal(b_key, (n,))
-    assert_result(check.random_layer_params(transposed), "failed", "shape (40, 30)", "(30, 40)")
+        return layer(n, m, key, scale)[0], layer(m, n, key, scale)[1]
+    assert_result(check.random_layer_params(transposed), "failed", "shape (24, 50)", "transpose")
+    assert_result(check.random_layer_params(lambda m, n, k, scale=1e-2: layer(m, n, k, scale)[0]),
+                  "failed", "tuple (W, b)")
 
-    def unscaled(m, n, key, scale=1e-2):
-        w_key, b_key = jax.random.split(key)
-        return jax.random.normal(w_key, (n, m)), jax.random.normal(b_key, (n,))
-    assert_result(check.random_layer_params(unscaled), "failed", "multiply", "scale")
+
+def network(sizes, key, make=params.random_layer_params, swap=False):
+    keys = jax.random.split(key, len(sizes) - 1)
+    pairs = zip(sizes[1:], sizes[:-1]) if swap else zip(sizes[:-1], sizes[1:])
+    return [make(m, n, k) for (m, n), k in zip(pairs, keys)]
 
 
 def test_init_network_params():
-    assert_result(check.init_network_params(params.init_network_params), "passed")
+    assert_result(check.init_network_params(own(params.init_network_params)), "passed")
+    assert_result(check.init_network_params(network), "passed")
     assert_result(check.init_network_params(stub), "not done")
 
     def same_key_every_layer(sizes, key):
         return [params.random_layer_params(m, n, key) for m, n in zip(sizes[:-1], sizes[1:])]
     assert_result(check.init_network_params(same_key_every_layer), "failed", "same key",
                   "one key per layer")
+    assert_result(check.init_network_params(lambda s, k: network(s, k)[:-1]), "failed",
+                  "list of 2")
+    assert_result(check.init_network_params(lambda s, k: network(s, k, swap=True)), "failed",
+                  "transpose")  # 07.3 in #15: m and n swapped
 
-    def one_layer_short(sizes, key):
-        return params.init_network_params(sizes, key)[:-1]
-    assert_result(check.init_network_params(one_layer_short), "failed", "list of 3")
+    def chained(sizes, key):  # other keys than the exercise asks for
+        layers = []
+        for m, n in zip(sizes[:-1], sizes[1:]):
+            key, sub = jax.random.split(key)
+            layers.append(params.random_layer_params(m, n, sub))
+        return layers
+    assert_result(check.init_network_params(chained), "failed", "the i-th pair")
+
+
+def test_init_network_params_blames_an_unfinished_random_layer_params():
+    namespace = {"jax": jax}
+    exec("def random_layer_params(m, n, key, scale=1e-2):\n    raise NotImplementedError\n"
+         "def init_network_params(sizes, key):\n"
+         "    keys = jax.random.split(key, len(sizes) - 1)\n"
+         "    return [random_layer_params(m, n, k) for m, n, k in "
+         "zip(sizes[:-1], sizes[1:], keys)]\n", namespace)
+    assert_result(check.init_network_params(namespace["init_network_params"]), "not done",
+                  "finish 07.2")
 
 
 def reference_parts(p, image):
@@ -61,7 +108,7 @@ def reference_parts(p, image):
 
 
 def test_predict():
-    assert_result(check.predict(model.predict), "passed", "5 random networks")
+    assert_result(check.predict(own(model.predict)), "passed", "random networks")
     assert_result(check.predict(stub), "not done")
 
     def softmax(p, image):
@@ -70,6 +117,18 @@ def test_predict():
     assert_result(check.predict(softmax), "failed", "probabilities", "LOG-probabilities")
     assert_result(check.predict(lambda p, image: reference_parts(p, image)[1]), "failed",
                   "raw logits", "logsumexp")
+
+    def log_of_sum(p, image):  # 07.4 in #15: not the raw logits
+        logits = reference_parts(p, image)[1]
+        return logits - jnp.log(jnp.sum(logits))
+    assert_result(check.predict(log_of_sum), "failed", "logsumexp(logits)")
+    assert "raw logits" not in check.predict(log_of_sum).message
+
+    def log_of_sum_of_squares(p, image):  # a normaliser that is never nan
+        logits = reference_parts(p, image)[1]
+        return logits - jnp.log(jnp.sum(logits ** 2))
+    assert_result(check.predict(log_of_sum_of_squares), "failed", "wrong normaliser",
+                  "logsumexp(logits)")
 
     def relu_on_last(p, image):
         logits = model.relu(reference_parts(p, image)[1])
@@ -87,7 +146,8 @@ def test_predict():
 
 
 def test_batched_predict():
-    assert_result(check.batched_predict(model.batched_predict), "passed")
+    assert_result(check.batched_predict(jax.vmap(model.predict, in_axes=(None, 0))), "passed")
+    assert_result(check.batched_predict(model.batched_predict), "failed", "library's own")
     assert_result(check.batched_predict(...), "not done", "`...`")
     for wrong in (jax.vmap(model.predict, in_axes=(0, 0)), jax.vmap(model.predict)):
         assert_result(check.batched_predict(wrong), "failed", "in_axes", "None")
@@ -96,14 +156,39 @@ def test_batched_predict():
 
 
 def test_parameter_count():
-    assert_result(check.parameter_count(669_706), "passed")
+    def count(sizes):
+        return sum(m * n + n for m, n in zip(sizes[:-1], sizes[1:]))
+    assert_result(check.parameter_count(count), "passed")
+    assert_result(check.parameter_count(stub), "not done")
     assert_result(check.parameter_count(...), "not done")
-    assert_result(check.parameter_count(668_672), "failed", "only the weights")
-    assert_result(check.parameter_count(3), "failed", "m * n weights plus n biases")
+    assert_result(check.parameter_count(lambda sizes: 669_706), "failed", "[3, 7, 2]")
+    assert_result(check.parameter_count(lambda s: sum(m * n for m, n in zip(s[:-1], s[1:]))),
+                  "failed", "only the weights")
+    assert_result(check.parameter_count(lambda s: sum(m * n + m for m, n in zip(s[:-1], s[1:]))),
+                  "failed", "per INPUT")
+    assert_result(check.parameter_count(lambda s: 3), "failed", "m * n weights plus n biases")
+    assert_result(check.parameter_count(lambda s: float(count(s)) + 0.5), "failed", "an int")
+    assert_result(check.parameter_count(669_706), "failed", "expected a function")
 
 
-@pytest.mark.parametrize("ratio, status, hint", [
-    (25.0, "passed", ""), (..., "not done", ""), (0.04, "failed", "other way up"),
-    (2.0, "failed", "LAST hidden layer"), (float("nan"), "failed", "divide")])
-def test_he_ratio(ratio, status, hint):
-    assert_result(check.he_ratio(ratio), status, hint)
+def hidden_std(p, image, layers=slice(None, -1), square=False, activation=model.relu):
+    a = image
+    for w, b in p[layers]:
+        a = activation(w @ a + b)
+    return jnp.var(a) if square else jnp.std(a)
+
+
+def test_last_hidden_std():
+    assert_result(check.last_hidden_std(hidden_std), "passed")
+    assert_result(check.last_hidden_std(lambda p, x: float(hidden_std(p, x))), "passed")
+    assert_result(check.last_hidden_std(stub), "not done")
+    assert_result(check.last_hidden_std(lambda p, x: 1000.0), "failed", "expected")  # 07.7, #15
+    assert_result(check.last_hidden_std(lambda p, x: hidden_std(p, x, square=True)), "failed",
+                  "variance")
+    assert_result(check.last_hidden_std(lambda p, x: hidden_std(p, x, slice(None))), "failed",
+                  "last layer too")
+    assert_result(check.last_hidden_std(lambda p, x: hidden_std(p, x, activation=lambda z: z)),
+                  "failed", "no relu")
+    assert_result(check.last_hidden_std(lambda p, x: hidden_std(p, x, slice(0, 1))), "failed",
+                  "first hidden layer")
+    assert_result(check.last_hidden_std(lambda p, x: jnp.std(x)), "failed", "expected")

@@ -12,11 +12,23 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import model
-from ._core import Mistake, call, exercise, expect_close, expect_shape
+from .. import params as library_params
+from ._core import (
+    Mistake,
+    call,
+    exercise,
+    expect_close,
+    expect_shape,
+    fast_call,
+    finish_first,
+    reject_known_wrong,
+    summary,
+)
 
 LESSON = "07_mlp_from_scratch"
-# 5 random networks of 3 and 2 layers. Inputs are made with NumPy and the shapes repeat,
-# so the checks stay fast: every new shape of a JAX operation costs an XLA compile.
+# 5 random networks of 3 and 2 layers, made with NumPy. The student's function runs under
+# jax.jit (fast_call): one compile per structure of network, 2 here, where running it as
+# written would compile each of its operations for every new shape.
 NETWORKS = [[8, 6, 6, 4], [8, 6, 4], [8, 6, 6, 4], [8, 6, 4], [8, 6, 6, 4]]
 
 
@@ -37,8 +49,14 @@ def relu(student_relu: Any) -> str:
     x = jnp.asarray(np.random.default_rng(0).normal(size=(3, 4)) * 3, jnp.float32)  # +, - and big
     for shape_x in (x, x[0], jnp.float32(-2.0), jnp.float32(5.0)):
         want = model.relu(shape_x)
-        got = call(student_relu, shape_x, what=f"relu(x) for x of shape {tuple(shape_x.shape)}")
-        got = expect_shape(got, want.shape, f"relu(x) for x of shape {tuple(shape_x.shape)}")
+        what = f"relu(x) for x of shape {tuple(shape_x.shape)}"
+        got = call(student_relu, shape_x, what=what, hints={
+            ("scalar index", "0-d array"): "jnp.max(a, axis) is the largest entry of ONE array "
+            "(its second argument is an axis); for max(0, x) entry by entry use "
+            "jnp.maximum(0, x)",
+            "truth value": "Python's max(0, x) asks whether 0 < x is True for a whole array "
+            "(\"the truth value ... is ambiguous\"); use jnp.maximum(0, x), entry by entry"})
+        got = expect_shape(got, want.shape, what)
         negative = np.asarray(shape_x) < 0
         if np.any(got[negative] != 0):
             raise Mistake("relu must be 0 where x < 0 (e.g. relu(-2.0) = 0); use "
@@ -49,28 +67,58 @@ def relu(student_relu: Any) -> str:
     return "max(0, x) on a matrix, a vector and two scalars, shapes kept"
 
 
-def _check_layer(w: Any, b: Any, m: int, n: int, what: str) -> tuple[np.ndarray, np.ndarray]:
-    w = expect_shape(w, (n, m), f"W of {what}")
-    b = expect_shape(b, (n,), f"b of {what}")
+def _check_layer(layer: Any, m: int, n: int, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """``layer`` as NumPy ``(W, b)``, or a Mistake if it is not a pair of float32 (n, m), (n,)."""
+    if not (isinstance(layer, (tuple, list)) and len(layer) == 2):
+        raise Mistake(f"{what} should be a tuple (W, b); got {summary(layer)}")
+    w, b = np.asarray(layer[0]), np.asarray(layer[1])
+    if w.shape == (m, n) and m != n:
+        raise Mistake(f"W of {what} has shape {w.shape}, the transpose: W has one ROW per output "
+                      f"and one column per input, shape (n, m) = {(n, m)}")
+    w, b = expect_shape(w, (n, m), f"W of {what}"), expect_shape(b, (n,), f"b of {what}")
     if w.dtype != np.float32 or b.dtype != np.float32:
         raise Mistake(f"W and b of {what} should be float32 (jax.random.normal's default); "
                       f"got {w.dtype} and {b.dtype}")
     return w, b
 
 
+def _drawn_from(array: np.ndarray, keys: dict[str, Any], scale: float = 1e-2) -> str | None:
+    """The name of the key in ``keys`` whose ``scale * normal`` draws give ``array``, if any."""
+    for name, key in keys.items():
+        if np.allclose(array, scale * np.asarray(jax.random.normal(key, array.shape))):
+            return name
+    return None
+
+
 @exercise(LESSON, 2, "random_layer_params")
 def random_layer_params(student_fn: Any) -> str:
-    m, n, key = 40, 30, jax.random.key(7)
-    out = call(student_fn, m, n, key, what="random_layer_params(40, 30, key)")
-    if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        raise Mistake(f"random_layer_params should return a tuple (W, b); got {type(out).__name__}")
-    w, b = _check_layer(out[0], out[1], m, n, "random_layer_params(40, 30, key)")
-    if np.allclose(b, w.ravel()[:n]):
+    m, n, key = 24, 50, jax.random.key(7)  # m != n: a transposed W shows
+    what = f"random_layer_params({m}, {n}, key)"
+    w, b = _check_layer(call(student_fn, m, n, key, what=what), m, n, what)
+    if np.all(w >= 0) or np.all(b >= 0):
+        raise Mistake("every draw is >= 0: jax.random.uniform draws from [0, 1); draw from "
+                      "jax.random.normal, centred on 0")
+    w_key, b_key = jax.random.split(key)
+    keys = {"key": key, "w_key": w_key, "b_key": b_key}
+    w_from, b_from = _drawn_from(w, keys), _drawn_from(b, keys)
+    if w_from == "key" or b_from == "key":
+        raise Mistake(f"{'W' if w_from == 'key' else 'b'} was drawn with `key` itself, which you "
+                      f"also split: a key is used once, so draw W and b from the two new keys, "
+                      f"w_key, b_key = jax.random.split(key)")
+    if (w_from is not None and w_from == b_from) or np.allclose(b, w.ravel()[:n]):
         raise Mistake("b repeats the first numbers of W: both were drawn with the same key. "
                       "Split it first: w_key, b_key = jax.random.split(key)")
-    if not 0.008 < w.std() < 0.012:
-        raise Mistake(f"W's standard deviation is {w.std():.4g}; with the default scale=1e-2 it "
-                      f"should be about 0.01: multiply the normal draws by scale")
+    for name, array in (("W", w), ("b", b)):
+        if not 0.006 < array.std() < 0.015:
+            raise Mistake(f"{name}'s standard deviation is {array.std():.3g}; with the default "
+                          f"scale=1e-2 it should be about 0.01: multiply the normal draws by "
+                          f"scale, W and b alike")
+    big = f"random_layer_params({m}, {n}, key, scale=0.5)"
+    w_big, b_big = _check_layer(call(student_fn, m, n, key, 0.5, what=big), m, n, big)
+    if not (np.allclose(w_big, 50 * w, rtol=1e-4) and np.allclose(b_big, 50 * b, rtol=1e-4)):
+        raise Mistake(f"with scale=0.5 and the same key, W and b should be exactly 50 times "
+                      f"those with scale=0.01: return scale * normal draws, for W and b alike "
+                      f"(got {summary(b_big)} for b)")
     again = call(student_fn, m, n, key, what="random_layer_params again with the same key")
     if not np.array_equal(np.asarray(again[0]), w):
         raise Mistake("the same key gave different weights: draw only from `key` (no global "
@@ -78,31 +126,56 @@ def random_layer_params(student_fn: Any) -> str:
     other = call(student_fn, m, n, jax.random.key(8), what="random_layer_params with another key")
     if np.array_equal(np.asarray(other[0]), w):
         raise Mistake("another key gave the same weights: draw from the key you are given")
-    return "shapes (n, m) and (n,), scale 0.01, W and b from different subkeys"
+    return "shapes (n, m) and (n,), scale * normal draws, W and b from different subkeys"
 
 
 @exercise(LESSON, 3, "init_network_params")
 def init_network_params(student_fn: Any) -> str:
-    sizes, key = [16, 16, 16, 16], jax.random.key(3)  # same-shaped layers show a shared key
-    params = call(student_fn, sizes, key, what=f"init_network_params({sizes}, key)")
-    if not isinstance(params, list) or len(params) != len(sizes) - 1:
+    finish_first(student_fn, "random_layer_params", random_layer_params)
+    # m != n shows m and n swapped; 24 -> 50 reuses the compiled draws of 07.2's check
+    sizes, key = [24, 50, 50], jax.random.key(3)
+    what = f"init_network_params({sizes}, key)"
+    got = call(student_fn, sizes, key, what=what)
+    if not isinstance(got, list) or len(got) != len(sizes) - 1:
         raise Mistake(f"expected a list of {len(sizes) - 1} (W, b) tuples for {len(sizes)} layer "
-                      f"sizes; got {type(params).__name__} of length {len(params)}")
-    if not all(isinstance(layer, (tuple, list)) and len(layer) == 2 for layer in params):
-        raise Mistake("each layer should be a tuple (W, b)")
-    layers = [_check_layer(layer[0], layer[1], m, n, f"layer {i}")
-              for i, (layer, m, n) in enumerate(zip(params, sizes[:-1], sizes[1:]))]
-    (w0, _), (w1, _) = layers[0], layers[1]
-    if np.allclose(w0, w1):
-        raise Mistake("layers 0 and 1 have the same weights: every layer got the same key. "
-                      "Split the key into one key per layer: keys = jax.random.split(key, n)")
-    direct = 1e-2 * np.asarray(jax.random.normal(key, (sizes[1], sizes[0])))
-    if any(w.shape == direct.shape and np.allclose(w, direct) for w, _ in layers):
-        raise Mistake("a layer was drawn with the very key you were given, which was also "
-                      "split: use only the keys from jax.random.split(key, ...)")
-    if any(np.allclose(b, w.ravel()[: len(b)]) for w, b in layers):
-        raise Mistake("a layer's b repeats its W: split each layer's key for W and b")
-    return f"{len(sizes) - 1} layers of the right shapes, one fresh key per layer and per W and b"
+                      f"sizes, one per pair of consecutive sizes; got {summary(got)}")
+    layers = [_check_layer(layer, m, n, f"layer {i}")
+              for i, (layer, m, n) in enumerate(zip(got, sizes[:-1], sizes[1:]))]
+    # the student's own random_layer_params (it passed its check) or, in the lesson, the library's
+    make = getattr(student_fn, "__globals__", {}).get("random_layer_params")
+    make = make if callable(make) else library_params.random_layer_params
+
+    def network(keys: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+        return [(np.asarray(w), np.asarray(b))
+                for w, b in (make(m, n, k) for m, n, k in zip(sizes[:-1], sizes[1:], keys))]
+
+    def same(net: list[tuple[np.ndarray, np.ndarray]]) -> bool:
+        return all(np.allclose(a, c) for layer, want in zip(layers, net)
+                   for a, c in zip(layer, want))
+
+    if same(network(jax.random.split(key, len(sizes) - 1))):
+        return (f"{len(sizes) - 1} layers of the right shapes, layer i from the i-th of the "
+                f"split keys")
+    if same(network([key] * (len(sizes) - 1))):
+        raise Mistake("every layer got the same key: split the key into one key per layer, "
+                      "keys = jax.random.split(key, len(sizes) - 1)")
+    raise Mistake("layer i should be random_layer_params(m, n, keys[i]) for the i-th pair of "
+                  "consecutive sizes, with keys = jax.random.split(key, len(sizes) - 1)")
+
+
+def _logits(params: Any, x: np.ndarray, last_relu: bool = False) -> np.ndarray:
+    """The last layer's outputs in NumPy (no JAX compile) for ONE example or a batch."""
+    *hidden, (w_last, b_last) = [(np.asarray(w), np.asarray(b)) for w, b in params]
+    a = np.asarray(x)
+    for w, b in hidden:
+        a = np.maximum(0, a @ w.T + b)
+    logits = a @ w_last.T + b_last
+    return np.maximum(0, logits) if last_relu else logits
+
+
+def _log_softmax(logits: np.ndarray) -> np.ndarray:
+    top = logits.max(axis=-1, keepdims=True)
+    return logits - top - np.log(np.sum(np.exp(logits - top), axis=-1, keepdims=True))
 
 
 @exercise(LESSON, 4, "predict")
@@ -110,9 +183,10 @@ def predict(student_predict: Any) -> str:
     for seed, sizes in enumerate(NETWORKS):
         params = _network(sizes, seed)
         image = _uniform(100 + seed, (sizes[0],))
-        want = np.asarray(model.predict(params, image))
+        logits = _logits(params, image)
+        want = _log_softmax(logits)
         what = f"predict(params, image) for layers {sizes}"
-        got = np.asarray(call(student_predict, params, image, what=what))
+        got = np.asarray(fast_call(student_predict, params, image, what=what))
         if got.shape != want.shape:
             raise Mistake(f"returned shape {got.shape} for one example of shape ({sizes[0]},); "
                           f"expected ({sizes[-1]},) — predict takes ONE example; use "
@@ -120,16 +194,18 @@ def predict(student_predict: Any) -> str:
         if np.allclose(got, np.exp(want), atol=1e-5):
             raise Mistake("returned probabilities (a softmax); predict returns LOG-probabilities: "
                           "logits - logsumexp(logits)")
-        shift = got - want
-        if np.allclose(shift, shift[0], atol=1e-5) and abs(shift[0]) > 1e-4:
+        if np.allclose(got, logits, atol=1e-5):
             raise Mistake("returned the raw logits: subtract logsumexp(logits) to turn them into "
                           "log-probabilities")
-        *hidden, (w_last, b_last) = [(np.asarray(w), np.asarray(b)) for w, b in params]
-        activations = np.asarray(image)  # NumPy here: no JAX compile for a mistake's variant
-        for w, b in hidden:
-            activations = np.maximum(0, w @ activations + b)
-        logits = np.maximum(0, w_last @ activations + b_last)  # the mistake: relu on the logits
-        relu_last = logits - np.log(np.sum(np.exp(logits)))
+        if np.any(np.isnan(got)):
+            raise Mistake("returned nan: a log of a negative number? The logits can be negative, "
+                          "and so can their sum; subtract logsumexp(logits), log Σ exp(logits)")
+        shift = got - want
+        if np.allclose(shift, shift[0], atol=1e-5) and abs(shift[0]) > 1e-4:
+            raise Mistake(f"the log-probabilities are all off by the same {-shift[0]:.3g}: the "
+                          f"wrong normaliser was subtracted. Subtract logsumexp(logits) = "
+                          f"log Σ exp(logits), so that their exp sums to 1")
+        relu_last = _log_softmax(_logits(params, image, last_relu=True))
         if np.allclose(got, relu_last, atol=1e-5) and not np.allclose(want, relu_last, atol=1e-5):
             raise Mistake("applied relu to the last layer too: the last layer's outputs are the "
                           "logits, with no relu")
@@ -144,40 +220,76 @@ def batched_predict(student_fn: Any) -> str:
         params = _network(sizes, seed)
         images = _uniform(200 + seed, (12, sizes[0]))
         what = f"batched_predict(params, images) for images of shape {images.shape}"
-        got = call(student_fn, params, images, what=what, hints={
+        got = fast_call(student_fn, params, images, what=what, hints={
             ("inconsistent sizes", "vmap"): "vmap tried to map over the parameters too: they "
             "are shared by every example, so give them in_axes None: "
             "jax.vmap(predict, in_axes=(None, 0))"})
         if np.shape(got) != (12, sizes[-1]):
             raise Mistake(f"returned shape {np.shape(got)} for a batch of 12 images; expected "
                           f"(12, {sizes[-1]}): one row of log-probabilities per image")
-        expect_close(got, model.batched_predict(params, images), what,
+        expect_close(got, _log_softmax(_logits(params, images)), what,
                      hint="row i must equal predict(params, images[i])")
     return "equals predict row by row on batches for 3 networks"
 
 
 @exercise(LESSON, 6, "parameter count")
-def parameter_count(n_params: Any) -> str:
-    sizes = [784, 512, 512, 10]
-    weights = sum(m * n for m, n in zip(sizes[:-1], sizes[1:]))
-    biases = sum(sizes[1:])
-    if n_params == weights:
-        raise Mistake(f"{n_params:,} counts only the weights: every layer also has one bias "
-                      f"per output")
-    if n_params != weights + biases:
-        raise Mistake(f"got {n_params!r}; count m * n weights plus n biases for each layer "
-                      f"(m inputs, n outputs)")
-    return f"{n_params:,} parameters, weights and biases"
+def parameter_count(student_fn: Any) -> str:
+    for sizes in ([784, 512, 512, 10], [3, 7, 2], [6, 4, 4, 9, 5]):
+        weights = sum(m * n for m, n in zip(sizes[:-1], sizes[1:]))
+        what = f"n_params({sizes})"
+        got = call(student_fn, list(sizes), what=what)
+        try:
+            whole = np.ndim(got) == 0 and float(got) == int(got)
+        except (TypeError, ValueError):
+            whole = False
+        if not whole:
+            raise Mistake(f"{what} returned {summary(got)}; return a count, an int")
+        got = int(got)
+        if got == weights + sum(sizes[1:]):
+            continue
+        reject_known_wrong(got, {
+            f"{what} = {got:,} counts only the weights: every layer also has one bias per "
+            f"output": weights,
+            f"{what} = {got:,} gives each layer one bias per INPUT; a layer has one bias per "
+            f"output, n": weights + sum(sizes[:-1]),
+            f"{what} = {got:,} counts one layer too many: the layers are the PAIRS of "
+            f"consecutive sizes, zip(sizes[:-1], sizes[1:])": weights + sum(sizes[1:]) + sizes[0],
+        })
+        raise Mistake(f"{what} = {summary(got)}; count m * n weights plus n biases for each "
+                      f"layer (m inputs, n outputs)")
+    return "m * n weights plus n biases per layer, on 3 networks"
+
+
+def _last_hidden_std(params: list[tuple[jax.Array, jax.Array]], image: jax.Array,
+                     layers: slice = slice(None, -1), activation: Any = model.relu) -> float:
+    a = np.asarray(image)
+    for w, b in params[layers]:
+        a = np.asarray(activation(np.asarray(w) @ a + np.asarray(b)))
+    return float(np.std(a))
 
 
 @exercise(LESSON, 7, "why He init")
-def he_ratio(ratio: Any) -> str:
-    value = float(ratio)
-    if not np.isfinite(value) or value <= 0:
-        raise Mistake(f"got {ratio!r}; divide the He network's activation std by the normal one's")
-    if value < 1:
-        raise Mistake(f"got {value:.3g} < 1: the ratio is std(He) / std(normal), the other way up")
-    if value < 10:
-        raise Mistake(f"got {value:.3g}: with 0.01 weights the signal should fade far more than "
-                      f"that over three layers; did you compare the LAST hidden layer?")
-    return f"He init keeps the signal {value:.0f}x stronger in the last hidden layer"
+def last_hidden_std(student_fn: Any) -> str:
+    for seed, sizes in enumerate(NETWORKS[:2]):
+        params = _network(sizes, seed)
+        image = _uniform(100 + seed, (sizes[0],))
+        what = f"last_hidden_std(params, image) for layers {sizes}"
+        got = call(student_fn, params, image, what=what)
+        if np.ndim(got) != 0:
+            raise Mistake(f"{what} returned {summary(got)}; return one number, the standard "
+                          f"deviation of the last hidden layer's activations (jnp.std)")
+        value, want = float(got), _last_hidden_std(params, image)
+        if np.isclose(value, want, rtol=1e-4):
+            continue
+        reject_known_wrong(value, {
+            "that is the variance; return the standard deviation, jnp.std": want ** 2,
+            "that ran through the last layer too: the hidden layers are params[:-1]":
+                _last_hidden_std(params, image, slice(None)),
+            "that has no relu: each hidden layer computes relu(W @ a + b)":
+                _last_hidden_std(params, image, activation=lambda z: z),
+            "that is the std of the first hidden layer; run through every hidden layer, "
+            "params[:-1]": _last_hidden_std(params, image, slice(0, 1)),
+        }, rtol=1e-4, want=want)
+        raise Mistake(f"{what} gave {value:.4g}; expected {want:.4g}: a = relu(W @ a + b) for "
+                      f"each (W, b) in params[:-1], then jnp.std(a)")
+    return "the std of the last hidden layer's activations, on 2 networks"
