@@ -1,0 +1,112 @@
+"""A class at a time: the grader survives what students hand in (endless loops, dead kernels,
+memory hogs, broken files), reports every exercise of every notebook, and gives the same rows
+graded two at a time as one at a time."""
+from dataclasses import replace
+
+import nbformat
+import pytest
+from grading_fixtures import notebook, small_release
+
+from nn_from_scratch.grade import grade_paths
+from nn_from_scratch.notebook_runner import Limits
+
+HOG = "hoard = []\nwhile True:\n    hoard.append(bytearray(50 * 2**20))  # never freed"
+
+
+@pytest.fixture(scope="module")
+def hostile_class(tmp_path_factory):
+    """A mixed submission, one that loops forever, one that kills its kernel, one that eats
+    memory, a broken file, and one that says nothing of its lesson."""
+    folder = tmp_path_factory.mktemp("submissions")
+    submissions = {
+        "alice": notebook(
+            ("exercise", "def relu(x):\n    return jnp.maximum(0, x)"),
+            ("check", "check.relu(relu)"),
+            ("exercise", "def random_layer_params(m, n, key, scale=1e-2):\n"
+                         "    return scale * jax.random.normal(key, (n, m)), "
+                         "scale * jax.random.normal(key, (n,))"),  # the reused key
+            ("check", "check.random_layer_params(random_layer_params)"),
+            ("exercise", "init_network_params = undefined_name  # raises NameError"),
+            # its check cell was deleted: the release's is put back
+            ("", "print('a scratch cell of my own')")),
+        "bob": notebook(("exercise", "def relu(x):\n    while True:\n        pass"),
+                        ("check", "check.relu(relu)")),
+        "erin": notebook(("exercise", "import os\nos._exit(1)  # the kernel dies"),
+                         ("check", "check.relu(relu)")),
+        "hal": notebook(("exercise", "def relu(x):\n    return jnp.maximum(0, x)"),
+                        ("check", "check.relu(relu)"),
+                        ("exercise", HOG)),
+        "dave": notebook(lesson=None),
+    }
+    for name, nb in submissions.items():
+        nbformat.write(nb, folder / f"{name}.ipynb")
+    (folder / "carol.ipynb").write_text("{ this is not json")
+    return folder, small_release(tmp_path_factory.mktemp("release"))
+
+
+LIMITS = Limits(timeout=120, cell_timeout=5, memory=2**30)
+
+
+@pytest.fixture(scope="module")
+def two_at_a_time(hostile_class):
+    folder, release = hostile_class
+    return grade_paths([folder], LIMITS, jobs=2, release_dir=release)
+
+
+def rows_of(graded, name):
+    (notebook,) = [g for g in graded if g.notebook.endswith(f"{name}.ipynb")]
+    return notebook, {r.exercise: r for r in notebook.rows}
+
+
+def test_every_kind_of_submission_is_reported_and_none_stops_the_rest(two_at_a_time):
+    graded = two_at_a_time
+    assert [g.notebook.rsplit("/", 1)[1] for g in graded] == [
+        "alice.ipynb", "bob.ipynb", "carol.ipynb", "dave.ipynb", "erin.ipynb", "hal.ipynb"]
+    alice, rows = rows_of(graded, "alice")
+    assert [r.exercise for r in alice.rows] == [f"07.{n}" for n in range(1, 8)]
+    assert rows["07.1"].status == "passed" and rows["07.1"].points == 1
+    assert rows["07.2"].status == "failed" and "key" in rows["07.2"].message  # the hint
+    assert rows["07.3"].status == "error"
+    assert "NameError: name 'undefined_name' is not defined" in rows["07.3"].message
+    assert rows["07.4"].message == "the release has no check cell for it"
+    assert "check cell of 07.3 was deleted; restored" in alice.notes
+    assert alice.points == 1 and alice.max_points == 7
+
+    _, bob = rows_of(graded, "bob")
+    assert bob["07.1"].status == "timed out" and "interrupted after 5 s" in bob["07.1"].message
+    assert bob["07.2"].status == "not done"  # after the endless loop, the rest still ran
+
+    _, erin = rows_of(graded, "erin")
+    assert erin["07.1"].status == "error" and "made the kernel die" in erin["07.1"].message
+    assert erin["07.2"].status == "error" and "the kernel had died" in erin["07.2"].message
+
+    carol, _ = rows_of(graded, "carol")
+    assert carol.rows[0].exercise is None and "not a readable notebook" in carol.rows[0].message
+    dave, _ = rows_of(graded, "dave")
+    assert "cannot tell which lesson" in dave.rows[0].message
+
+
+def test_a_memory_hog_is_stopped_and_reported_and_the_others_are_graded(two_at_a_time):
+    _, hal = rows_of(two_at_a_time, "hal")
+    assert hal["07.1"].status == "passed"  # before the hog
+    assert hal["07.2"].status == "out of memory"
+    assert "used more than 1 GB of memory and was stopped" in hal["07.2"].message
+    assert hal["07.3"].status == "out of memory" and "was not run" in hal["07.3"].message
+    _, alice = rows_of(two_at_a_time, "alice")
+    assert alice["07.1"].status == "passed"
+
+
+def test_one_at_a_time_gives_the_same_rows_in_the_same_order(hostile_class, two_at_a_time):
+    folder, release = hostile_class
+    one_at_a_time = grade_paths([folder], LIMITS, jobs=1, release_dir=release)
+
+    def without_times(graded):
+        return [replace(g, seconds={}) for g in graded]
+
+    assert without_times(one_at_a_time) == without_times(two_at_a_time)
+
+
+def test_each_notebook_says_where_its_time_went(two_at_a_time):
+    alice, _ = rows_of(two_at_a_time, "alice")
+    assert set(alice.seconds) == {"kernel", "lesson", "checks"}
+    assert all(seconds > 0 for seconds in alice.seconds.values())

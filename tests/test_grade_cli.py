@@ -1,0 +1,110 @@
+"""The grade command: bad output paths refused before any grading, exports written, shards
+merged. (Files that cannot be graded need no kernel, so these run in seconds; the command runs
+in this process, as ``python -m nn_from_scratch`` would, but for the last test.)"""
+import csv
+import json
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+from grading_fixtures import notebook
+
+from nn_from_scratch.__main__ import main
+
+
+@pytest.fixture
+def grade(capsys):
+    def run(*args):
+        code = main(["grade", *map(str, args)])
+        out, err = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=out, stderr=err)
+    return run
+
+
+@pytest.fixture
+def ungradable(tmp_path):
+    """Two notebooks that are reported without running: a broken file, and no lesson."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "carol.ipynb").write_text("{ this is not json")
+    (folder / "dave.ipynb").write_text(json.dumps(notebook(lesson=None, imports=False)))
+    return folder
+
+
+@pytest.mark.parametrize("option, value", [
+    ("--csv", "/no/such/dir/g.csv"), ("--gradescope", "/no/such/dir"),
+    ("--feedback", "/no/such/dir"), ("--json-file", "/no/such/dir/r.json"),
+    ("--classroom", "/no/such/dir/out"), ("--gradescope", "/no/such/dir/results.json")])
+def test_a_missing_output_folder_is_one_error_line_before_anything_is_graded(
+        grade, ungradable, option, value):
+    result = grade(ungradable, option, value)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: {option} {value}: the folder /no/such/dir does not exist; create it first or "
+        f"choose another path."]
+    assert result.stdout == ""
+
+
+def test_an_unwritable_output_folder_is_refused_too(grade, ungradable, tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    result = grade(ungradable, "--feedback", locked)
+    if result.returncode == 1:
+        pytest.skip("running as root: every folder is writable")
+    assert result.returncode == 2 and "is not writable" in result.stderr
+
+
+def test_one_results_json_for_many_notebooks_is_refused_before_grading(grade, ungradable,
+                                                                      tmp_path):
+    result = grade(ungradable, "--gradescope", tmp_path / "results.json")
+    assert result.returncode == 2
+    assert "holds the results of ONE notebook; got 2" in result.stderr
+
+
+def test_every_export_is_written_and_the_json_is_printed(grade, ungradable, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    result = grade(ungradable, "--json", "--csv", out / "g.csv", "--gradescope", out,
+                   "--feedback", out, "--json-file", out / "r.json", "--classroom", out / "gh",
+                   "--jobs", "2")
+    assert result.returncode == 1, result.stderr
+    printed = json.loads(result.stdout)
+    assert [n["notebook"].rsplit("/", 1)[1] for n in printed["notebooks"]] == [
+        "carol.ipynb", "dave.ipynb"]
+    assert json.loads((out / "r.json").read_text()) == printed
+    with open(out / "g.csv", newline="") as f:
+        assert [row["notebook"].rsplit("/", 1)[1] for row in csv.DictReader(f)] == [
+            "carol.ipynb", "dave.ipynb"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "carol.json", "carol.md", "dave.json", "dave.md", "g.csv", "gh", "r.json"]
+    progress = result.stderr.splitlines()
+    assert progress[0].startswith("grading 2 notebooks, 2 at a time, memory cap ")
+    assert progress[-1].startswith("graded 2 notebooks in ")
+
+
+def test_shards_graded_apart_merge_into_the_whole_class(grade, ungradable, tmp_path):
+    for k in (1, 2):
+        assert grade(ungradable, "--shard", f"{k}/2", "--json-file",
+                     tmp_path / f"{k}.json").returncode == 1
+    whole = grade(ungradable, "--json")
+    merged = grade(tmp_path / "1.json", tmp_path / "2.json", "--merge", "--json", "--csv",
+                   tmp_path / "all.csv")
+    assert merged.returncode == 1
+    assert json.loads(merged.stdout) == json.loads(whole.stdout)
+    assert (tmp_path / "all.csv").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["/tmp", "--memory", "lots"], "error: --memory: a memory size is"),
+    (["/tmp", "--jobs", "0"], "error: --jobs must be 1 or more; got 0.")])
+def test_bad_limits_exit_2_with_one_line(grade, args, message):
+    result = grade(*args)
+    assert result.returncode == 2 and result.stderr.startswith(message), result.stderr
+
+
+def test_the_command_itself_exits_2_on_bad_usage():
+    result = subprocess.run([sys.executable, "-m", "nn_from_scratch", "grade", "/no/such/folder"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "error: /no/such/folder: no such file or folder."

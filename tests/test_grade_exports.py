@@ -1,0 +1,118 @@
+"""Each export checked against its format: the CSV's columns, Gradescope's results.json fields,
+GitHub Classroom's result, the feedback files, and JSON that merges slices of a class."""
+import base64
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from nn_from_scratch._checks import InputError
+from nn_from_scratch.grade import Graded, Row, shard
+from nn_from_scratch.grade.exports import format_table, write_csv, write_feedback
+from nn_from_scratch.grade.lms import classroom_result, write_classroom, write_gradescope
+from nn_from_scratch.grade.results import load_json, merge, to_json
+
+ALICE = Graded("class/alice.ipynb", "07_mlp_from_scratch", (
+    Row("07.1", "relu", "passed", "max(0, x) on a matrix", 1.0, 1.0),
+    Row("07.2", "random_layer_params", "failed", "W and b share a key", 0.0, 2.0,
+        "showed ✓ in the submitted notebook; fails when run"),
+    Row("07.10", "extra", "not done", "not done yet", 0.0, 1.0)),
+    ("check cell of 07.2 was edited; restored",), {"kernel": 1.0, "lesson": 5.0, "checks": 2.0})
+CAROL = Graded("class/carol.ipynb", None, (Row(None, "", "error", "not a readable notebook",
+                                               0.0, 0.0),))
+
+
+def test_the_csv_has_a_column_per_exercise_points_a_total_and_the_notes(tmp_path):
+    write_csv([ALICE, CAROL], tmp_path / "grades.csv")
+    with open(tmp_path / "grades.csv", newline="", encoding="utf-8") as f:
+        table = list(csv.DictReader(f))
+    assert list(table[0]) == ["notebook", "lesson", "07.1", "07.2", "07.10", "total", "max",
+                              "notes"]
+    assert {k: table[0][k] for k in ("07.1", "07.2", "07.10", "total", "max")} == {
+        "07.1": "1", "07.2": "0", "07.10": "0", "total": "1", "max": "4"}
+    assert table[0]["notes"] == ("check cell of 07.2 was edited; restored; 07.2: showed ✓ in "
+                                 "the submitted notebook; fails when run")
+    assert table[1]["total"] == "0" and table[1]["notes"] == "not a readable notebook"
+
+
+GRADESCOPE_TEST_FIELDS = {"name": str, "number": str, "score": float, "max_score": float,
+                          "status": str, "output": str, "visibility": str}
+
+
+def test_gradescope_gets_a_results_json_per_notebook_in_its_format(tmp_path):
+    write_gradescope([ALICE, CAROL], tmp_path)
+    results = json.loads((tmp_path / "alice.json").read_text())
+    assert {k: type(results[k]) for k in ("score", "max_score", "execution_time", "output",
+                                          "tests")} == {"score": float, "max_score": float,
+                                                        "execution_time": float, "output": str,
+                                                        "tests": list}
+    assert results["score"] == 1 and results["max_score"] == 4
+    assert results["visibility"] in ("visible", "hidden", "after_due_date", "after_published")
+    for test in results["tests"]:
+        assert {k: type(test[k]) for k in GRADESCOPE_TEST_FIELDS} == GRADESCOPE_TEST_FIELDS
+        assert test["status"] in ("passed", "failed") and 0 <= test["score"] <= test["max_score"]
+    assert [t["status"] for t in results["tests"]] == ["passed", "failed", "failed"]
+    assert "W and b share a key" in results["tests"][1]["output"]
+    assert "check cell of 07.2 was edited" in results["output"]
+    assert (tmp_path / "carol.json").exists()
+
+
+def test_one_submission_gets_the_results_json_that_run_autograder_writes(tmp_path):
+    write_gradescope([ALICE], tmp_path / "results.json")
+    assert json.loads((tmp_path / "results.json").read_text())["score"] == 1
+
+
+def test_github_classroom_gets_base64_json_its_reporter_reads(tmp_path):
+    output = tmp_path / "github_output"
+    output.write_text("earlier=1\n")
+    write_classroom([ALICE], output)
+    earlier, line = output.read_text().splitlines()
+    assert earlier == "earlier=1" and line.startswith("result=")
+    result = json.loads(base64.b64decode(line.removeprefix("result=")))
+    assert result == classroom_result([ALICE])
+    assert result["version"] == 1 and result["status"] == "fail" and result["max_score"] == 4
+    assert [(t["status"], t["score"]) for t in result["tests"]] == [("pass", 1.0), ("fail", 0.0),
+                                                                   ("fail", 0.0)]
+
+
+def test_each_student_gets_feedback_with_status_hint_and_what_to_fix(tmp_path):
+    write_feedback([ALICE, CAROL], tmp_path)
+    alice = (tmp_path / "alice.md").read_text()
+    assert "**1 of 4 points** (1 of 3 exercises passed)" in alice
+    assert "| 07.1 relu | ✓ passed | 1/1 | max(0, x) on a matrix |" in alice
+    fix = alice.split("## What to fix")[1]
+    assert "**07.2 random_layer_params** (failed): W and b share a key" in fix
+    assert "07.1 relu" not in fix
+    assert "check cell of 07.2 was edited; restored" in alice
+    assert "could not be graded: not a readable notebook" in (tmp_path / "carol.md").read_text()
+
+
+def test_the_table_shows_rows_notes_and_a_line_per_notebook():
+    table = format_table([ALICE, CAROL])
+    assert "class/alice.ipynb: 1 of 3 passed, 1/4 points" in table
+    assert "    note: check cell of 07.2 was edited; restored" in table
+    assert "class/carol.ipynb: not graded" in table
+
+
+def test_json_results_round_trip_and_slices_merge_into_one_class(tmp_path):
+    (tmp_path / "1.json").write_text(to_json([CAROL]))
+    (tmp_path / "2.json").write_text(to_json([ALICE]))
+    merged = merge([load_json(tmp_path / "2.json"), load_json(tmp_path / "1.json")])
+    assert merged == [ALICE, CAROL]
+
+
+def test_a_file_that_is_not_grade_results_is_refused_with_what_to_do(tmp_path):
+    (tmp_path / "x.json").write_text('{"format": "something else"}')
+    with pytest.raises(InputError, match="merge the files that `grade --json-file FILE` wrote"):
+        load_json(tmp_path / "x.json")
+
+
+def test_shards_split_a_class_into_stable_slices_that_cover_it_once():
+    notebooks = [Path(f"class/{name}.ipynb") for name in "qwertyuiopasdfg"]
+    slices = [shard(notebooks, f"{k}/4") for k in range(1, 5)]
+    assert sorted(p for s in slices for p in s) == sorted(notebooks)
+    assert shard(list(reversed(notebooks)), "2/4") == slices[1]
+    for bad in ("0/4", "5/4", "2", "a/b"):
+        with pytest.raises(InputError, match="--shard takes K/N"):
+            shard(notebooks, bad)

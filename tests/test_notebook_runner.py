@@ -1,0 +1,36 @@
+"""Running a notebook with limits: what the grader's cells leave behind, and memory sizes."""
+import nbformat
+import pytest
+
+from nn_from_scratch.memory_watch import format_bytes, parse_bytes
+from nn_from_scratch.notebook_runner import execute
+
+
+def test_a_quiet_cell_runs_but_leaves_nothing_in_the_kernels_history(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in (
+        "visible = 1",
+        "hidden_token = 'abc123'",  # run quietly, as the grader's cells are
+        "print(hidden_token, any('abc123' in text for text in In[:-1]), 'abc123' in _i)",
+    )]
+    runs = execute(nb, timeout=60, cell_timeout=30, cwd=tmp_path, quiet={1})
+    assert [run.status for run in runs] == ["ok", "ok", "ok"]
+    assert nb.cells[2].outputs[0]["text"] == "abc123 False False\n"
+    assert nb.cells[0].execution_count == 1 and nb.cells[2].execution_count == 2
+
+
+@pytest.mark.parametrize("text, size", [("2G", 2**31), ("1500M", 1500 * 2**20),
+                                        ("1.5GB", 3 * 2**29), ("512 MiB", 2**29), ("4096", 4096)])
+def test_memory_sizes_are_read_in_binary_units(text, size):
+    assert parse_bytes(text) == size
+
+
+@pytest.mark.parametrize("text", ["", "lots", "-1G", "0", "2X"])
+def test_a_size_that_is_not_one_says_what_is_expected(text):
+    with pytest.raises(ValueError, match="e.g. 2G or 1500M"):
+        parse_bytes(text)
+
+
+def test_sizes_are_written_as_they_are_read():
+    assert [format_bytes(n) for n in (2**30, 3 * 2**29, 300 * 2**20, 100, None)] == [
+        "1 GB", "1.5 GB", "300 MB", "100 B", "no limit"]
