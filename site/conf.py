@@ -71,5 +71,10 @@ html_theme_options = {
     "use_repository_button": bool(repository_url),
     "path_to_docs": "site",
     "navbar_persistent": [],        # the search box sits in the sidebar; no second one on top
+    # English | 中文 on every page (tools/site.py builds both languages, html/ and html/zh/)
+    "article_header_end": ["article-header-buttons.html", "lang-switch.html"],
 }
+templates_path = ["_templates"]
+# tools/site.py sets language=zh_CN for the Chinese site: Sphinx's own words in Chinese, and a
+# search index that splits Chinese text into words (with jieba, from the site extra).
 pygments_style = "friendly"

@@ -49,6 +49,9 @@ LESSON_IDS = [lesson.stem for lesson in LESSONS]
 # The reading order: the home page, the lessons, then the reference pages (site/index.md).
 ORDER = ["index.html", *[f"lessons/{s}.html" for s in LESSON_IDS],
          "library.html", "benchmark.html", "instructors.html"]
+# The Chinese site (html/zh/), built when the Chinese notebooks exist: the same pages.
+ZH_LESSONS = site_tool.lessons(site_tool.ZH)
+ZH_ORDER = [f"zh/{page}" for page in ORDER] if ZH_LESSONS else []
 
 
 # --- the build ----------------------------------------------------------------------------
@@ -68,6 +71,8 @@ def html(built) -> Path:
 def staged(html: Path, notebook: Path) -> Path:
     """The copy of ``notebooks/X.ipynb`` (or ``student/``) that the build used: the checks
     compare with it, not with the file itself, which may have been executed again since."""
+    if notebook.parent.name == "zh":  # notebooks/zh/X.ipynb, staged for the Chinese site
+        return html.parent / "src-zh" / notebook.parent.parent.name / notebook.name
     return html.parent / "src" / notebook.parent.name / notebook.name
 
 
@@ -421,7 +426,7 @@ CHECK_PAGE = """(() => {
 })()"""
 
 
-@pytest.mark.parametrize("page", ORDER)
+@pytest.mark.parametrize("page", ORDER + ZH_ORDER)
 def test_page_in_chromium(browser, server, html, page):
     errors = browser.open(server + page)
     assert not errors, f"console errors on {page}:\n" + "\n".join(errors)
@@ -430,12 +435,14 @@ def test_page_in_chromium(browser, server, html, page):
     assert not found["raw"], f"raw TeX left in the text: {found['raw']}"
     for image in found["images"]:
         assert image["natural"] > 0 and image["shown"] > 0, f"image without a size: {image}"
-    i = ORDER.index(page)
-    expected_prev = server + ORDER[i - 1] if i > 0 else None
-    expected_next = server + ORDER[i + 1] if i + 1 < len(ORDER) else None
+    order = ZH_ORDER if page.startswith("zh/") else ORDER
+    i = order.index(page)
+    expected_prev = server + order[i - 1] if i > 0 else None
+    expected_next = server + order[i + 1] if i + 1 < len(order) else None
     assert (found["prev"], found["next"]) == (expected_prev, expected_next), "previous / next"
-    if page.startswith("lessons/"):
-        lesson = LESSONS[LESSON_IDS.index(Path(page).stem)]
+    if "lessons/" in page:
+        lessons = ZH_LESSONS if page.startswith("zh/") else LESSONS
+        lesson = next(x for x in lessons if x.stem == Path(page).stem)
         nb = json.loads(staged(html, lesson.notebook).read_text(encoding="utf-8"))
         plots = sum("image/png" in o.get("data", {}) for c in nb["cells"]
                     for o in c.get("outputs", []))
@@ -473,8 +480,57 @@ def test_screenshots_for_a_person_to_look_at(browser, server):
     if browser.js(f"!!{plot}"):
         browser.js(f"{plot}.scrollIntoView({{block: 'center'}})")
         browser.screenshot(SCREENSHOTS / f"lesson-{stem}-plot.png")
+    if ZH_LESSONS:
+        browser.open(server + f"zh/lessons/{stem}.html")
+        browser.screenshot(SCREENSHOTS / f"zh-lesson-{stem}.png")
+        browser.open(server + "zh/index.html")
+        browser.screenshot(SCREENSHOTS / "zh-home.png")
     browser.resize(390, 844)
     browser.open(server + f"lessons/{stem}.html")
     browser.screenshot(SCREENSHOTS / f"lesson-{stem}-phone.png")
     browser.resize(WIDTH, HEIGHT)
     assert (SCREENSHOTS / "home.png").stat().st_size > 10_000
+
+
+# --- both languages -----------------------------------------------------------------------
+
+needs_chinese = pytest.mark.skipif(not ZH_LESSONS, reason="no Chinese notebook in notebooks/zh")
+
+
+@needs_chinese
+def test_every_lesson_has_its_chinese_page(html):
+    assert [x.stem for x in ZH_LESSONS] == LESSON_IDS, "every lesson in both languages"
+    for stem in LESSON_IDS:
+        page = parse(html / "zh" / "lessons" / f"{stem}.html")
+        assert re.search(r"在 ?\d+ 核 CPU 上运行约 \d+ s|在 CPU 上运行约 \d+ s", page.body_text)
+        assert "含答案的 notebook" in page.body_text and "学生版 notebook" in page.body_text
+
+
+@needs_chinese
+def test_every_page_links_to_the_same_page_in_the_other_language(html):
+    problems = []
+    for path in pages(html):
+        relative = path.relative_to(html)
+        chinese = relative.parts[0] == "zh"
+        other = html / Path(*relative.parts[1:]) if chinese else html / "zh" / relative
+        switches = parse(path).classes.get("lang-switch", [])
+        if len(switches) != 1:
+            problems.append(f"{relative}: {len(switches)} language switches")
+        elif _resolve(path, switches[0]["href"]) != other.resolve():
+            problems.append(f"{relative}: the switch leads to {switches[0]['href']}")
+    assert not problems, "\n".join(problems)
+
+
+@needs_chinese
+def test_chinese_search_finds_chinese_words(browser, server, html):
+    index = (html / "zh" / "searchindex.js").read_text(encoding="utf-8")
+    terms = json.loads(index[index.index("(") + 1:index.rindex(")")])["terms"]
+    assert {"密钥", "批次", "参数"} <= set(terms), "Chinese words are indexed as words"
+    assert not browser.open(f"{server}zh/search.html?q=密钥")
+    deadline, links = time.monotonic() + 15, []
+    while time.monotonic() < deadline and not links:
+        links = browser.js("[...document.querySelectorAll('#search-results li a')]"
+                           ".map(a => a.getAttribute('href'))")
+        time.sleep(0.2)
+    assert any("lessons/" in link for link in links), f"search for 密钥 found {links}"
+    browser.screenshot(SCREENSHOTS / "zh-search.png")

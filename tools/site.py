@@ -48,6 +48,32 @@ BROKEN = re.compile(
 )
 
 
+@dataclass(frozen=True)
+class Edition:
+    """One language of the site: where its notebooks, README and pages are, where it goes."""
+
+    lang: str                 # "en" or "zh_CN" (Sphinx's language)
+    notebooks: Path           # the executed full edition
+    student: Path             # the student edition
+    readme: Path              # the README its home and instructors pages show
+    pages: Path               # its own pages (index.md, instructors.md, ...)
+    subdir: str               # where it goes under html/: "" or "zh"
+    markers: tuple[str, ...]  # the README parts its pages include
+
+
+EN = Edition("en", ROOT / "notebooks", ROOT / "student", ROOT / "README.md", SITE, "",
+             README_MARKERS)
+ZH = Edition("zh_CN", ROOT / "notebooks" / "zh", ROOT / "student" / "zh",
+             ROOT / "README.zh-CN.md", SITE / "zh", "zh",
+             ("intro", "students", "instructors", "lessons"))
+LABELS = {  # what a lesson page says under its title, in each language
+    "en": ("Runs in ~{seconds} s on {cpu}", "a {cores}-core CPU", "a CPU",
+           "Notebook with solutions", "Student notebook"),
+    "zh_CN": ("在{cpu}上运行约 {seconds} s", " {cores} 核 CPU ", " CPU ",
+              "含答案的 notebook", "学生版 notebook"),
+}
+
+
 @dataclass
 class Lesson:
     stem: str                 # "07_mlp_from_scratch"
@@ -75,16 +101,16 @@ class BuildResult:
         return [w for w in self.warnings if BROKEN.search(w)]
 
 
-def lessons() -> list[Lesson]:
+def lessons(edition: Edition = EN) -> list[Lesson]:
     """The lessons that have an executed notebook, in order (``lessons/NN_*.md``)."""
     found = []
     for source in sorted((ROOT / "lessons").glob("[0-9][0-9]_*.md")):
-        notebook = ROOT / "notebooks" / f"{source.stem}.ipynb"
+        notebook = edition.notebooks / f"{source.stem}.ipynb"
         if not notebook.exists():
             continue
         nb = json.loads(notebook.read_text(encoding="utf-8"))
         executed = nb.get("metadata", {}).get("nn_from_scratch", {}).get("executed", {})
-        student = ROOT / "student" / f"{source.stem}.ipynb"
+        student = edition.student / f"{source.stem}.ipynb"
         found.append(Lesson(
             stem=source.stem, title=_title(nb) or source.stem, notebook=notebook,
             student=student if student.exists() else None, seconds=executed.get("seconds"),
@@ -108,17 +134,18 @@ def _source(cell: dict) -> str:
     return source if isinstance(source, str) else "".join(source)
 
 
-def runs_in(lesson: Lesson) -> str:
+def runs_in(lesson: Lesson, lang: str = "en") -> str:
     """'Runs in ~17 s on a 2-core CPU' (empty when the notebook does not say)."""
     if lesson.seconds is None:
         return ""
-    cpu = f"a {lesson.cores}-core CPU" if lesson.cores else "a CPU"
-    return f"Runs in ~{max(1, round(lesson.seconds))} s on {cpu}"
+    runs, cores, no_cores, *_ = LABELS[lang]
+    cpu = cores.format(cores=lesson.cores) if lesson.cores else no_cores
+    return runs.format(seconds=max(1, round(lesson.seconds)), cpu=cpu)
 
 
 # --- the lesson pages ---------------------------------------------------------------------
 
-def lesson_page(lesson: Lesson) -> str:
+def lesson_page(lesson: Lesson, lang: str = "en") -> str:
     """The executed notebook with its run time and download links under the title (JSON).
 
     The checkers' own MIME type is dropped from the outputs: myst-nb renders every MIME type
@@ -130,12 +157,11 @@ def lesson_page(lesson: Lesson) -> str:
         for output in cell.get("outputs", []):
             output.get("data", {}).pop(CHECK_MIME, None)
             output.get("metadata", {}).pop(CHECK_MIME, None)
-    items = [runs_in(lesson)] if lesson.seconds is not None else []
-    items.append(f"{{download}}`Notebook with solutions "
-                 f"<../notebooks/{lesson.notebook.name}>`")
+    *_, with_solutions, student = LABELS[lang]
+    items = [runs_in(lesson, lang)] if lesson.seconds is not None else []
+    items.append(f"{{download}}`{with_solutions} <../notebooks/{lesson.notebook.name}>`")
     if lesson.student:
-        items.append(f"{{download}}`Student notebook "
-                     f"<../student/{lesson.student.name}>`")
+        items.append(f"{{download}}`{student} <../student/{lesson.student.name}>`")
     meta = ":::{container} lesson-meta\n" + "\n\n".join(items) + "\n:::\n"
     for cell in nb["cells"]:
         if cell["cell_type"] != "markdown":
@@ -178,14 +204,14 @@ def _slug(heading: str) -> str:
     return re.sub(r"[^\w\u4e00-\u9fff\- ]", "", title)
 
 
-def readme_anchors(readme: str) -> dict[str, str]:
+def readme_anchors(readme: str, pages: Path = SITE) -> dict[str, str]:
     """Heading anchor -> site page (``instructors.md``) for each README section on the site.
 
     Read from the site's pages themselves: each ``{include} _readme.md`` there says which part
     of the README it shows (``:start-after:`` / ``:end-before:``).
     """
     anchors: dict[str, str] = {}
-    for page in sorted(SITE.glob("*.md")):
+    for page in sorted(pages.glob("*.md")):
         for match in _INCLUDE.finditer(page.read_text(encoding="utf-8")):
             if match.group(1) != "_readme.md":
                 continue
@@ -206,19 +232,21 @@ def _unquote(value: str) -> str:
     return value[1:-1] if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"" else value
 
 
-def readme_for_site(readme: str, staged: set[str], notes: list[str]) -> str:
+def readme_for_site(readme: str, staged: set[str], notes: list[str],
+                    edition: Edition = EN) -> str:
     """README.md with each link pointing where it resolves on the site.
 
     ``staged``: the paths (relative to the source folder) that exist there. A link with no
     place on the site (a lesson not executed yet, a section the site leaves out) becomes
     plain text, and a line in ``notes`` says so.
     """
-    for marker in README_MARKERS:
+    for marker in edition.markers:
         for end in ("start", "end"):
             if f"<!-- site:{marker}:{end} -->" not in readme:
-                raise SystemExit(f"README.md lacks the marker <!-- site:{marker}:{end} -->, "
-                                 f"which the site's pages include from")
-    anchors = readme_anchors(readme)
+                raise SystemExit(f"{edition.readme.name} lacks the marker "
+                                 f"<!-- site:{marker}:{end} -->, which the site's pages "
+                                 f"include from")
+    anchors = readme_anchors(readme, edition.pages)
 
     def fix(match: re.Match) -> str:
         bang, text, target = match.groups()
@@ -230,12 +258,13 @@ def readme_for_site(readme: str, staged: set[str], notes: list[str]) -> str:
                 return f"{bang}[{text}]({anchors[fragment]}#{fragment})"
             notes.append(f"README link to #{fragment}: that section is not on the site")
             return text
-        lesson = re.fullmatch(r"lessons/(\d\d_\w+)\.md", path)
+        lesson = re.fullmatch(r"lessons/(\d\d_\w+)\.md|notebooks/(?:zh/)?(\d\d_\w+)\.ipynb", path)
         if lesson:
-            page = f"lessons/{lesson.group(1)}.ipynb"
+            stem = lesson.group(1) or lesson.group(2)
+            page = f"lessons/{stem}.ipynb"
             if page in staged:
                 return f"{bang}[{text}]({page})"
-            pending.append(lesson.group(1)[:2])
+            pending.append(stem[:2])
             return text
         if path in staged:
             return match.group(0)
@@ -270,7 +299,7 @@ def readme_files(readme: str) -> list[str]:
 
 # --- generated parts ----------------------------------------------------------------------
 
-def timings_part(found: list[Lesson]) -> str:
+def timings_part(found: list[Lesson], lang: str = "en") -> str:
     """The instructors' table: how long each lesson took to execute, from its notebook."""
     lines = [
         "## How long each lesson takes",
@@ -279,6 +308,13 @@ def timings_part(found: list[Lesson]) -> str:
         "notebook when it was last executed (the tests execute every lesson again):",
         "",
         "| lesson | runs in | executed on |",
+        "|---|---|---|",
+    ] if lang == "en" else [
+        "## 每一课运行要多久",
+        "",
+        "在新内核中从头到尾执行每一课所用的时间，取自提交的 notebook 最近一次执行时的记录：",
+        "",
+        "| 课程 | 运行时间 | 执行环境 |",
         "|---|---|---|",
     ]
     total = 0.0
@@ -292,7 +328,8 @@ def timings_part(found: list[Lesson]) -> str:
         lines.append(f"| [{lesson.title}]({lesson.page}) | {took} | {where or '–'} |")
     if not found:
         lines.append("| (no lesson has been executed yet) | – | – |")
-    lines += ["", f"All {len(found)} together: about {total / 60:.1f} minutes."]
+    lines += ["", f"All {len(found)} together: about {total / 60:.1f} minutes." if lang == "en"
+              else f"全部 {len(found)} 课合计约 {total / 60:.1f} 分钟。"]
     return "\n".join(lines) + "\n"
 
 
@@ -330,20 +367,25 @@ def mathjax_dir() -> Path:
     return Path(spec.origin).parent / "static" / "mathjax"
 
 
-def stage(src: Path) -> tuple[list[Lesson], list[str]]:
+def stage(src: Path, edition: Edition = EN) -> tuple[list[Lesson], list[str]]:
     """Lay out the Sphinx source tree in ``src`` (emptied first). Returns (lessons, notes)."""
     if src.exists():
         shutil.rmtree(src)
     src.mkdir(parents=True)
     notes: list[str] = []
     for path in SITE.iterdir():
-        if path.suffix in (".md", ".py") or path.name == "_static":
+        if path.suffix == ".py" or path.name in ("_static", "_templates") or (
+                path.suffix == ".md" and edition is EN):
             (shutil.copytree if path.is_dir() else shutil.copy2)(path, src / path.name)
+    if edition is not EN:  # its own pages; the English library and figures it includes
+        for path in edition.pages.glob("*.md"):
+            shutil.copy2(path, src / path.name)
+        shutil.copy2(SITE / "library.md", src / "_library_en.md")
     # MathJax 3's CHTML build with its fonts and extensions; the other builds are not needed.
     shutil.copytree(mathjax_dir(), src / "_static" / "mathjax", ignore=shutil.ignore_patterns(
         "tex-svg*", "tex-mml-*", "mml-*", "tex-chtml-full*", "node-main.js", "latest.js"))
 
-    found = lessons()
+    found = lessons(edition)
     staged = set()
     for lesson in found:
         for folder, path in (("notebooks", lesson.notebook), ("student", lesson.student)):
@@ -352,47 +394,66 @@ def stage(src: Path) -> tuple[list[Lesson], list[str]]:
                 shutil.copy2(path, src / folder / path.name)
                 staged.add(f"{folder}/{path.name}")
         (src / "lessons").mkdir(exist_ok=True)
-        (src / lesson.page).write_text(lesson_page(lesson), encoding="utf-8")
+        (src / lesson.page).write_text(lesson_page(lesson, edition.lang), encoding="utf-8")
         staged.add(lesson.page)
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    bench, figures = benchmark_part(found, readme)
-    for path in readme_files(readme) + figures:
+    readme = edition.readme.read_text(encoding="utf-8")
+    english = EN.readme.read_text(encoding="utf-8")
+    bench, figures = benchmark_part(found, english)
+    for path in readme_files(readme) + readme_files(english) + figures:
         (src / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / path, src / path)
         staged.add(path)
-    (src / "_readme.md").write_text(readme_for_site(readme, staged, notes), encoding="utf-8")
-    (src / "_timings.md").write_text(timings_part(found), encoding="utf-8")
+    (src / "_readme.md").write_text(readme_for_site(readme, staged, notes, edition),
+                                    encoding="utf-8")
+    if edition is not EN:  # the parts that exist in English only (the benchmark)
+        (src / "_readme_en.md").write_text(readme_for_site(english, staged, [], EN),
+                                           encoding="utf-8")
+    (src / "_timings.md").write_text(timings_part(found, edition.lang), encoding="utf-8")
     (src / "_checkers.md").write_text(checkers_part(), encoding="utf-8")
     (src / "_benchmark_figures.md").write_text(bench, encoding="utf-8")
     return found, notes
 
 
 def build(out: Path = DEFAULT_OUT, quiet: bool = False) -> BuildResult:
-    """Stage ``out/src`` and build ``out/html``; every warning is printed unless ``quiet``."""
+    """Stage and build the English site into ``out/html`` and, when the Chinese notebooks
+    exist, the Chinese one into ``out/html/zh``; every warning is printed unless ``quiet``."""
     start = time.perf_counter()
-    src, html, warnings_file = out / "src", out / "html", out / "warnings.txt"
-    found, notes = stage(src)
+    html = out / "html"
     if html.exists():
         shutil.rmtree(html)  # no page or image of an earlier build may linger and be published
-    for note in notes:
-        if not quiet:
-            print(f"note: {note}", flush=True)
-    env = dict(os.environ, NN_FROM_SCRATCH_ROOT=str(ROOT), PYTHONWARNINGS="ignore")
-    command = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E", "--keep-going",
-               "-d", str(out / "doctrees"), "-w", str(warnings_file), str(src), str(html)]
-    done = subprocess.run(command, env=env, cwd=ROOT, text=True, capture_output=True)
-    if not quiet and (done.stdout or done.stderr):
-        print((done.stdout + done.stderr).rstrip(), flush=True)
-    warnings = _warnings(warnings_file.read_text(encoding="utf-8")
-                         if warnings_file.exists() else "")
-    if done.returncode != 0 and not warnings:
-        warnings = [f"ERROR: sphinx-build exited with status {done.returncode}: "
-                    f"{done.stderr.strip()[-2000:]}"]
+    bilingual = bool(lessons(ZH))
+    warnings: list[str] = []
+    count = 0
+    for edition in (EN, ZH) if bilingual else (EN,):
+        suffix = f"-{edition.subdir}" if edition.subdir else ""
+        src, warnings_file = out / f"src{suffix}", out / f"warnings{suffix}.txt"
+        target = html / edition.subdir if edition.subdir else html
+        found, notes = stage(src, edition)
+        count += len(found)
+        for note in notes:
+            if not quiet:
+                print(f"note: {note}", flush=True)
+        env = dict(os.environ, NN_FROM_SCRATCH_ROOT=str(ROOT), PYTHONWARNINGS="ignore")
+        command = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E", "--keep-going",
+                   "-D", f"language={edition.lang}", "-A", f"lang={edition.lang}",
+                   "-A", f"bilingual={int(bilingual)}",
+                   "-d", str(out / f"doctrees{suffix}"), "-w", str(warnings_file), str(src),
+                   str(target)]
+        done = subprocess.run(command, env=env, cwd=ROOT, text=True, capture_output=True)
+        if not quiet and (done.stdout or done.stderr):
+            print((done.stdout + done.stderr).rstrip(), flush=True)
+        found_warnings = _warnings(warnings_file.read_text(encoding="utf-8")
+                                   if warnings_file.exists() else "")
+        if done.returncode != 0 and not found_warnings:
+            found_warnings = [f"ERROR: sphinx-build ({edition.lang}) exited with status "
+                              f"{done.returncode}: {done.stderr.strip()[-2000:]}"]
+        warnings += found_warnings
     result = BuildResult(html=html, seconds=time.perf_counter() - start, warnings=warnings)
     if not quiet:
-        print(f"built {len(found)} lesson pages and the site into {_shown(html)}/index.html "
-              f"in {result.seconds:.1f} s; {len(warnings)} warnings, "
+        languages = "English and Chinese" if bilingual else "English"
+        print(f"built {count} lesson pages and the site ({languages}) into {_shown(html)}/"
+              f"index.html in {result.seconds:.1f} s; {len(warnings)} warnings, "
               f"{len(result.broken)} of them broken pages")
     return result
 
