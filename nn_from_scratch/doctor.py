@@ -160,10 +160,32 @@ def check_course(course: Path) -> list[Check]:
             checks.append(Check(FAIL, f"no {what} in {course / folder}",
                                 "run this from the course's folder (a clone of the repository), "
                                 "or give it with --course PATH"))
+    checks += check_chinese(course)
     for name in ("nbclient", "ipykernel", "jupytext"):
         if importlib.util.find_spec(name) is None:
             checks.append(Check(FAIL, f"{name} is not installed",
                                 "pip install -r requirements.txt"))
+    return checks
+
+
+def check_chinese(course: Path) -> list[Check]:
+    """The Chinese editions (notebooks/zh, student/zh): one per lesson, or a note saying which
+    are missing (the English lessons run without them)."""
+    stems = {p.stem for p in (course / "lessons").glob("[0-9][0-9]_*.md")}
+    if not stems:
+        return []
+    checks = []
+    for folder, what in (("notebooks/zh", "Chinese executed lessons"),
+                         ("student/zh", "Chinese student notebooks")):
+        found = {p.stem for p in (course / folder).glob("[0-9][0-9]_*.ipynb")}
+        missing = sorted(stems - found)
+        if not missing:
+            checks.append(Check(OK, f"{len(found)} {what} (中文版) in {course / folder}"))
+        else:
+            checks.append(Check(WARN, f"{len(stems) - len(missing)} of {len(stems)} {what} in "
+                                      f"{course / folder}; missing: {', '.join(missing)}",
+                                "the English editions are complete; to build the Chinese ones: "
+                                ".venv/bin/python tools/translations.py build"))
     return checks
 
 

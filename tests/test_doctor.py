@@ -50,3 +50,16 @@ def test_lessons_executed_with_another_jax_are_a_note_not_a_failure(tmp_path):
     jax_check = next(c for c in checks if "JAX" in c.what)
     assert jax_check.symbol == doctor.WARN and "0.0.1" in jax_check.what
     assert "pip install 'jax==0.0.1'" in jax_check.fix
+
+
+def test_the_chinese_editions_are_checked_lesson_by_lesson(tmp_path):
+    for folder in ("lessons", "notebooks/zh", "student/zh"):
+        (tmp_path / folder).mkdir(parents=True)
+    for stem in ("00_a", "01_b"):
+        (tmp_path / "lessons" / f"{stem}.md").write_text("# lesson")
+        (tmp_path / "notebooks" / "zh" / f"{stem}.ipynb").write_text("{}")
+    (tmp_path / "student" / "zh" / "00_a.ipynb").write_text("{}")
+    full, student = doctor.check_chinese(tmp_path)
+    assert full.symbol == doctor.OK and "2 Chinese executed lessons" in str(full)
+    assert student.symbol == doctor.WARN and "1 of 2" in str(student)
+    assert "missing: 01_b" in str(student) and "tools/translations.py build" in student.fix
