@@ -13,7 +13,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._core import Hints, Mistake, call, exercise, expect_close, expect_shape
+from ._core import (
+    Hints,
+    Mistake,
+    call,
+    exercise,
+    expect_close,
+    expect_shape,
+    reject_known_wrong,
+    summary,
+)
 
 LESSON = "02_grad"
 
@@ -169,22 +178,85 @@ def hessian_at(student_fn: Any) -> str:
     return "[[2y, 2x], [2x, 6y]] at three points"
 
 
-@exercise(LESSON, 6, "a step size that diverges")
-def big_step_losses(losses: Any) -> str:
+class _Bowl:
+    """A quadratic loss with a known minimum, for a pytree ``theta`` of its own shape.
+
+    loss = sum over leaves of curvature * (p - bottom)**2 / 2, plus a cross term that
+    couples the first two leaves, so that every leaf and every sign matters.
+    """
+
+    def __init__(self, bottom: Any, curvature: Any) -> None:
+        self.bottom, self.curvature = bottom, curvature
+
+    def __call__(self, theta: Any) -> tuple[float, Any]:
+        offsets = jax.tree.map(lambda p, m: np.asarray(p, np.float64) - m, theta, self.bottom)
+        leaves = jax.tree.leaves(offsets)
+        first, second = leaves[0].ravel()[0], leaves[1].ravel()[0]
+        value = sum(float(np.sum(c * d * d)) / 2 for c, d in
+                    zip(jax.tree.leaves(self.curvature), leaves)) + 0.3 * first * second
+        grads = jax.tree.map(lambda c, d: c * d, self.curvature, offsets)
+        grad_leaves = jax.tree.leaves(grads)
+        grad_leaves[0].flat[0] += 0.3 * second
+        grad_leaves[1].flat[0] += 0.3 * first
+        return value, grads
+
+    def descent(self, theta: Any, step_size: float, steps: int) -> list[float]:
+        """The right answer: the loss before each of ``steps`` updates."""
+        losses = []
+        for _ in range(steps):
+            value, grads = self(theta)
+            theta = jax.tree.map(lambda p, g: np.asarray(p, np.float64) - step_size * g,
+                                 theta, grads)
+            losses.append(value)
+        return losses
+
+
+def _bowl_cases() -> list[tuple[_Bowl, Any, float, int]]:
+    """(bowl, start, step size, steps): converging, diverging (2 / 1.5 < largest curvature),
+    and a tuple of arrays as the pytree."""
+    line = _Bowl({"b": np.array(-1.0), "w": np.array(3.0)},
+                 {"b": np.array(2.0), "w": np.array(0.7)})
+    arrays = _Bowl((np.array([1.0, -2.0, 0.5]), np.array([0.3, 0.2])),
+                   (np.array([1.0, 2.0, 0.5]), np.array([3.0, 1.5])))
+    return [(line, {"w": 0.0, "b": 0.0}, 0.1, 6), (line, {"w": 0.5, "b": 1.0}, 1.5, 5),
+            (arrays, (np.zeros(3), np.ones(2)), 0.3, 4)]
+
+
+def _losses(got: Any, what: str) -> list[float]:
     try:
-        values = np.asarray(losses, dtype=float)
+        return [float(value) for value in got]
     except (TypeError, ValueError):
-        raise Mistake(f"expected a list of losses, one per step; got {type(losses).__name__}"
-                      ) from None
-    if values.ndim != 1 or len(values) < 5:
-        raise Mistake(f"expected the loss at each of the 10 steps (a list of numbers); got shape "
-                      f"{values.shape}")
-    first, last = values[0], values[-1]
-    if np.isfinite(last) and last <= first:
-        raise Mistake(f"the loss went from {first:.3g} down to {last:.3g}: that step size "
-                      f"converges; use 1.5")
-    if np.isfinite(last) and last < 10 * first:
-        raise Mistake(f"the loss only grew from {first:.3g} to {last:.3g}; with step size 1.5 "
-                      f"and 10 steps it should explode: did you record every step's loss?")
-    growth = "past float32's range" if not np.isfinite(last) else f"{last / first:.3g}x"
-    return f"the loss grew {growth} in {len(values)} steps: every step overshoots the minimum"
+        raise Mistake(f"{what} should return a list of losses, one per step; got "
+                      f"{summary(got)}") from None
+
+
+@exercise(LESSON, 6, "gradient descent's losses, for any step size")
+def descent_losses(student_fn: Any) -> str:
+    for bowl, start, step_size, steps in _bowl_cases():
+        what = f"descent_losses(loss_and_grads, theta, {step_size}, {steps})"
+        got = _losses(call(student_fn, bowl, start, step_size, steps, what=what, hints={
+            "TypeError": f"{what} raised TypeError for theta = {summary(start)}: theta can be "
+                         f"any pytree; jax.tree.map(lambda p, g: p - step_size * g, theta, "
+                         f"grads) updates every leaf of it"}), what)
+        want = bowl.descent(start, step_size, steps)
+        if len(got) != steps:
+            raise Mistake(f"{what} returned {len(got)} losses; expected one per step, {steps}")
+        reject_known_wrong(got, {
+            "moved UP the gradient, where the loss grows: subtract it, p - step_size * g":
+                bowl.descent(start, -step_size, steps),
+            "took whole gradient steps: multiply the gradient by step_size":
+                bowl.descent(start, 1.0, steps),
+            f"used another step size than the argument, {step_size}: use step_size, not "
+            f"BIG_STEP_SIZE or FIT_STEP_SIZE": bowl.descent(start, 1.5 if step_size != 1.5
+                                                            else 0.1, steps),
+            "each loss is measured after its step's update; record the loss that "
+            "loss_and_grads(theta) returns, before you update theta":
+                bowl.descent(start, step_size, steps + 1)[1:],
+        }, want=want)
+        expect_close(got, want, what, rtol=1e-5, atol=1e-8,
+                     hint="start from theta; at each step record the loss, then move every leaf "
+                          "by -step_size * its gradient (jax.tree.map)")
+    bowl, start, step_size, steps = _bowl_cases()[1]
+    grown = bowl.descent(start, step_size, steps)
+    return (f"right losses on three bowls; at step size {step_size} the loss grew "
+            f"{grown[-1] / grown[0]:.0f}x in {steps} steps: each step overshoots the minimum")
