@@ -57,14 +57,14 @@ def test_uniform_per_key():
 
     def one_key(key, n):  # every draw with the same key
         return jnp.stack([jax.random.uniform(key) for _ in range(n)])
-    assert_result(check.uniform_per_key(one_key), "failed", "all 20 numbers are equal",
+    assert_result(check.uniform_per_key(one_key), "failed", "all 3 numbers are equal",
                   "split(key, n)")
     assert_result(check.uniform_per_key(lambda key, n: jax.random.uniform(key, (n,))), "failed",
                   "ONE key")
     assert_result(check.uniform_per_key(lambda key, n: np.random.uniform(size=n)), "failed",
                   "different numbers")
     assert_result(check.uniform_per_key(lambda key, n: reference(key, n)[:, None]), "failed",
-                  "shape (20, 1)")
+                  "shape (3, 1)")
 
 
 def reference_keys(key, num_steps):
@@ -150,3 +150,26 @@ def test_epoch_order():
                   "another order")
     assert_result(check.epoch_order(lambda key, epoch, n: jnp.arange(n) + epoch), "failed",
                   "permutation of 0..19")
+
+
+def test_uniform_per_key_wants_one_array_that_depends_on_key():
+    keys = jax.random.split(jax.random.key(99), 20)
+    assert_result(check.uniform_per_key(
+        lambda key, n: [jax.random.uniform(k) for k in jax.random.split(key, n)]), "failed",
+        "list of 3", "jnp.stack")
+    assert_result(check.uniform_per_key(  # a key from elsewhere in the notebook, not `key`
+        lambda key, n: jnp.stack([jax.random.uniform(k) for k in keys[:n]])), "failed",
+        "another key gave the same numbers")
+
+
+def test_init_and_step_keys_keeps_init_key_apart_from_the_folding():
+    def init_is_the_base(key, num_steps):
+        init_key, _ = jax.random.split(key)
+        return init_key, [jax.random.fold_in(init_key, step) for step in range(num_steps)]
+    assert_result(check.init_and_step_keys(init_is_the_base), "failed", "folded into init_key")
+
+    def base_returned_as_init(key, num_steps):
+        _, step_base = jax.random.split(key)
+        return step_base, [jax.random.fold_in(step_base, step) for step in range(num_steps)]
+    assert_result(check.init_and_step_keys(base_returned_as_init), "failed",
+                  "folded into init_key")

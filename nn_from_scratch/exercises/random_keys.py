@@ -6,12 +6,14 @@ slips by their numbers: two draws from the same key (equal numbers, ``3 * u`` fo
 split (``fold_in(key, i)`` equals ``split(key, n)[i]`` with today's default
 generator), and hidden global state such as ``np.random``.
 """
+import functools
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
-from ._core import Mistake, call, exercise, expect_shape
+from ._core import Mistake, call, exercise, expect_shape, summary
 
 LESSON = "01_random_keys"
 
@@ -20,7 +22,7 @@ def _scalar(value: Any, what: str) -> float:
     try:
         return float(value)
     except (TypeError, ValueError):
-        raise Mistake(f"{what} should return one number; got {type(value).__name__}") from None
+        raise Mistake(f"{what} should return one number; got {summary(value)}") from None
 
 
 def _key_data(keys: Any, what: str) -> np.ndarray:
@@ -34,14 +36,21 @@ def _key_data(keys: Any, what: str) -> np.ndarray:
     if array is not None and array.dtype == np.uint32 and array.shape[-1:] == (2,):
         return array  # legacy keys from jax.random.PRNGKey
     raise Mistake(f"{what} should be a JAX key (from jax.random.split or fold_in); got "
-                  f"{type(keys).__name__}")
+                  f"{summary(keys)}")
 
 
-def _uniform(key: jax.Array) -> float:
-    return float(jax.random.uniform(key))
+@jax.jit  # one compile for all of them: each new shape of an eager op would be one more
+def _draws(key: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """uniform(key), and one uniform number from each key of split(key, 2) and split(key, 3)."""
+    each = jax.vmap(jax.random.uniform)
+    return jax.random.uniform(key), each(jax.random.split(key, 2)), each(jax.random.split(key, 3))
 
 
-_uniforms = jax.vmap(jax.random.uniform)  # one number from each key of an array of keys
+@functools.partial(jax.jit, static_argnums=2)
+def _handed_out(key: jax.Array, init_key: jax.Array, num_steps: int) -> tuple[Any, Any]:
+    """The raw bits of split(key, 64), and of fold_in(init_key, step) for every step."""
+    folded = jax.vmap(jax.random.fold_in, (None, 0))(init_key, jnp.arange(num_steps))
+    return jax.random.key_data(jax.random.split(key, 64)), jax.random.key_data(folded)
 
 
 @exercise(LESSON, 1, "foo with split keys")
@@ -53,18 +62,17 @@ def foo(student_foo: Any) -> str:
         if _scalar(call(student_foo, key, what=what), what) != got:
             raise Mistake("foo gave two different results for the same key: draw only from the "
                           "key you are given (no np.random, no other hidden state)")
-        u_key = _uniform(key)
+        u_key, *split_draws = (np.asarray(draws).tolist() for draws in _draws(key))
         if np.isclose(got, 3 * u_key, atol=1e-6):
             raise Mistake("bar and baz drew with the same key, so foo(key) is 3 times ONE random "
                           "number, not bar + 2 * baz of two. Split first: bar_key, baz_key = "
                           "jax.random.split(key)")
-        subkeys = {n: np.asarray(_uniforms(jax.random.split(key, n))).tolist() for n in (2, 3)}
-        u = [value for values in subkeys.values() for value in values]
+        u = [value for values in split_draws for value in values]
         if any(np.isclose(got, u_key + 2 * v, atol=1e-6) or np.isclose(got, v + 2 * u_key,
                                                                           atol=1e-6) for v in u):
             raise Mistake("one of bar and baz drew with `key` itself after you split it: a key "
                           "you split is spent; draw only with the subkeys")
-        pairs = [(a, b) for values in subkeys.values()
+        pairs = [(a, b) for values in split_draws
                  for i, a in enumerate(values) for j, b in enumerate(values) if i != j]
         if any(np.isclose(got, a + 2 * b, atol=1e-6) for a, b in pairs):
             continue
@@ -77,9 +85,13 @@ def foo(student_foo: Any) -> str:
 
 @exercise(LESSON, 2, "one key per draw")
 def uniform_per_key(student_fn: Any) -> str:
-    n, key = 20, jax.random.key(7)
+    n, key = 3, jax.random.key(7)  # 3 keys: the split the lesson made just before (compiled)
     what = f"uniform_per_key(key, {n})"
-    got = expect_shape(call(student_fn, key, n, what=what), (n,), what)
+    out = call(student_fn, key, n, what=what)
+    if isinstance(out, (list, tuple)):
+        raise Mistake(f"{what} returned a {type(out).__name__} of {len(out)} numbers; return "
+                      f"ONE array of shape ({n},): jnp.stack(the list)")
+    got = expect_shape(out, (n,), what)
     if np.allclose(got, got[0]):
         raise Mistake(f"all {n} numbers are equal: every draw used the same key. Split key into "
                       f"n keys, one per draw: keys = jax.random.split(key, n)")
@@ -90,6 +102,10 @@ def uniform_per_key(student_fn: Any) -> str:
     if not np.array_equal(got, np.asarray(call(student_fn, key, n, what=what))):
         raise Mistake("the same key gave different numbers: draw only from keys split from "
                       "`key` (no np.random, no other hidden state)")
+    other = np.asarray(call(student_fn, jax.random.key(8), n, what=what))
+    if np.array_equal(other, got):
+        raise Mistake("another key gave the same numbers: they must come from `key`, split "
+                      "into n keys with jax.random.split(key, n)")
     if not (np.all((got >= 0) & (got < 1)) and len(np.unique(got)) == n):
         raise Mistake(f"expected {n} different numbers in [0, 1) from jax.random.uniform; got "
                       f"values from {got.min():.3g} to {got.max():.3g}, {len(np.unique(got))} "
@@ -103,7 +119,7 @@ def init_and_step_keys(student_fn: Any) -> str:
     what = f"init_and_step_keys(key, {num_steps})"
     out = call(student_fn, key, num_steps, what=what)
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        raise Mistake(f"return a pair (init_key, step_keys); got {type(out).__name__}")
+        raise Mistake(f"return a pair (init_key, step_keys); got {summary(out)}")
     init = _key_data(out[0], "init_key")
     steps = _key_data(out[1], "step_keys")
     if init.shape != (2,):
@@ -125,9 +141,14 @@ def init_and_step_keys(student_fn: Any) -> str:
                       f"fold_in(key, {step}) equals split(key, n)[{step}], so folding into a key "
                       f"you also split collides. Split first, init_key, step_base = "
                       f"jax.random.split(key), and fold only into step_base")
+    split_bits, folded_bits = _handed_out(key, out[0], num_steps)
+    if {tuple(row) for row in np.asarray(folded_bits)} & set(rows):
+        raise Mistake("the step keys are folded into init_key itself, the key that will draw the "
+                      "initial weights: a key is used for one thing. Split `key` into two, "
+                      "init_key, step_base = jax.random.split(key), and fold into step_base only")
     # split(key, n) starts with the keys of split(key, m) for m < n: 64 keys cover every split
     # of key into up to 64, and so fold_in(key, i) for i < 64.
-    family = {tuple(row) for row in np.asarray(jax.random.key_data(jax.random.split(key, 64)))}
+    family = {tuple(row) for row in np.asarray(split_bits)}
     handed_out = [step for step, row in enumerate(rows) if row in family]
     if handed_out:
         step = handed_out[0]
@@ -149,7 +170,7 @@ def two_normals(student_fn: Any) -> str:
     what = f"two_normals(key, {n})"
     out = call(student_fn, key, n, what=what)
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        raise Mistake(f"return a pair of vectors (a, b); got {type(out).__name__}")
+        raise Mistake(f"return a pair of vectors (a, b); got {summary(out)}")
     a = expect_shape(out[0], (n,), "a")
     b = expect_shape(out[1], (n,), "b")
     correlation = float(np.corrcoef(a, b)[0, 1])
@@ -185,7 +206,7 @@ def epoch_order(student_fn: Any) -> str:
         order = expect_shape(call(student_fn, key, epoch, n, what=what), (n,), what)
         if sorted(order.tolist()) != list(range(n)):
             raise Mistake(f"{what} should be a permutation of 0..{n - 1} "
-                          f"(jax.random.permutation(k, n)); got {order.tolist()}")
+                          f"(jax.random.permutation(k, n)); got {summary(order)}")
         orders.append(order)
     if np.array_equal(orders[0], orders[1]) and np.array_equal(orders[1], orders[2]):
         raise Mistake("every epoch got the same order: all epochs shuffled with the same key. "
