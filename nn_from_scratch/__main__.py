@@ -10,12 +10,11 @@
 input is one ``error:`` line and exit status 2; a bug keeps its traceback.
 """
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
-from ._checks import InputError
+from ._checks import InputError, check_writable_folder
 from .train import BATCH_SIZE, EPOCHS, MODES, STEP_SIZE
 
 HIDDEN = (512, 512)
@@ -40,13 +39,7 @@ def check_plot_path(path: str) -> None:
     from matplotlib.figure import Figure
 
     target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise InputError(f"--plot {path}: the folder {folder} does not exist; create it first "
-                         f"or choose another path.")
-    if not os.access(folder, os.W_OK):
-        raise InputError(f"--plot {path}: the folder {folder} is not writable; choose another "
-                         f"path.")
+    check_writable_folder(target.parent, "--plot", path)
     formats = Figure().canvas.get_supported_filetypes()
     if target.suffix.lstrip(".").lower() not in formats:
         kind = f"{target.suffix} files" if target.suffix else "a file with no extension"

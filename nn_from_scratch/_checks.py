@@ -12,7 +12,9 @@ traceback. It subclasses ``ValueError`` (and ``InputTypeError`` also
 """
 import math
 import numbers
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -20,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 __all__ = ["InputError", "InputTypeError", "check_choice", "check_key", "check_positive_int",
-           "check_step_size"]
+           "check_step_size", "check_writable_folder"]
 
 
 class InputError(ValueError):
@@ -109,3 +111,16 @@ def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
     if value not in choices:
         raise InputError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}.")
     return value
+
+
+def check_writable_folder(folder: str | Path, option: str, given: str) -> None:
+    """Refuse, before any long work, an output folder that could not be written afterwards.
+
+    ``option`` and ``given`` are how the user named it (``--csv``, ``out/g.csv``).
+    """
+    if not Path(folder).is_dir():
+        raise InputError(f"{option} {given}: the folder {folder} does not exist; create it "
+                         f"first or choose another path.")
+    if not os.access(folder, os.W_OK):
+        raise InputError(f"{option} {given}: the folder {folder} is not writable; choose "
+                         f"another path.")

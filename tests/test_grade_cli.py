@@ -3,14 +3,18 @@ merged. (Files that cannot be graded need no kernel, so these run in seconds; th
 in this process, as ``python -m nn_from_scratch`` would, but for the last test.)"""
 import csv
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from grading_fixtures import notebook
 
 from nn_from_scratch.__main__ import main
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -108,3 +112,18 @@ def test_the_command_itself_exits_2_on_bad_usage():
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert result.stderr.strip() == "error: /no/such/folder: no such file or folder."
+
+
+def test_gradescopes_run_autograder_writes_results_json_for_the_one_submission(tmp_path):
+    autograder = tmp_path / "autograder"
+    (autograder / "submission").mkdir(parents=True)
+    (autograder / "results").mkdir()
+    (autograder / "submission" / "lab.ipynb").write_text("{ not a notebook")
+    script = ROOT / "tools" / "gradescope" / "run_autograder"
+    result = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "AUTOGRADER": str(autograder),
+                                 "PYTHON": sys.executable})
+    assert result.returncode == 0, result.stderr
+    results = json.loads((autograder / "results" / "results.json").read_text())
+    assert results["score"] == 0 and results["tests"][0]["status"] == "failed"
+    assert "not a readable notebook" in results["tests"][0]["output"]

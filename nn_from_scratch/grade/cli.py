@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from .._checks import InputError
+from .._checks import InputError, check_writable_folder
 from ..memory_watch import format_bytes, parse_bytes
 from ..notebook_runner import CELL_TIMEOUT, NOTEBOOK_TIMEOUT, Limits
 from .batch import grade_paths, notebooks_in, shard
@@ -57,26 +57,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "line to FILE (in a workflow: $GITHUB_OUTPUT)")
 
 
-def _writable_folder(option: str, folder: Path, given: str) -> None:
-    if not folder.is_dir():
-        raise InputError(f"{option} {given}: the folder {folder} does not exist; create it "
-                         f"first or choose another path.")
-    if not os.access(folder, os.W_OK):
-        raise InputError(f"{option} {given}: the folder {folder} is not writable; choose "
-                         f"another path.")
-
-
 def check_outputs(args: argparse.Namespace) -> None:
     """Refuse, before any grading, an output that could not be written afterwards."""
     for option, value in (("--csv", args.csv), ("--json-file", args.json_file),
                           ("--classroom", args.classroom)):
         if value:
-            _writable_folder(option, Path(value).parent, value)
+            check_writable_folder(Path(value).parent, option, value)
     for option, value in (("--gradescope", args.gradescope), ("--feedback", args.feedback)):
         if value:
             path = Path(value)
             single = option == "--gradescope" and path.suffix == ".json"
-            _writable_folder(option, path.parent if single else path, value)
+            check_writable_folder(path.parent if single else path, option, value)
 
 
 def _limits(args: argparse.Namespace) -> Limits:

@@ -68,11 +68,17 @@ def _match(cells: list[Any], release: Release) -> dict[int, int]:
 
 def _in_order(sequence: list[int]) -> set[int]:
     """The longest increasing run of ``sequence`` (kept in place): the rest were moved."""
-    best: list[list[int]] = [[]]  # best[k]: the longest increasing run ending at element k
+    runs: list[list[int]] = []  # runs[k]: the longest increasing run ending at element k
     for value in sequence:
-        before = [run for run in best if not run or run[-1] < value]
-        best.append(max(before, key=lambda run: len(run)) + [value])
-    return set(max(best, key=lambda run: len(run)))
+        longest: list[int] = []
+        for run in runs:
+            if run[-1] < value and len(run) > len(longest):
+                longest = run
+        runs.append(longest + [value])
+    kept: list[int] = []
+    for run in runs:
+        kept = run if len(run) > len(kept) else kept
+    return set(kept)
 
 
 def _notes(release: Release, cells: list[Any], matched: dict[int, int]) -> list[str]:
