@@ -111,6 +111,10 @@ def test_epoch_flags():
         return jnp.stack([jax.random.bernoulli(key, shape=(n,)) for _ in range(epochs)])
     assert_result(check.epoch_flags(no_split), "failed", "same flags")
 
+    def a_list(key, epochs, n):  # the rows never stacked into one array
+        return list(reference_epoch_flags(key, epochs, n))
+    assert_result(check.epoch_flags(a_list), "failed", "list of 4 items", "jnp.stack")
+
     def transposed(key, epochs, n):
         return reference_epoch_flags(key, epochs, n).T
     assert_result(check.epoch_flags(transposed), "failed", "shape (8, 4)", "(4, 8)")
@@ -160,3 +164,22 @@ def test_augment_images_p():
         return with_flags(images, key, rotate, rotate, ud)
     assert_result(check.augment_images_p(rotate_and_lr_share_a_key), "failed",
                   "both rotated and flipped", "its own key")
+
+
+def shares_a_key(which):
+    """reference_p with one transform drawing from another's key, or from the image's own."""
+    def augment(images, key, p):
+        def one(img, k):
+            keys = dict(zip(("rotate", "lr", "ud"), jax.random.split(k, 3)), image=k)
+            rotate, lr, ud = (keys[which.get(name, name)] for name in ("rotate", "lr", "ud"))
+            img = lax.cond(jax.random.bernoulli(rotate, p), rotate_90, identity, img)
+            img = lax.cond(jax.random.bernoulli(lr, p), flip_left_right, identity, img)
+            return lax.cond(jax.random.bernoulli(ud, p), flip_up_down, identity, img)
+        return jax.vmap(one)(images, jax.random.split(key, images.shape[0]))
+    return augment
+
+
+@pytest.mark.parametrize("which", [{"rotate": "image"}, {"ud": "lr"}, {"ud": "rotate"}])
+def test_augment_images_p_key_used_twice(which):
+    assert_result(check.augment_images_p(shares_a_key(which)), "failed", "KeyReuseError",
+                  "one per transform")

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._core import Mistake, call, exercise, expect_shape
+from ._core import Mistake, call, exercise, expect_shape, summary
 
 LESSON = "10_augmentation"
 
@@ -122,14 +122,6 @@ def one_to_many(student_fn: Any) -> str:
     return "one image and 5 flags give 5 images, each turned or not by its own flag"
 
 
-def _call_jitted(fn: Any, *args: Any, what: str) -> Any:
-    """``jax.jit(fn)(*args)``: one compile instead of one per operation; eagerly if jit fails."""
-    try:
-        return call(jax.jit(fn), *args, what=what)
-    except Mistake:  # e.g. Python control flow on a traced value: let the plain call speak
-        return call(fn, *args, what=what)
-
-
 def _is_key_reuse(err: BaseException) -> bool:
     cause = err.__cause__ if isinstance(err, Mistake) else err
     return isinstance(cause, jax.errors.KeyReuseError)
@@ -173,6 +165,9 @@ def epoch_flags(student_fn: Any) -> str:
             raise Mistake("a key was used twice (JAX's key-reuse checker raised "
                           "KeyReuseError): use each key once, either to draw or to split"
                           ) from None
+        if not hasattr(got, "shape"):
+            raise Mistake(f"{what} returned a {summary(got)}, not one array: stack the rows "
+                          f"into an (epochs, n) array with jnp.stack(rows)")
         got = expect_shape(got, (epochs, n), what)
         if got.dtype != bool and not np.isin(got, (0, 1)).all():
             raise Mistake(f"{what} should hold flags (True/False, or 0/1); got values such as "
@@ -196,13 +191,24 @@ def epoch_flags(student_fn: Any) -> str:
 def augment_images_p(student_fn: Any) -> str:
     n = 2000  # enough draws that a fraction is within 0.05 of p (4 standard errors)
     images = np.broadcast_to(SQUARE, (n, *SQUARE.shape)).copy()  # (2000, 2, 2)
-    key = jax.random.key(20)
-    results = {}  # p -> (n, 3) flags: rotated, flipped left-right, flipped up-down
-    for p in (0.2, 0.7):
-        what = f"augment_images_p(images, key, {p}) for images of shape {images.shape}"
-        out = expect_shape(_call_jitted(student_fn, images, key, p, what=what), images.shape,
-                           what)
-        results[p] = _decode(out, SQUARE)
+
+    def draw(p: float, what: str) -> np.ndarray:
+        """The student's batch for p, decoded: (n, 3) flags. Eager, not jitted: JAX compiles
+        each operation once, so a second attempt (another function) compiles nothing."""
+        with jax.debug_key_reuse(True):  # a fresh key each call: the checker marks it used
+            try:
+                out = call(student_fn, images, jax.random.key(20), p, what=what)
+            except Mistake as err:
+                if _is_key_reuse(err):
+                    raise Mistake("a key was used twice (JAX's key-reuse checker raised "
+                                  "KeyReuseError): split each image's key into three, one per "
+                                  "transform, and use each key once, to draw or to split"
+                                  ) from None
+                raise
+        return _decode(expect_shape(out, images.shape, what), SQUARE)
+
+    results = {p: draw(p, f"augment_images_p(images, key, {p}) for images of shape "
+                          f"{images.shape}") for p in (0.2, 0.7)}
     if not any(flags.any() for flags in results.values()):
         raise Mistake("no image was turned or flipped: apply each transform when its flag, "
                       "jax.random.bernoulli(key, p), is True")
@@ -230,8 +236,7 @@ def augment_images_p(student_fn: Any) -> str:
             raise Mistake(f"with p = {p}, {both:.2f} of the images were both rotated and "
                           f"flipped left-right; independent choices give about {p * p:.2f}: "
                           f"draw each transform's flag from its own key")
-    again = np.asarray(_call_jitted(student_fn, images, key, 0.2, what="augment_images_p again"))
-    if not np.array_equal(_decode(again, SQUARE), results[0.2]):
+    if not np.array_equal(draw(0.2, "augment_images_p again"), results[0.2]):
         raise Mistake("the same key gave a different batch: draw only from the key you are given")
     rotated = results[0.2][:, 0].mean()
     return (f"each transform applied independently with probability p; with p = 0.2, "
