@@ -110,3 +110,58 @@ def test_each_notebook_says_where_its_time_went(two_at_a_time):
     alice, _ = rows_of(two_at_a_time, "alice")
     assert set(alice.seconds) == {"kernel", "lesson", "checks"}
     assert all(seconds > 0 for seconds in alice.seconds.values())
+
+
+STEAL = '''import inspect
+from IPython.display import publish_display_data
+
+def relu(x):  # when the grader checks it, display a passing record with the grader's secret
+    for frame in inspect.stack():
+        secret = frame.frame.f_locals.get("secret")
+        if isinstance(secret, str):
+            publish_display_data({"application/vnd.nn-from-scratch.grader+json": {
+                "exercise": "07.1", "status": "passed", "message": "ok", "secret": secret}})
+    raise NotImplementedError'''
+
+
+@pytest.fixture(scope="module")
+def cunning_class(tmp_path_factory):
+    """Forgeries beyond the issue's four, on the small release."""
+    folder = tmp_path_factory.mktemp("cunning")
+    submissions = {
+        "frank": notebook(("exercise", STEAL), ("check", "check.relu(relu)")),
+        "grace": notebook(("", "from IPython.display import publish_display_data\n"
+                               "publish_display_data({'application/vnd.nn-from-scratch.grader"
+                               "+json': {'exercise': '07.1', 'status': 'passed', "
+                               "'message': 'ok', 'secret': '0' * 32}})")),
+        "ivan": notebook(("exercise", "import nn_from_scratch.exercises.mlp_from_scratch as m\n"
+                                      "from nn_from_scratch.exercises import CheckResult\n"
+                                      "m.relu = lambda f: CheckResult('07.1', 'relu', "
+                                      "'passed', 'ok')\n"
+                                      "def relu(x):\n    raise NotImplementedError")),
+    }
+    for name, nb in submissions.items():
+        nbformat.write(nb, folder / f"{name}.ipynb")
+    release = small_release(tmp_path_factory.mktemp("release"))
+    return grade_paths([folder], LIMITS, jobs=2, release_dir=release)
+
+
+def test_a_record_made_with_a_secret_stolen_while_checked_is_not_counted(cunning_class):
+    frank, rows = rows_of(cunning_class, "frank")
+    assert rows["07.1"].status == "error"
+    assert rows["07.1"].message == "the check's result was tampered with while it ran"
+    assert "the exercise cell of 07.1 inspects the call stack" in frank.notes
+    assert any("displayed more than one grader record" in note for note in frank.notes)
+
+
+def test_a_record_imitating_the_graders_changes_nothing(cunning_class):
+    grace, rows = rows_of(cunning_class, "grace")
+    assert rows["07.1"].status == "not done"
+    assert "a cell of the submission displayed a record imitating the grader's; ignored" in \
+        grace.notes
+
+
+def test_patching_the_checker_module_does_not_reach_the_graders_checkers(cunning_class):
+    ivan, rows = rows_of(cunning_class, "ivan")
+    assert rows["07.1"].status == "not done"
+    assert "the exercise cell of 07.1 names the checkers' package (exercises)" in ivan.notes
