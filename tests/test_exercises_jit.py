@@ -7,30 +7,29 @@ import pytest
 from conftest import assert_result, stub
 
 from nn_from_scratch.exercises import jit as check
-
-HONEST = {100: (0.030, 20e-6), 1_000: (0.032, 120e-6), 10_000: (0.035, 1.5e-3)}
-
-
-def test_compile_vs_run():
-    assert_result(check.compile_vs_run(HONEST), "passed", "weighs most on small inputs")
-    assert_result(check.compile_vs_run(...), "not done")
-    cached = {100: (0.030, 20e-6), 1_000: (300e-6, 120e-6), 10_000: (250e-6, 1.5e-3)}
-    assert_result(check.compile_vs_run(cached), "failed", "compile cache", "compile_time")
-    swapped = {rows: (run, comp) for rows, (comp, run) in HONEST.items()}
-    assert_result(check.compile_vs_run(swapped), "failed", "swapped")
-    not_waiting = {rows: (comp, 15e-6) for rows, (comp, _) in HONEST.items()}
-    assert_result(check.compile_vs_run(not_waiting), "failed", "not longer", "time_fn")
-    assert_result(check.compile_vs_run({100: 0.03, 1000: 0.03}), "failed", "a pair")
-    assert_result(check.compile_vs_run([0.03, 0.03]), "failed", "expected a dict")
+from nn_from_scratch.timing import compile_time, time_fn
 
 
-def test_compile_vs_run_on_a_gpu(monkeypatch):
-    """A GPU runs all three matrices in about the same time: only the compiles are judged."""
-    monkeypatch.setattr(check.jax, "default_backend", lambda: "gpu")
-    flat = {rows: (comp, 15e-6) for rows, (comp, _) in HONEST.items()}
-    assert_result(check.compile_vs_run(flat), "passed", "real compiles")
-    cached = {rows: (100e-6, 15e-6) for rows in HONEST}
-    assert_result(check.compile_vs_run(cached), "failed", "compile cache")
+def compile_and_run(fn, x):  # the reference
+    return compile_time(fn, x), time_fn(jax.jit(fn), x, repeats=30).median
+
+
+@pytest.mark.parametrize("answer, status, hints", [
+    (compile_and_run, "passed", ("a real compile",)),
+    (stub, "not done", ()),
+    (lambda fn, x: compile_and_run(fn, x)[::-1], "failed", ("swapped",)),
+    (lambda fn, x: (compile_time(fn, x), time_fn(fn, x).median), "failed",
+     ("op by op", "jax.jit(fn)")),
+    (lambda fn, x: (compile_time(fn, x, fresh=False), time_fn(jax.jit(fn), x).median), "failed",
+     ("compile cache", "clears the cache")),
+    (lambda fn, x: (compile_time(fn, x), time_fn(jax.jit(fn), x)), "failed", (".median",)),
+    (lambda fn, x: (compile_time(fn, x), time_fn(jax.jit(fn), x, repeats=3).first), "failed",
+     ("first call",)),
+    (lambda fn, x: (0.03, 2e-5), "failed", ("never compiled",)),  # numbers typed in
+    (lambda fn, x: 0.03, "failed", ("two numbers",)),
+])
+def test_compile_and_run(answer, status, hints):
+    assert_result(check.compile_and_run(answer), status, *hints)
 
 
 def counting(fn, inputs):  # the reference
@@ -51,6 +50,10 @@ def test_count_traces():
     assert_result(check.count_traces(stub), "not done")
     assert_result(check.count_traces(lambda fn, inputs: len(inputs)), "failed", "one per call",
                   "while tracing")
+
+    def never_calls_fn(fn, inputs):  # counts the traces of a function that ignores fn
+        return counting(lambda x: x, inputs)
+    assert_result(check.count_traces(never_calls_fn), "failed", "must call fn(x)")
 
     def new_function_per_call(fn, inputs):
         count = 0
@@ -90,9 +93,9 @@ def test_count_traces():
                   "nonlocal count", "one-element list")
 
 
-def clip_reference(g, limit):
+def clip_reference(g, limit, threshold=None):
     squared = jnp.sum(g * g)
-    too_long = squared > limit ** 2
+    too_long = squared > (limit ** 2 if threshold is None else threshold)
     n = jnp.sqrt(jnp.where(too_long, squared, 1.0))
     return jnp.where(too_long, g * (limit / n), g)
 
@@ -121,6 +124,11 @@ def clip_python_if(g, limit):
     (clip_python_if, ("no Python `if`", "jnp.where")),
     (lambda g, limit: jnp.clip(g, -limit, limit), ("not each element",)),
     (lambda g, limit: g * limit / jnp.maximum(jnp.linalg.norm(g), 1e-12), ("unchanged",)),
+    # the threshold is limit ** 2, the squared limit: the issue's survivors, and two more
+    (lambda g, limit: clip_reference(g, limit, threshold=limit * 2), ("changed g", "limit ** 2")),
+    (lambda g, limit: clip_reference(g, limit, threshold=limit ** 3), ("left g unchanged",)),
+    (lambda g, limit: clip_reference(g, limit, threshold=limit), ("changed g",)),
+    (lambda g, limit: clip_reference(g, limit, threshold=2.0), ("changed g",)),
 ])
 def test_clip_norm_mistakes(wrong, hints):
     assert_result(check.clip_norm(wrong), "failed", *hints)

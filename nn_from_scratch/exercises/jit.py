@@ -17,63 +17,62 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._core import Mistake, NotDone, call, exercise, expect_close
+from ..timing import format_seconds, time_fn
+from ._core import Mistake, NotDone, call, exercise, expect_close, summary
 
 LESSON = "04_jit"
 # A real XLA compile of even a tiny function takes milliseconds; a cache hit, microseconds.
 REAL_COMPILE = 2e-3
 
 
-def _pair(rows: Any, value: Any) -> tuple[float, float]:
-    if not (isinstance(value, (tuple, list)) and len(value) == 2):
-        raise Mistake(f"compile_vs_run[{rows!r}] should be a pair (compile_seconds, run_seconds); "
-                      f"got {value!r}")
+class _Watched:
+    """A small function that counts its traces, and refuses to run op by op (outside jit)."""
+
+    def __init__(self, eager_hint: str) -> None:
+        self.traces, self.eager_hint = 0, eager_hint
+
+    def __call__(self, x: Any) -> Any:
+        if not isinstance(x, jax.core.Tracer):  # say so now, before it compiles each op
+            raise Mistake(self.eager_hint)
+        self.traces += 1
+        return x * 2
+
+
+@exercise(LESSON, 1, "compile time and run time")
+def compile_and_run(student_fn: Any) -> str:
+    fn = _Watched("fn ran as written, op by op: time the jitted function, "
+                  "time_fn(jax.jit(fn), x, ...)")
+    x = np.linspace(-1.0, 1.0, 16, dtype=np.float32)
+    jax.block_until_ready(jax.jit(fn)(x))  # compiled already: only a cleared cache compiles anew
+    what = "compile_and_run(fn, x)"
+    fn.traces = 0
+    got = call(student_fn, fn, x, what=what)
     try:
-        compile_s, run_s = float(value[0]), float(value[1])
+        compile_s, run_s = (float(t) for t in got)
     except (TypeError, ValueError):
-        raise Mistake(f"compile_vs_run[{rows!r}] should hold two numbers of seconds; got "
-                      f"{value!r} (a Timing? use its .median)") from None
+        raise Mistake(f"{what} should return two numbers of seconds, (compile_seconds, "
+                      f"run_seconds); got {summary(got)} (a Timing? use its .median)") from None
     if not (math.isfinite(compile_s) and math.isfinite(run_s) and compile_s > 0 and run_s > 0):
-        raise Mistake(f"compile_vs_run[{rows!r}] = {value!r}: times must be positive seconds")
-    return compile_s, run_s
-
-
-@exercise(LESSON, 1, "compile time vs run time")
-def compile_vs_run(answer: Any) -> str:
-    if not isinstance(answer, dict) or len(answer) < 2:
-        raise Mistake(f"expected a dict {{rows: (compile_seconds, run_seconds)}} with one entry "
-                      f"per size; got {type(answer).__name__} {answer!r}")
-    try:
-        sizes = sorted(answer)
-    except TypeError:
-        raise Mistake("the keys of compile_vs_run should be the numbers of rows") from None
-    times = {rows: _pair(rows, answer[rows]) for rows in sizes}
-    if all(compile_s < run_s for compile_s, run_s in times.values()):
-        raise Mistake("every compile time is shorter than its run time: are the pairs swapped? "
-                      "Each value is (compile_seconds, run_seconds)")
-    cached = [rows for rows, (compile_s, _) in times.items() if compile_s < REAL_COMPILE]
-    if cached:
-        shown = ", ".join(f"{format(rows, ',')} rows: {times[rows][0] * 1e6:.0f} µs"
-                          for rows in cached)
-        raise Mistake(f"compile times of {shown} are too short for an XLA compile: that is the "
-                      f"compile cache answering, not a compile. Use timing.compile_time(norm, M), "
-                      f"which clears the cache first")
-    small, large = sizes[0], sizes[-1]
-    ratios = {rows: compile_s / run_s for rows, (compile_s, run_s) in times.items()}
-    if jax.default_backend() != "cpu":  # on a GPU these matrices may all run in the same time
-        return (f"real compiles, costing {ratios[small]:,.0f} runs at {small:,} rows and "
-                f"{ratios[large]:,.0f} at {large:,}")
-    if times[large][1] <= times[small][1]:
-        raise Mistake(f"the run time for {large:,} rows ({times[large][1] * 1e6:.0f} µs) is not "
-                      f"longer than for {small:,} rows ({times[small][1] * 1e6:.0f} µs): time the "
-                      f"jitted norm on each matrix with time_fn(...).median, which waits for the "
-                      f"result")
-    if ratios[small] <= ratios[large]:
-        raise Mistake(f"compile / run is {ratios[small]:,.0f} for {small:,} rows but "
-                      f"{ratios[large]:,.0f} for {large:,}: check that each compile time and "
-                      f"run time belong to the same size")
-    return (f"compiling costs {ratios[small]:,.0f} runs at {small:,} rows but only "
-            f"{ratios[large]:,.0f} at {large:,}: it weighs most on small inputs")
+        raise Mistake(f"{what} returned ({compile_s:.3g}, {run_s:.3g}): times are positive "
+                      f"seconds")
+    if compile_s < run_s:
+        raise Mistake(f"a compile of {format_seconds(compile_s)} is shorter than a call of "
+                      f"{format_seconds(run_s)}: are the two swapped? Return (compile_seconds, "
+                      f"run_seconds)")
+    if compile_s < REAL_COMPILE:
+        raise Mistake(f"a compile time of {format_seconds(compile_s)} is too short for an XLA "
+                      f"compile: that is the compile cache answering (fn had been compiled "
+                      f"before). Use compile_time(fn, x), which clears the cache first")
+    if not fn.traces:
+        raise Mistake("fn was never traced, so never compiled: measure the compile of this fn "
+                      "with compile_time(fn, x), and time jax.jit(fn) with time_fn")
+    warm = time_fn(jax.jit(fn), x, repeats=5).median
+    if run_s > max(30 * warm, 5e-4):
+        raise Mistake(f"a call of {format_seconds(run_s)}, where a warm call of jax.jit(fn) takes "
+                      f"about {format_seconds(warm)}: that is the first call, or a total. Return "
+                      f"the median of time_fn(jax.jit(fn), x, ...)")
+    return (f"a real compile ({format_seconds(compile_s)}) and a warm call of the jitted "
+            f"function ({format_seconds(run_s)})")
 
 
 def _trace_inputs() -> list[list[Any]]:
@@ -107,14 +106,15 @@ def count_traces(student_fn: Any) -> str:
     for index, inputs in enumerate(_trace_inputs()):
         want = _reference_count(index)
         what = f"count_traces(fn, inputs) for {len(inputs)} inputs"
-        # a new fn each time: an empty cache
-        got = call(student_fn, lambda x: x * 2, inputs, what=what, hints={
+        fn = _Watched("fn was called outside jax.jit: call it only inside the jitted "
+                      "function, whose traces you count")  # a new fn each time: an empty cache
+        got = call(student_fn, fn, inputs, what=what, hints={
             "UnboundLocalError": f"{what} raised UnboundLocalError: `count += 1` inside the "
             f"nested function makes count a new local variable of it. Declare `nonlocal count` "
             f"in the nested function, or keep the count in a one-element list "
             f"(counter = [0]; counter[0] += 1)"})
         if not isinstance(got, (int, np.integer)):
-            raise Mistake(f"{what} returned {type(got).__name__} {got!r}; return the count, an int")
+            raise Mistake(f"{what} returned {summary(got)}; return the count, an int")
         if got == len(inputs) and want < len(inputs):
             raise Mistake(f"{what} returned {got}, one per call: count inside the function that "
                           f"jax.jit wraps (a Python side effect runs only while tracing), and jit "
@@ -125,42 +125,53 @@ def count_traces(student_fn: Any) -> str:
         if got != want:
             raise Mistake(f"{what} returned {got}; the answer is {want}. Call the jitted function "
                           f"on every input, in order")
+        if fn.traces < want:
+            raise Mistake(f"fn was traced {fn.traces} times, for {want} traces: the jitted "
+                          f"function must call fn(x) (and return what it returns)")
     return "counts traces, not calls: new shapes, dtypes and Python numbers trace again"
 
 
-def _reference_clip(g: Any, limit: float) -> jax.Array:
-    squared = jnp.sum(g * g)
-    too_long = squared > limit ** 2
-    n = jnp.sqrt(jnp.where(too_long, squared, 1.0))
-    return jnp.where(too_long, g * (limit / n), g)
+def _reference_clip(g: np.ndarray, limit: float) -> tuple[np.ndarray, np.ndarray]:
+    """clip_norm(g, limit) and the gradient of its sum, worked out by hand, in float64."""
+    g = g.astype(np.float64)
+    n = np.linalg.norm(g)
+    if n <= limit:
+        return g, np.ones_like(g)
+    return g * limit / n, limit / n * (1 - g * g.sum() / n ** 2)
+
+
+# (what, g, limit): norms far and just either side of the limit, for three limits, and g = 0.
+_CLIP_CASES = [("a long g", [3.0, 4.0, 0.0], 1.0), ("a short g", [0.3, -0.4, 0.1], 1.0),
+               ("g = 0", [0.0, 0.0, 0.0], 1.0), ("g of norm 2.6", [2.4, 1.0, 0.0], 3.0),
+               ("g of norm 4", [2.4, -3.2, 0.0], 3.0), ("g of norm 0.6", [0.0, 0.36, -0.48], 0.5)]
 
 
 @exercise(LESSON, 3, "clip_norm without NaN gradients")
 def clip_norm(student_fn: Any) -> str:
-    limit = 1.0
-    cases = {"a long g": np.array([3.0, 4.0, 0.0], np.float32),
-             "a short g": np.array([0.3, -0.4, 0.1], np.float32),
-             "g = 0": np.zeros(3, np.float32)}
-    for name, g in cases.items():
-        what = f"clip_norm(g, {limit}) for {name}, {g.tolist()}"
+    cases = [(name, np.array(g, np.float32), limit) for name, g, limit in _CLIP_CASES]
+    for (name, g, limit), (_, shown, _) in zip(cases, _CLIP_CASES):
+        what = f"clip_norm(g, {limit}) for {name}, {shown}"
         got = np.asarray(call(student_fn, g, limit, what=what))
-        want = np.asarray(_reference_clip(g, limit))
-        if name == "a long g" and np.allclose(got, np.clip(g, -limit, limit)):
+        want, _ = _reference_clip(g, limit)
+        if np.allclose(got, np.clip(g, -limit, limit)) and not np.allclose(want, g):
             raise Mistake("clip the norm of the whole vector, not each element: g * limit / "
                           "norm(g) when norm(g) > limit")
-        if name == "a short g" and not np.allclose(got, g, atol=1e-6):
-            raise Mistake(f"{what} changed g, whose norm is below the limit: leave it unchanged")
+        if np.linalg.norm(g) <= limit and not np.allclose(got, g, atol=1e-6):
+            raise Mistake(f"{what} changed g, whose norm is below the limit: leave it unchanged "
+                          f"(compare the squared norm with limit ** 2)")
+        if np.linalg.norm(g) > limit and np.allclose(got, g, atol=1e-6):
+            raise Mistake(f"{what} left g unchanged, but its norm is above the limit: scale it "
+                          f"down (compare the squared norm with limit ** 2)")
         expect_close(got, want, what, hint="scale g to norm `limit` only when it is longer")
-    try:
-        jitted = np.asarray(jax.jit(student_fn)(cases["a long g"], limit))
-    except jax.errors.TracerBoolConversionError:
-        raise Mistake("jax.jit(clip_norm) fails: no Python `if` on a traced value; pick with "
-                      "jnp.where") from None
-    expect_close(jitted, _reference_clip(cases["a long g"], limit), "jax.jit(clip_norm)")
-    for name, g in cases.items():
+    # one compiled program for every case: under jit (no Python `if`), and with its gradient
+    gradient = jax.jit(jax.grad(lambda v, limit: jnp.sum(student_fn(v, limit))))
+    for name, g, limit in cases:
         what = f"the gradient of sum(clip_norm(g, {limit})) at {name}"
         try:
-            got = np.asarray(jax.grad(lambda v: jnp.sum(student_fn(v, limit)))(g))
+            got = np.asarray(gradient(g, limit))
+        except jax.errors.TracerBoolConversionError:
+            raise Mistake("jax.jit(clip_norm) fails: no Python `if` on a traced value; pick with "
+                          "jnp.where") from None
         except Exception as err:
             raise Mistake(f"{what} raised {type(err).__name__}: {str(err)[:120]}") from err
         if not np.all(np.isfinite(got)):
@@ -169,9 +180,8 @@ def clip_norm(student_fn: Any) -> str:
                           f"by the norm and the norm itself (a sqrt, even jnp.linalg.norm) are "
                           f"infinite at 0: use the double where on the squared norm, "
                           f"sqrt(jnp.where(too_long, squared, 1.0)), before any sqrt")
-        want = jax.grad(lambda v: jnp.sum(_reference_clip(v, limit)))(g)
-        expect_close(got, want, what)
-    return "right values, works under jit, finite and right gradients at g = 0 too"
+        expect_close(got, _reference_clip(g, limit)[1], what)
+    return "right values for three limits, works under jit, finite and right gradients at g = 0 too"
 
 
 def _printed(fn: Callable[..., Any], *inputs: np.ndarray) -> tuple[list[Any], str]:
