@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from .memory_watch import MemoryWatch, format_bytes
 
 __all__ = ["CELL_TIMEOUT", "DEFAULT_LIMITS", "NOTEBOOK_TIMEOUT", "CellRun", "Kernel", "Limits",
-           "execute", "in_thread", "run_cells"]
+           "WARM_UP", "execute", "in_thread", "run_cells"]
 
 NOTEBOOK_TIMEOUT = 300  # seconds for a whole notebook
 CELL_TIMEOUT = 60  # seconds for one cell: an endless loop costs this, and the rest still runs

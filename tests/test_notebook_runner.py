@@ -1,9 +1,12 @@
-"""Running a notebook with limits: what the grader's cells leave behind, and memory sizes."""
+"""Running a notebook with limits: what the grader's cells leave behind, warm kernels, sizes."""
+import subprocess
+import sys
+
 import nbformat
 import pytest
 
 from nn_from_scratch.memory_watch import format_bytes, parse_bytes
-from nn_from_scratch.notebook_runner import execute
+from nn_from_scratch.notebook_runner import WARM_UP, execute
 
 
 def test_a_quiet_cell_runs_but_leaves_nothing_in_the_kernels_history(tmp_path):
@@ -34,3 +37,15 @@ def test_a_size_that_is_not_one_says_what_is_expected(text):
 def test_sizes_are_written_as_they_are_read():
     assert [format_bytes(n) for n in (2**30, 3 * 2**29, 300 * 2**20, 100, None)] == [
         "1 GB", "1.5 GB", "300 MB", "100 B", "no limit"]
+
+
+def test_warming_a_kernel_leaves_jax_free_to_choose_its_devices():
+    """Lessons 11 and 12 ask for 8 CPU devices in their first cell: the imports that warm a
+    kernel before its notebook must not have started JAX's backend."""
+    code = (f"{WARM_UP}\nfrom jax._src import xla_bridge\n"
+            "from nn_from_scratch.parallel import simulate_cpu_devices\n"
+            "assert not xla_bridge._backends, 'a module computes at import'\n"
+            "simulate_cpu_devices(8)\nprint(jax.device_count())")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120)
+    assert result.stdout.strip() == "8", result.stderr
