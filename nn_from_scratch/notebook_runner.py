@@ -95,13 +95,18 @@ class Kernel:
         # no kernel chatter; an error shows as its message, not a traceback through JAX
         await manager.start_kernel(env=kernel_env(), cwd=str(cwd), extra_arguments=[
             "--Application.log_level=ERROR", "--InteractiveShell.xmode=Minimal"])
-        client = manager.client()
-        client.start_channels()
-        await client.wait_for_ready(timeout=60)
-        if warm:
-            await client.execute_interactive(WARM_UP, silent=True, store_history=False,
-                                             timeout=60)
-        return cls(manager, client, time.monotonic() - start)
+        kernel = cls(manager, manager.client(), 0.0)
+        try:
+            kernel.client.start_channels()
+            await kernel.client.wait_for_ready(timeout=60)
+            if warm:
+                await kernel.client.execute_interactive(WARM_UP, silent=True,
+                                                        store_history=False, timeout=60)
+        except BaseException:
+            await kernel.shutdown()  # never leave a half-started kernel behind
+            raise
+        kernel.seconds = time.monotonic() - start
+        return kernel
 
     @property
     def pid(self) -> int | None:
