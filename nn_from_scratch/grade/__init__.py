@@ -16,10 +16,18 @@ one module each, in the order a notebook goes through them:
 - :mod:`.exports` and :mod:`.lms`: the table, CSV, feedback files, JSON, and
   Gradescope's and GitHub Classroom's formats; :mod:`.cli`: the command line.
 """
-from .batch import grade_paths, notebooks_in, shard
-from .notebook import grade_notebook, lesson_of
-from .results import Graded, Row
-from .verdicts import check_results
+import importlib
+from typing import Any
 
-__all__ = ["Graded", "Row", "check_results", "grade_notebook", "grade_paths", "lesson_of",
-           "notebooks_in", "shard"]
+# Imported on first use, so that ``grade --csv /no/such/dir/g.csv`` is refused before nbformat
+# and JAX are even loaded.
+_WHERE = {"grade_paths": "batch", "notebooks_in": "batch", "shard": "batch",
+          "grade_notebook": "notebook", "lesson_of": "notebook", "Graded": "results",
+          "Row": "results", "check_results": "verdicts"}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)

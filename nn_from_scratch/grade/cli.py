@@ -12,7 +12,6 @@ from pathlib import Path
 from .._checks import InputError, check_writable_folder
 from ..memory_watch import format_bytes, parse_bytes
 from ..notebook_runner import CELL_TIMEOUT, NOTEBOOK_TIMEOUT, Limits
-from .batch import grade_paths, notebooks_in, shard
 from .exports import format_table, write_csv, write_feedback
 from .lms import write_classroom, write_gradescope
 from .results import Graded, load_json, merge, to_json
@@ -94,6 +93,8 @@ def _results(args: argparse.Namespace) -> list[Graded]:
         merged = merge(load_json(path) for path in args.paths)
         _one_for_gradescope(args, len(merged))
         return merged
+    from .batch import grade_paths, notebooks_in, shard  # nbformat, JAX: after the checks
+
     limits = _limits(args)
     notebooks = notebooks_in(args.paths)
     if args.shard:
