@@ -98,18 +98,36 @@ def test_ema():
     assert_result(check.ema(numpy_inside), "failed", "traced arrays")
 
 
-def test_variance64():
+def variance64(xs):
     with jax.enable_x64(True):
-        right = jnp.var(jnp.array([1e8 + 1, 1e8 + 2, 1e8 + 3]))
-        sample = jnp.var(jnp.array([1e8 + 1, 1e8 + 2, 1e8 + 3]), ddof=1)
-    float32 = jnp.var(jnp.array([1e8 + 1, 1e8 + 2, 1e8 + 3]))
-    assert_result(check.variance64(right), "passed")
-    assert_result(check.variance64(float(right)), "passed")
-    assert_result(check.variance64(...), "not done")
-    assert_result(check.variance64(float32), "failed", "float32", "INSIDE")
-    assert_result(check.variance64(float(float32)), "failed", "float32's answer")
-    assert_result(check.variance64(np.var([1e8 + 1, 1e8 + 2, 1e8 + 3])), "failed", "NumPy")
+        return jnp.var(jnp.array(xs))
+
+
+def test_variance64():
+    assert_result(check.variance64(variance64), "passed")
+    assert_result(check.variance64(lambda xs: float(variance64(xs))), "passed")
+    assert_result(check.variance64(stub), "not done")
+    assert_result(check.variance64(lambda xs: 2 / 3), "failed", "expected")  # the answer typed in
+    assert_result(check.variance64(lambda xs: jnp.var(jnp.array(xs))), "failed", "float32",
+                  "INSIDE")
+    assert_result(check.variance64(lambda xs: float(jnp.var(jnp.array(xs)))), "failed",
+                  "float32's answer")
+    assert_result(check.variance64(lambda xs: np.var(xs)), "failed", "NumPy")
+
+    def sample(xs):
+        with jax.enable_x64(True):
+            return jnp.var(jnp.array(xs), ddof=1)
     assert_result(check.variance64(sample), "failed", "ddof=1")
+
+    def of_the_list(xs):
+        with jax.enable_x64(True):
+            return jnp.var(xs)
+    assert_result(check.variance64(of_the_list), "failed", "not a list", "jnp.array(xs)")
+
+    def std(xs):
+        with jax.enable_x64(True):
+            return jnp.std(jnp.array(xs))
+    assert_result(check.variance64(std), "failed", "expected")
 
 
 def softplus(x):

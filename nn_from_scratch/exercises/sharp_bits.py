@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._core import Mistake, call, exercise, expect_close, expect_shape
+from ._core import Mistake, call, exercise, expect_close, expect_shape, summary
 
 LESSON = "05_sharp_bits"
 # Indices into 4 rows: in range, one past the end, negative (from the end), below -4, far out.
@@ -149,29 +149,42 @@ def ema(student_fn: Any) -> str:
             f"({sizes[100]} operation{'s' if sizes[100] != 1 else ''})")
 
 
+# Lists whose spread is tiny next to their size: float32 loses it, float64 keeps it.
+_VARIANCE_INPUTS = ([1e8 + 1, 1e8 + 2, 1e8 + 3], [1e9 + 0.25, 1e9 - 0.5, 1e9 + 1.0, 1e9],
+                    [3.0, -1.0, 2.5, 0.125])
+
+
 @exercise(LESSON, 4, "variance in float64")
-def variance64(value: Any) -> str:
-    want = 2 / 3
-    if isinstance(value, (np.ndarray, np.generic)) and not isinstance(value, jax.Array):
-        raise Mistake("that is a NumPy value: compute it with jnp.var, inside "
-                      "`with jax.enable_x64(True):`")
-    if isinstance(value, jax.Array) and value.dtype != jnp.float64:
-        raise Mistake(f"a JAX array of dtype {value.dtype}: create the array INSIDE `with "
-                      f"jax.enable_x64(True):`; an array made outside stays float32")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise Mistake(f"expected one number, the variance; got {type(value).__name__}") from None
-    if abs(number) < 1e-3:
-        raise Mistake(f"got {number:.3g}, float32's answer: near 1e8, float32 numbers are 8 "
-                      f"apart, so 1e8 + 1, + 2 and + 3 all become 1e8. Make the array and "
-                      f"compute inside `with jax.enable_x64(True):`")
-    if np.isclose(number, 1.0):
-        raise Mistake("got 1.0, the sample variance (ddof=1); use jnp.var's default, the mean "
-                      "of the squared deviations")
-    if not np.isclose(number, want, rtol=1e-9):
-        raise Mistake(f"got {number!r}; the variance of 1e8 + 1, 1e8 + 2, 1e8 + 3 is 2/3")
-    return "2/3 exactly, where float32 says 0"
+def variance64(student_fn: Any) -> str:
+    for xs in _VARIANCE_INPUTS:
+        what = f"variance64({xs})"
+        value = call(student_fn, list(xs), what=what, hints={
+            "requires ndarray": "jnp.var takes an array, not a list: make one with jnp.array(xs), "
+                                "inside the `with jax.enable_x64(True):` block"})
+        if isinstance(value, (np.ndarray, np.generic)) and not isinstance(value, jax.Array):
+            raise Mistake("that is a NumPy value: compute it with jnp.var, inside "
+                          "`with jax.enable_x64(True):`")
+        if isinstance(value, jax.Array) and value.dtype != jnp.float64:
+            raise Mistake(f"{what} is a JAX array of dtype {value.dtype}: create the array "
+                          f"INSIDE `with jax.enable_x64(True):`; an array made outside stays "
+                          f"float32")
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise Mistake(f"{what} should be one number, the variance; got "
+                          f"{summary(value)}") from None
+        want = float(np.var(np.array(xs, np.float64)))
+        if want > 0.1 and abs(number) < 1e-3 * want:
+            raise Mistake(f"{what} = {number:.3g}, float32's answer: near 1e8, float32 numbers "
+                          f"are 8 apart, so 1e8 + 1, + 2 and + 3 all become 1e8. Make the array "
+                          f"and compute inside `with jax.enable_x64(True):`")
+        if np.isclose(number, float(np.var(np.array(xs, np.float64), ddof=1)), rtol=1e-9):
+            raise Mistake(f"{what} = {number:.6g}, the sample variance (ddof=1); use jnp.var's "
+                          f"default, the mean of the squared deviations")
+        if not np.isclose(number, want, rtol=1e-9):
+            raise Mistake(f"{what} = {number!r}; expected jnp.var of these numbers in float64, "
+                          f"{want!r}")
+    return "float64 variances of three lists, two of which float32 says are 0"
 
 
 @exercise(LESSON, 5, "softplus that neither overflows nor NaNs")
@@ -189,7 +202,7 @@ def softplus(student_fn: Any) -> str:
                  atol=1e-6, hint="softplus(x) = log(1 + exp(x))")
     xs = xs[xs != 0]  # at exactly 0, max(x, 0) and |x| have kinks: the lesson shows it apart
     try:
-        grads = np.asarray(jax.vmap(jax.grad(student_fn))(xs))
+        grads = np.asarray(jax.jit(jax.vmap(jax.grad(student_fn)))(xs))  # one compile
     except Exception as err:
         raise Mistake(f"jax.grad(softplus) raised {type(err).__name__}: {str(err)[:120]}") from err
     if not np.all(np.isfinite(grads)):
