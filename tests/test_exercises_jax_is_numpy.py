@@ -90,24 +90,47 @@ def test_wall_time():
     assert_result(check.wall_time(lambda fn, *a: 1e3 * blocking_timer(fn, *a)), "failed",
                   "not milliseconds")
     assert_result(check.wall_time(lambda fn, *a: 0.1), "failed", "no work")
+    assert_result(check.wall_time(lambda fn, *a: (fn(*a).block_until_ready(),
+                                                  time.perf_counter())[1]), "failed",
+                  "reading of the clock", "- start")
     assert_result(check.wall_time(lambda fn, *a: "0.1 s"), "failed", "number of seconds")
 
 
-GOOD = {100: 0.2, 1000: 0.1, 10_000: 0.1, 100_000: 0.2, 1_000_000: 0.6, 10_000_000: 0.4}
+def add_speedup(n, timer):
+    a_np, a_jnp = np.ones(n, np.float32), jnp.ones(n)
+    return timer(np.add, a_np, a_np) / timer(jnp.add, a_jnp, a_jnp)
 
 
-@pytest.mark.parametrize("speedups, status, hint", [
-    (GOOD, "passed", "NumPy wins"),
-    ({float(n): v for n, v in GOOD.items()}, "passed", ""),  # 1e2 as a key is fine
-    (..., "not done", ""),
-    ({n: 1 / v for n, v in GOOD.items()}, "failed", "upside down"),
-    ({100: 0.2, 1000: 0.1}, "failed", "no speed-up for sizes [10000"),
-    ([0.2, 0.1], "failed", "expected a dict"),
-    ({**GOOD, 1000: float("nan")}, "failed", "positive numbers"),
-    ({**GOOD, 100: (1e-6, 5e-6)}, "failed", "one number"),
+def speedup_with(numpy_ones=lambda n: np.ones(n, np.float32), jax_ones=jnp.ones,
+                 ratio=lambda t_np, t_jnp: t_np / t_jnp):
+    def wrong(n, timer):
+        a_np, a_jnp = numpy_ones(n), jax_ones(n)
+        return ratio(timer(np.add, a_np, a_np), timer(jnp.add, a_jnp, a_jnp))
+    return wrong
+
+
+@pytest.mark.parametrize("answer, status, hints", [
+    (add_speedup, "passed", ["NumPy's time / JAX's time"]),
+    (stub, "not done", []),
+    # the case: the two times multiplied
+    (speedup_with(ratio=lambda t_np, t_jnp: t_np * t_jnp), "failed", ["multiplied", "DIVIDED"]),
+    (speedup_with(ratio=lambda t_np, t_jnp: t_jnp / t_np), "failed", ["upside down"]),
+    (speedup_with(ratio=lambda t_np, t_jnp: t_np - t_jnp), "failed", ["subtracted"]),
+    (speedup_with(ratio=lambda t_np, t_jnp: t_np), "failed", ["one of the two times"]),
+    (speedup_with(numpy_ones=np.ones), "failed", ["float64", "np.ones(n, np.float32)"]),
+    (speedup_with(numpy_ones=lambda n: np.zeros(n, np.float32)), "failed", ["n ones"]),
+    (speedup_with(jax_ones=lambda n: np.ones(n, np.float32)), "failed", ["copying"]),
+    (speedup_with(jax_ones=lambda n: jnp.ones(1000)), "failed", ["for n = 100", "n ones"]),
+    (lambda n, timer: 1.5, "failed", ["never called the timer"]),
+    (lambda n, timer: timer(np.add, np.ones(n, np.float32), np.ones(n, np.float32)), "failed",
+     ["never timed jnp.add"]),
+    (lambda n, timer: timer(n, np.add) / timer(n, jnp.add), "failed", ["function first"]),
+    (lambda n, timer: add_speedup(n, lambda fn, *a: timer(fn, *a).median), "failed",
+     ["no .median"]),
+    (lambda n, timer: (add_speedup(n, timer), "1.5x")[1], "failed", ["a ratio"]),
 ])
-def test_add_speedups(speedups, status, hint):
-    assert_result(check.add_speedups(speedups), status, hint)
+def test_add_speedup(answer, status, hints):
+    assert_result(check.add_speedup(answer), status, *hints)
 
 
 def test_add_with_lax():
