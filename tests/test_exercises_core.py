@@ -132,3 +132,29 @@ def test_finish_first_points_at_the_earlier_exercise_not_this_one():
     exec("def double(x):\n    return 2 * x\n", namespace)
     finish_first(namespace["quadruple"], "double", _double)  # done: no complaint
     finish_first(lambda x: x, "double", _double)  # does not use it: no complaint
+
+
+def test_fast_call_compiles_but_falls_back_to_the_code_as_written():
+    from nn_from_scratch.exercises._core import fast_call
+    from nn_from_scratch.model import relu
+
+    assert float(fast_call(lambda x: x * 2, np.float32(3), what="double(x)")) == 6
+    assert fast_call(lambda x: float(x) * 2, np.float32(3), what="double(x)") == 6  # no jit
+    with pytest.raises(Mistake, match="raised ValueError: no"):
+        fast_call(fails_with("no"), 1, what="f(x)")
+    with pytest.raises(Mistake, match="library's own relu"):
+        fast_call(relu, np.ones(2), what="relu(x)")
+    with pytest.raises(Mistake, match="forget `return`"):
+        fast_call(lambda x: None, 1, what="f(x)")
+    with pytest.raises(NotImplementedError):
+        fast_call(stub, 1, what="f(x)")
+
+
+def test_expect_int_takes_whole_numbers_only():
+    from nn_from_scratch.exercises._core import expect_int
+
+    assert expect_int(np.int64(8), "n", "an int") == 8
+    assert expect_int(8.0, "n", "an int") == 8
+    for wrong in (2.5, [8], np.ones(3), "eight", float("nan")):
+        with pytest.raises(Mistake, match="n returned .*; an int"):
+            expect_int(wrong, "n", "an int")

@@ -324,3 +324,19 @@ def fast_call(fn: Any, *args: Any, what: str, static_argnums: tuple[int, ...] = 
     if out is None:
         raise Mistake(_("{what} returned None: did you forget `return`?").format(what=what))
     return out
+
+
+def expect_int(got: Any, what: str, hint: str) -> int:
+    """``got`` as an ``int`` if it is a whole number (an int, a NumPy integer, ``3.0``).
+
+    Anything else (a list, an array, ``2.5``, a string) is a :class:`Mistake` that
+    says ``"<what> returned <a summary of got>; <hint>"``.
+    """
+    try:
+        whole = np.ndim(got) == 0 and float(got) == int(got)
+    except (TypeError, ValueError, OverflowError):
+        whole = False
+    if not whole:
+        raise Mistake(_("{what} returned {value}; {hint}").format(
+            what=what, value=summary(got), hint=hint))
+    return int(got)
