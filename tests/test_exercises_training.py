@@ -3,8 +3,7 @@ the typical mistakes with a hint that names the fix."""
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
-from conftest import assert_result, stub
+from conftest import assert_result, own, stub
 
 from nn_from_scratch import losses, train
 from nn_from_scratch.exercises import training as check
@@ -12,7 +11,7 @@ from nn_from_scratch.model import batched_predict
 
 
 def test_one_hot():
-    assert_result(check.one_hot(losses.one_hot), "passed")
+    assert_result(check.one_hot(own(losses.one_hot)), "passed")
     assert_result(check.one_hot(jax.nn.one_hot), "passed")
     assert_result(check.one_hot(stub), "not done", "NotImplementedError")
     assert_result(check.one_hot(lambda labels, k: losses.one_hot(labels, k).T), "failed",
@@ -31,7 +30,7 @@ def seed_loss(params, images, targets):  # the seed tutorial's: averages over cl
 
 
 def test_loss():
-    assert_result(check.loss(losses.loss), "passed")
+    assert_result(check.loss(own(losses.loss)), "passed")
     assert_result(check.loss(stub), "not done")
     assert_result(check.loss(seed_loss), "failed", "seed tutorial", "our loss / 5")
 
@@ -52,7 +51,7 @@ def test_loss():
 
 
 def test_accuracy():
-    assert_result(check.accuracy(losses.accuracy), "passed")
+    assert_result(check.accuracy(own(losses.accuracy)), "passed")
     assert_result(check.accuracy(stub), "not done")
 
     def rows_entrywise(params, images, targets):
@@ -83,7 +82,8 @@ def step(params, x, y, step_size, sign=-1, biases=True, weights=True):
 
 
 def test_update():
-    assert_result(check.update(train.update), "passed")
+    assert_result(check.update(own(train.update)), "passed")
+    assert_result(check.update(train.update), "failed", "library's own update")
     assert_result(check.update(jax.jit(train.update)), "passed")
 
     def tree_map_update(params, x, y, step_size):
@@ -99,6 +99,12 @@ def test_update():
                   "use the step_size argument")
     assert_result(check.update(lambda p, x, y, s: jax.grad(losses.loss)(p, x, y)), "failed",
                   "returned the gradients")
+
+    def the_step(params, x, y, step_size):  # 08.4 in #15: the step, not params minus it
+        grads = jax.grad(losses.loss)(params, x, y)
+        return [(step_size * dw, step_size * db) for dw, db in grads]
+    assert_result(check.update(the_step), "failed", "the step itself", "w - step_size * dw")
+    assert "use the step_size argument" not in check.update(the_step).message
 
     def seed_update(params, x, y, step_size):
         grads = jax.grad(seed_loss)(params, x, y)
@@ -123,17 +129,50 @@ def test_best_epoch():
     assert_result(check.best_epoch(lambda h: max(h.val_accuracy)), "failed", "an int")
 
 
-@pytest.mark.parametrize("ratio, status, hint", [
-    (10.0, "passed", "10x"), (10.0004, "passed", ""), (..., "not done", ""),
-    (0.1, "failed", "other way up"), (1.0, "failed", "same"), (3.16, "failed", "global norm"),
-    (float("nan"), "failed", "divide")])
-def test_seed_gradient_ratio(ratio, status, hint):
-    assert_result(check.seed_gradient_ratio(ratio), status, hint)
+def norm_ratio(params, images, targets, ours=losses.loss, seeds=seed_loss, square=False):
+    def global_norm(tree):
+        total = sum(jnp.sum(leaf ** 2) for leaf in jax.tree.leaves(tree))
+        return total if square else jnp.sqrt(total)
+    return (global_norm(jax.grad(ours)(params, images, targets))
+            / global_norm(jax.grad(seeds)(params, images, targets)))
 
 
-@pytest.mark.parametrize("gap, status, hint", [
-    (0.012, "passed", "within"), (-0.01, "passed", ""), (..., "not done", ""),
-    (1.2, "failed", "percentages"), (0.3, "failed", "10 points"),
-    (float("inf"), "failed", "subtract")])
-def test_small_network_gap(gap, status, hint):
-    assert_result(check.small_network_gap(gap), status, hint)
+def test_seed_gradient_ratio():
+    assert_result(check.seed_gradient_ratio(norm_ratio), "passed", "5x")
+    assert_result(check.seed_gradient_ratio(lambda *a: float(norm_ratio(*a))), "passed")
+    assert_result(check.seed_gradient_ratio(stub), "not done")
+    assert_result(check.seed_gradient_ratio(...), "not done")
+    assert_result(check.seed_gradient_ratio(lambda *a: 10), "failed", "typing")  # 08.6 in #15
+    assert_result(check.seed_gradient_ratio(10.0), "failed", "expected a function")
+    assert_result(check.seed_gradient_ratio(
+        lambda *a: norm_ratio(*a, ours=seed_loss, seeds=losses.loss)), "failed", "other way up")
+    assert_result(check.seed_gradient_ratio(lambda *a: norm_ratio(*a, seeds=losses.loss)),
+                  "failed", "same")
+    assert_result(check.seed_gradient_ratio(lambda *a: norm_ratio(*a, square=True)), "failed",
+                  "square root")
+    assert_result(check.seed_gradient_ratio(lambda *a: -norm_ratio(*a)), "failed", "negative")
+    assert_result(check.seed_gradient_ratio(lambda *a: 3.16), "failed", "expected 5")
+
+
+def last_gap(big, small):
+    return big.val_accuracy[-1] - small.val_accuracy[-1]
+
+
+def test_small_network_gap():
+    assert_result(check.small_network_gap(last_gap), "passed")
+    assert_result(check.small_network_gap(stub), "not done")
+    assert_result(check.small_network_gap(...), "not done")
+    # 08.7 in #15: a wrong sign, the training set, and a typed 0.0
+    assert_result(check.small_network_gap(lambda b, s: -last_gap(b, s)), "failed", "sign")
+    assert_result(check.small_network_gap(
+        lambda b, s: b.train_accuracy[-1] - s.train_accuracy[-1]), "failed", "TRAINING")
+    assert_result(check.small_network_gap(lambda b, s: 0.0), "failed", "expected")
+    assert_result(check.small_network_gap(0.0), "failed", "expected a function")
+    assert_result(check.small_network_gap(
+        lambda b, s: max(b.val_accuracy) - max(s.val_accuracy)), "failed", "best epochs")
+    assert_result(check.small_network_gap(
+        lambda b, s: b.val_accuracy[0] - s.val_accuracy[0]), "failed", "first epochs")
+    assert_result(check.small_network_gap(lambda b, s: b.val_loss[-1] - s.val_loss[-1]),
+                  "failed", "LOSSES")
+    assert_result(check.small_network_gap(lambda b, s: 100 * last_gap(b, s)), "failed",
+                  "percentage")

@@ -5,33 +5,37 @@ on small random networks and batches made with NumPy, and the usual mistakes get
 their own hints: a transposed or integer one-hot, the seed tutorial's loss that
 also averages over the classes, probabilities where log-probabilities belong,
 accuracy that compares one-hot rows entry by entry, a step UP the gradient, an
-update that forgets the biases. Then two questions about reading a run: which
-epoch to keep (by the validation curve), and what the seed's loss does to the
-gradients.
+update that forgets the biases. Then three functions about reading runs: which
+epoch to keep (by the validation curve), what the seed's loss does to the
+gradients (on a 5-class network, so the lesson's 10 typed in fails), and the gap
+between two runs' validation accuracies (on made-up histories).
 """
 from typing import Any
 
 import jax
 import numpy as np
 
-from .. import losses, model
 from ..train import History
 from ._core import (
-    Hints,
     Mistake,
     NotDone,
+    _library_name,
     call,
     exercise,
     expect_close,
+    expect_int,
     expect_shape,
+    fast_call,
     reject_known_wrong,
+    summary,
 )
 
 LESSON = "08_training"
 # Every check uses networks of the same layer sizes and batches of the same size, made with
-# NumPy, and runs the student's function (and the reference) under jax.jit: one compile of the
-# whole function, where eager JAX would compile each of its operations, a hundred of them for a
-# gradient. 5 classes: neither a batch size nor 10, so mistakes show.
+# NumPy, and runs the student's function under jax.jit (fast_call): one compile of the whole
+# function, where eager JAX would compile each of its operations, a hundred of them for a
+# gradient. The reference is NumPy (backpropagation by hand in _grads): no compile at all.
+# 5 classes: neither a batch size nor 10, so mistakes show.
 SIZES = [8, 6, 6, 5]
 N_CLASSES = SIZES[-1]
 N = 12  # examples per batch
@@ -53,34 +57,35 @@ def _batch(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return images, labels, np.eye(N_CLASSES, dtype=np.float32)[labels]
 
 
-_reference_log_probs = jax.jit(model.batched_predict)
-_reference_loss = jax.jit(losses.loss)
-_reference_grad = jax.jit(jax.grad(losses.loss))
+def _forward(params: Any, images: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+    """The reference in NumPy (no JAX compile): each layer's input, and the log-probabilities."""
+    inputs, a = [], images.astype(np.float64)
+    for i, (w, b) in enumerate(params):
+        inputs.append(a)
+        a = a @ w.T + b
+        a = np.maximum(0, a) if i < len(params) - 1 else a
+    top = a.max(axis=1, keepdims=True)
+    return inputs, a - top - np.log(np.sum(np.exp(a - top), axis=1, keepdims=True))
 
 
 def _log_probs(params: Any, images: np.ndarray) -> np.ndarray:
-    return np.asarray(_reference_log_probs(params, images))
+    return _forward(params, images)[1]
 
 
-def _fast_call(fn: Any, *args: Any, what: str, static_argnums: tuple[int, ...] = (),
-               hints: Hints | None = None) -> Any:
-    """``fn(*args)`` compiled with ``jax.jit`` (fast); if that fails, run as written.
+def _loss(params: Any, images: np.ndarray, targets: np.ndarray) -> float:
+    return float(-np.mean(np.sum(_log_probs(params, images) * targets, axis=1)))
 
-    Running it again without ``jit`` gives the student the error their code really
-    raises (through :func:`call`), or an answer when only ``jit`` objected (a
-    ``float()`` of a traced value, say): the check then judges that answer.
-    """
-    if not callable(fn):
-        return call(fn, *args, what=what)  # the "expected a function" hint
-    try:
-        out = jax.jit(fn, static_argnums=static_argnums)(*args)
-    except (NotImplementedError, NotDone):
-        raise
-    except Exception:
-        return call(fn, *args, what=what, hints=hints)
-    if out is None:
-        raise Mistake(f"{what} returned None: did you forget `return`?")
-    return out
+
+def _grads(params: Any, images: np.ndarray, targets: np.ndarray) -> list[tuple[np.ndarray, ...]]:
+    """jax.grad(losses.loss), by hand: backpropagation through the layers, in NumPy."""
+    inputs, log_probs = _forward(params, images)
+    delta = (np.exp(log_probs) - targets) / len(images)  # d loss / d logits, (N, classes)
+    grads = []
+    for i in reversed(range(len(params))):
+        grads.append((delta.T @ inputs[i], delta.sum(axis=0)))
+        if i:  # back through W, then through the relu of the layer before
+            delta = (delta @ params[i][0]) * (inputs[i] > 0)
+    return grads[::-1]
 
 
 @exercise(LESSON, 1, "one_hot")
@@ -89,7 +94,7 @@ def one_hot(student_fn: Any) -> str:
              (np.array([0, 2, 1], np.int32), 6)]  # the top classes 3..5 are absent
     for labels, k in cases:
         what = f"one_hot(labels, {k}) for {len(labels)} labels"
-        got = np.asarray(_fast_call(student_fn, labels, k, what=what, static_argnums=(1,)))
+        got = np.asarray(fast_call(student_fn, labels, k, what=what, static_argnums=(1,)))
         batch = len(labels)
         if got.shape == (k, batch):
             raise Mistake(f"{what} returned shape {got.shape}, the transpose: one ROW per label, "
@@ -116,8 +121,8 @@ def loss(student_fn: Any) -> str:
         params = _network(SIZES, seed)
         images, labels, targets = _batch(10 + seed)
         what = f"loss(params, images, targets) for a batch of {N}"
-        got = np.asarray(_fast_call(student_fn, params, images, targets, what=what))
-        want = float(_reference_loss(params, images, targets))
+        got = np.asarray(fast_call(student_fn, params, images, targets, what=what))
+        want = _loss(params, images, targets)
         if got.shape == (N,):
             raise Mistake(f"{what} returned shape ({N},), one loss per example; return their "
                           f"mean, a single number (grad needs a scalar)")
@@ -151,7 +156,7 @@ def loss(student_fn: Any) -> str:
     params = _network(SIZES, 0)
     images, _, targets = _batch(10)
     try:
-        jax.jit(jax.grad(student_fn))(params, images, targets)
+        jax.make_jaxpr(jax.grad(student_fn))(params, images, targets)  # traced, not compiled
     except (NotImplementedError, NotDone):
         raise
     except Exception as err:
@@ -172,7 +177,7 @@ def accuracy(student_fn: Any) -> str:
     targets = np.eye(N_CLASSES, dtype=np.float32)[target_class]
     want = 0.75
     what = f"accuracy(params, images, targets) for {N} examples, 9 of them right"
-    got = np.asarray(_fast_call(student_fn, params, images, targets, what=what, hints={
+    got = np.asarray(fast_call(student_fn, params, images, targets, what=what, hints={
         ("broadcast", "shapes"): "compared class indices (batch,) with the one-hot targets "
         "(batch, k): turn the targets into classes first, jnp.argmax(targets, axis=1)"}))
     if got.shape == (N,):
@@ -204,9 +209,10 @@ def accuracy(student_fn: Any) -> str:
 def update(student_fn: Any) -> str:
     params = _network(SIZES, 4)
     images, _, targets = _batch(40)
-    grads = [(np.asarray(dw), np.asarray(db))
-             for dw, db in _reference_grad(params, images, targets)]
+    grads = _grads(params, images, targets)
     structure = jax.tree.structure(params)
+    if not callable(student_fn) or _library_name(student_fn):
+        call(student_fn, what="update")  # "expected a function", "the library's own"
     for step_size in (0.1, 0.5):
         what = f"update(params, x, y, {step_size})"
         try:  # the training loop compiles update, so it must work under jit
@@ -230,6 +236,9 @@ def update(student_fn: Any) -> str:
         if all(np.allclose(nw, dw, atol=1e-6) for (nw, _), (dw, _) in zip(new, grads)):
             raise Mistake("returned the gradients; return the new parameters, "
                           "w - step_size * dw and b - step_size * db")
+        if all(np.allclose(nw, step_size * dw, atol=1e-6) for (nw, _), (dw, _) in zip(new, grads)):
+            raise Mistake("returned the step itself, step_size * dw; return the new parameters, "
+                          "the old ones minus that step: w - step_size * dw, b - step_size * db")
         if np.isclose(moved, -step_size, rtol=1e-3):
             raise Mistake("the step goes UP the gradient (w + step_size * dw), so the loss grows; "
                           "subtract: w - step_size * dw")
@@ -255,10 +264,10 @@ def update(student_fn: Any) -> str:
     return "params - step_size * grad(loss), for every W and b, at two step sizes"
 
 
-def _history(val_accuracy: list[float], val_loss: list[float]) -> History:
+def _history(val_accuracy: list[float], val_loss: list[float], train_end: float = 1.0) -> History:
     """A made-up run: training accuracy rises every epoch; the validation curves are given."""
     n = len(val_accuracy)
-    train_accuracy = tuple(np.linspace(0.8, 1.0, n))
+    train_accuracy = tuple(np.linspace(0.8, train_end, n))
     return History("scan", 128, 31, 0.5, epoch_time=(0.2,) * n,
                    train_loss=tuple(np.linspace(0.6, 0.01, n)), train_accuracy=train_accuracy,
                    val_loss=tuple(val_loss), val_accuracy=tuple(val_accuracy))
@@ -276,13 +285,7 @@ def best_epoch(student_fn: Any) -> str:
     for val_accuracy, val_loss, want in runs:
         history = _history(val_accuracy, val_loss)
         got = call(student_fn, history, what="best_epoch(history)")
-        try:
-            whole = np.ndim(got) == 0 and int(got) == float(got)
-        except (TypeError, ValueError):
-            whole = False
-        if not whole:
-            raise Mistake(f"best_epoch returned {got!r}; return an epoch number, an int")
-        got = int(got)
+        got = expect_int(got, "best_epoch(history)", "return an epoch number, an int")
         if got == want:
             continue
         if got == want - 1:
@@ -302,35 +305,71 @@ def best_epoch(student_fn: Any) -> str:
 
 
 @exercise(LESSON, 6, "seed loss gradient ratio")
-def seed_gradient_ratio(ratio: Any) -> str:
-    value = float(ratio)
-    if not np.isfinite(value) or value <= 0:
-        raise Mistake(f"got {ratio!r}; divide the gradient norm of our loss by the seed loss's")
-    if np.isclose(value, 0.1, rtol=1e-3):
-        raise Mistake("got 0.1: the ratio is (our gradient norm) / (the seed's), the other way up")
-    if np.isclose(value, 1, rtol=1e-3):
-        raise Mistake("got 1: both gradients are the same, so one of the two losses is not the "
-                      "seed's -jnp.mean(preds * targets)")
-    if not np.isclose(value, 10, rtol=1e-3):
-        raise Mistake(f"got {value:.4g}; the seed's loss averages over 10 classes as well as the "
-                      f"examples, so its gradient is ours / 10 exactly: the ratio is 10. Use the "
-                      f"global norm, the square root of the sum of every leaf's squares")
-    return ("our gradients are exactly 10x the seed's: the seed's loss at step size s trains "
-            "like ours at s / 10")
+def seed_gradient_ratio(student_fn: Any) -> str:
+    params = _network(SIZES, 6)
+    images, _, targets = _batch(60)
+    what = (f"gradient_norm_ratio(params, images, targets) for a network with {N_CLASSES} "
+            f"classes")
+    got = fast_call(student_fn, params, images, targets, what=what)
+    if np.ndim(got) != 0:
+        raise Mistake(f"{what} returned {summary(got)}; return one number, the ratio of the two "
+                      f"global norms")
+    value = float(got)
+    if np.isclose(value, N_CLASSES, rtol=1e-3):
+        return (f"our gradients are exactly {N_CLASSES}x the seed's for {N_CLASSES} classes: "
+                f"the seed's loss at step size s trains like ours at s / (number of classes)")
+    if not np.isfinite(value):
+        raise Mistake(f"{what} gave {value}; divide the global norm of our loss's gradient by "
+                      f"that of the seed's, both positive")
+    reject_known_wrong(value, {
+        f"got 10 on a network with {N_CLASSES} classes: compute the ratio from the two "
+        f"gradients rather than typing the lesson's 10": 10,
+        f"got {value:.3g}, the other way up: the ratio is (our gradient norm) / (the seed's)":
+            1 / N_CLASSES,
+        "got 1: both gradients are the same, so one of the two losses is not the seed's "
+        "-jnp.mean(preds * targets)": 1,
+        f"got {value:.3g}, the square of the ratio: the global norm is the square root of the "
+        f"sum of the squares": N_CLASSES ** 2,
+        f"got {value:.3g}: a norm is never negative; check the signs of the two losses":
+            -N_CLASSES,
+    }, rtol=1e-3)
+    raise Mistake(f"{what} gave {value:.4g}; the seed's loss averages over the {N_CLASSES} classes "
+                  f"as well as the examples, so its gradient is ours / {N_CLASSES} exactly: "
+                  f"expected {N_CLASSES}. Take the global norms of jax.grad(loss) and "
+                  f"jax.grad(seed_loss)")
 
 
 @exercise(LESSON, 7, "a smaller network")
-def small_network_gap(gap: Any) -> str:
-    value = float(gap)
-    if not np.isfinite(value):
-        raise Mistake(f"got {gap!r}; subtract the small network's final validation accuracy from "
-                      f"the big one's")
-    if abs(value) > 1:
-        raise Mistake(f"got {value:.3g}: accuracies are fractions in [0, 1], so their difference "
-                      f"is too; did you use percentages?")
-    if abs(value) > 0.1:
-        raise Mistake(f"got {value:.3g}, a gap of over 10 points: did both networks train for "
-                      f"EPOCHS epochs with the same step size, and do you compare the last "
-                      f"epoch's validation accuracies?")
-    return (f"the 784-64-10 network is within {abs(value):.3f} of the 669,706-parameter one: on "
-            f"small digits, width is not what limits accuracy")
+def small_network_gap(student_fn: Any) -> str:
+    runs = [  # (big's, small's) (validation accuracy, validation loss): the last epoch counts
+        (([0.80, 0.90, 0.95, 0.94], [0.6, 0.3, 0.2, 0.21]),
+         ([0.78, 0.86, 0.91, 0.925], [0.7, 0.4, 0.28, 0.26])),
+        (([0.70, 0.85, 0.87], [0.9, 0.5, 0.45]), ([0.75, 0.89, 0.88], [0.8, 0.4, 0.41])),
+    ]
+    for (big_acc, big_loss), (small_acc, small_loss) in runs:
+        big, small = _history(big_acc, big_loss), _history(small_acc, small_loss, train_end=0.93)
+        what = (f"validation_gap(big, small) for validation accuracies {big_acc} (big) and "
+                f"{small_acc} (small)")
+        got = call(student_fn, big, small, what=what)
+        if np.ndim(got) != 0:
+            raise Mistake(f"{what} returned {summary(got)}; return one number")
+        value, want = float(got), big_acc[-1] - small_acc[-1]
+        if np.isclose(value, want, atol=1e-9):
+            continue
+        reject_known_wrong(value, {
+            "the sign is wrong: big minus small, positive when the big network does better":
+                -want,
+            "compared the TRAINING accuracies; compare the last validation accuracies, "
+            "history.val_accuracy[-1]": big.train_accuracy[-1] - small.train_accuracy[-1],
+            "compared the best epochs; compare the LAST validation accuracies, "
+            "history.val_accuracy[-1]": max(big_acc) - max(small_acc),
+            "compared the first epochs; the last one is history.val_accuracy[-1]":
+                big_acc[0] - small_acc[0],
+            "compared the validation LOSSES; compare the validation accuracies":
+                big_loss[-1] - small_loss[-1],
+            "a percentage: accuracies are fractions in [0, 1], so is their difference":
+                100 * want,
+        }, atol=1e-9, want=want)
+        raise Mistake(f"{what} gave {value:.4g}; expected {want:.4g} = big.val_accuracy[-1] - "
+                      f"small.val_accuracy[-1]")
+    return "the last validation accuracy of the big run minus the small one's, on 2 made-up pairs"
