@@ -18,6 +18,7 @@ from ._core import (
     call,
     exercise,
     expect_close,
+    expect_int,
     expect_shape,
     fast_call,
     finish_first,
@@ -238,13 +239,7 @@ def parameter_count(student_fn: Any) -> str:
         weights = sum(m * n for m, n in zip(sizes[:-1], sizes[1:]))
         what = f"n_params({sizes})"
         got = call(student_fn, list(sizes), what=what)
-        try:
-            whole = np.ndim(got) == 0 and float(got) == int(got)
-        except (TypeError, ValueError):
-            whole = False
-        if not whole:
-            raise Mistake(f"{what} returned {summary(got)}; return a count, an int")
-        got = int(got)
+        got = expect_int(got, what, "return a count, an int")
         if got == weights + sum(sizes[1:]):
             continue
         reject_known_wrong(got, {
