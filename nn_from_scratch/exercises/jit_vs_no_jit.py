@@ -4,9 +4,10 @@ Timings differ from machine to machine and, on a shared machine, from run to
 run by more than the effects the lesson measures, so no checker here looks at a
 timing. A question about timings is a function, checked on made-up
 :class:`~nn_from_scratch.train.History` records whose answer is known exactly.
-Counts of primitives are computed here with the JAX the student runs, on a small
-network of the lesson's depth: the counts depend on the number of layers, not on
-their widths.
+Counting matrix multiplies is a function too (a count the student could guess
+would prove nothing), checked on jaxprs traced here with the JAX the student
+runs: one SGD step of a small network of the lesson's depth (the counts depend on
+the number of layers, not on their widths), its loss, and one with none.
 """
 import functools
 from typing import Any
@@ -16,7 +17,7 @@ import numpy as np
 
 from .. import losses, train
 from ..train import History
-from ._core import Mistake, call, exercise, reject_known_wrong
+from ._core import Mistake, call, exercise, expect_int, reject_known_wrong, summary
 
 LESSON = "09_jit_vs_no_jit"
 
@@ -42,7 +43,7 @@ def epochs_to_repay(student_fn: Any) -> str:
         try:
             value = float(got)
         except (TypeError, ValueError):
-            raise Mistake(f"{what} returned {got!r}; return a number of epochs") from None
+            raise Mistake(f"{what} returned {summary(got)}; return a number of epochs") from None
         if np.isclose(value, want, rtol=1e-3):
             continue
         wrong: dict[str, float] = {
@@ -73,65 +74,51 @@ def _tiny_step_inputs() -> tuple[Any, np.ndarray, np.ndarray]:
 
 
 @functools.cache
-def _counts() -> dict[str, int]:
-    """Equations in the jaxprs of one SGD step and of its parts, for a 3-layer network:
-    all of them, and the matrix multiplies (``dot_general``) among them."""
+def _jaxprs() -> dict[str, Any]:
+    """The jaxprs the check counts in: one SGD step of a 3-layer network, its loss (the forward
+    pass) and a function with no matrix multiply at all. Tracing only: nothing is compiled."""
     params, x, y = _tiny_step_inputs()
+    return {"step": jax.make_jaxpr(train.update)(params, x, y, 0.1),
+            "loss": jax.make_jaxpr(losses.loss)(params, x, y),
+            "none": jax.make_jaxpr(lambda a: jax.numpy.sin(a) * 2)(x)}
 
-    def eqns(fn: Any, *args: Any) -> list[Any]:
-        return list(jax.make_jaxpr(fn)(*args).jaxpr.eqns)
 
-    def matmuls(equations: list[Any]) -> int:
-        return sum(eqn.primitive.name == "dot_general" for eqn in equations)
-    step = eqns(train.update, params, x, y, 0.1)
-    return {
-        "step": len(step),
-        "kinds": len({eqn.primitive.name for eqn in step}),
-        "step matmuls": matmuls(step),
-        "loss matmuls": matmuls(eqns(losses.loss, params, x, y)),
-        "layers": len(params),
-    }
+def _matmuls(jaxpr: Any) -> int:
+    return sum(eqn.primitive.name == "dot_general" for eqn in jaxpr.jaxpr.eqns)
 
 
 @exercise(LESSON, 2, "matrix multiplies in one step")
-def n_matmuls(count: Any) -> str:
-    counts = _counts()
-    if isinstance(count, (list, tuple, set)):
-        raise Mistake(f"got a {type(count).__name__}; set n_matmuls to a number, how many "
-                      f"equations of step_jaxpr are dot_general")
-    try:
-        value = int(count)
-        whole = value == float(count)
-    except (TypeError, ValueError):
-        raise Mistake(f"got {count!r}; count the equations e of step_jaxpr.jaxpr.eqns with "
-                      f"e.primitive.name == 'dot_general'") from None
-    layers, want = counts["layers"], counts["step matmuls"]
-    if whole and value == want:
-        if want != 3 * layers - 1:  # another JAX might differentiate differently
-            return f"{value} matrix multiplies in one step; every other primitive is small"
-        return (f"{value} matrix multiplies: {layers} forward, {layers} for the weight "
-                f"gradients and {layers - 1} to pass the gradient back through the hidden "
-                f"layers; none for the gradient of the images, which nobody needs. Every other "
-                f"primitive is a small operation around them")
-    if value == counts["step"]:
-        raise Mistake(f"got {value}, every equation of the step; count only those whose "
-                      f"primitive.name is 'dot_general'")
-    if value == counts["kinds"]:
-        raise Mistake(f"got {value}, the number of different kinds of primitive; count the "
-                      f"equations whose primitive.name is 'dot_general'")
-    if value == 1:
-        raise Mistake("got 1: dot_general is one KIND of primitive, but the step holds several "
-                      "equations of that kind; count every equation whose primitive.name is "
-                      "'dot_general'")
-    if value == counts["loss matmuls"]:
-        raise Mistake(f"got {value}, the forward pass alone (one per layer); the step also "
-                      f"runs the backward pass: count in step_jaxpr, the jaxpr of update")
-    if value == 3 * layers:
-        raise Mistake(f"got {value}, three per layer: a fair guess, but JAX's backward pass "
-                      f"skips the gradient with respect to the input images, which nobody "
-                      f"needs. Count the equations of step_jaxpr rather than reasoning it out")
-    raise Mistake(f"got {count!r}; count the equations e of step_jaxpr.jaxpr.eqns with "
-                  f"e.primitive.name == 'dot_general'")
+def n_matmuls(student_fn: Any) -> str:
+    jaxprs = _jaxprs()
+    for name, jaxpr in jaxprs.items():
+        what = {"step": "count_matmuls(the jaxpr of one SGD step)",
+                "loss": "count_matmuls(the jaxpr of the loss alone)",
+                "none": "count_matmuls(the jaxpr of sin(x) * 2, with no matrix multiply)"}[name]
+        got = call(student_fn, jaxpr, what=what)
+        value = expect_int(got, what, "return a number, how many equations e of "
+                                      "jaxpr.jaxpr.eqns have e.primitive.name == 'dot_general'")
+        want, eqns = _matmuls(jaxpr), jaxpr.jaxpr.eqns
+        if value == want:
+            continue
+        reject_known_wrong(value, {
+            f"{what} gave {value}, every equation; count only those whose primitive.name is "
+            f"'dot_general'": len(eqns),
+            f"{what} gave {value}, the number of different kinds of primitive; count the "
+            f"equations whose primitive.name is 'dot_general'": len({e.primitive.name
+                                                                    for e in eqns}),
+            f"{what} gave {value}, the equations that are NOT dot_general; count those that "
+            f"are": len(eqns) - want,
+            f"{what} gave {value}: dot_general is one KIND of primitive, but a jaxpr can hold "
+            f"several equations of that kind; count every one": min(want, 1),
+        }, want=want)
+        raise Mistake(f"{what} gave {value}; expected {want}: count the equations e of "
+                      f"jaxpr.jaxpr.eqns with e.primitive.name == 'dot_general'")
+    layers, want = len(_tiny_step_inputs()[0]), _matmuls(jaxprs["step"])
+    if want != 3 * layers - 1:  # another JAX might differentiate differently
+        return f"{want} matrix multiplies in one step; every other primitive is small"
+    return (f"{want} matrix multiplies in one step of a {layers}-layer network: {layers} forward, "
+            f"{layers} for the weight gradients and {layers - 1} to pass the gradient back through "
+            f"the hidden layers; none for the gradient of the images, which nobody needs")
 
 
 @exercise(LESSON, 3, "the roofline")
@@ -140,7 +127,10 @@ def max_examples_per_second(student_fn: Any) -> str:
         weights = sum(m * n for m, n in zip(sizes[:-1], sizes[1:]))
         want = rate / (6 * weights)
         what = f"max_examples_per_second({rate:g}, {sizes})"
-        value = float(call(student_fn, rate, sizes, what=what))
+        got = call(student_fn, rate, sizes, what=what)
+        if np.ndim(got) != 0:
+            raise Mistake(f"{what} returned {summary(got)}; return one number")
+        value = float(got)
         # biases (m * n + n) change the count by about 1%: not wrong, so allowed
         if np.isclose(value, want, rtol=0.02):
             continue
@@ -166,7 +156,10 @@ def per_example_time(student_fn: Any) -> str:
     for epoch_time, batch_size, steps in cases:
         history = History("jit", batch_size, steps, 0.5, epoch_time=epoch_time)
         what = f"per_example_time(history) for epochs {epoch_time} of {steps} x {batch_size}"
-        value = float(call(student_fn, history, what=what))
+        got = call(student_fn, history, what=what)
+        if np.ndim(got) != 0:
+            raise Mistake(f"{what} returned {summary(got)}; return one number")
+        value = float(got)
         want = np.median(epoch_time) / (steps * batch_size)
         if np.isclose(value, want, rtol=1e-3):
             continue
