@@ -340,3 +340,26 @@ def expect_int(got: Any, what: str, hint: str) -> int:
         raise Mistake(_("{what} returned {value}; {hint}").format(
             what=what, value=summary(got), hint=hint))
     return int(got)
+
+
+def mlp_loss_and_grads(params: Any, x: Any, y: Any) -> tuple[float, list[tuple[np.ndarray, ...]]]:
+    """The MLP's ``loss`` (lesson 08) and its gradient, in NumPy float64: a reference for
+    checks that compiles nothing, where ``jax.jit(jax.grad(loss))`` costs a compile per shape.
+
+    ``params``: ``[(W (n_out, n_in), b (n_out,)), ...]``, ReLU between layers;
+    ``x: (batch, n_in)``; ``y: (batch, n_classes)`` one-hot. Returns
+    ``(mean cross-entropy of the log-softmax, [(dW, db), ...])``.
+    """
+    acts = [np.asarray(x, np.float64)]
+    layers = [(np.asarray(w, np.float64), np.asarray(b, np.float64)) for w, b in params]
+    for w, b in layers[:-1]:
+        acts.append(np.maximum(acts[-1] @ w.T + b, 0))  # (batch, n_out)
+    logits = acts[-1] @ layers[-1][0].T + layers[-1][1]
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    delta = (np.exp(log_p) - y) / len(acts[0])  # d loss / d logits, as sum(y) = 1
+    grads = []
+    for i in reversed(range(len(layers))):
+        grads.append((delta.T @ acts[i], delta.sum(axis=0)))
+        delta = (delta @ layers[i][0]) * (acts[i] > 0)
+    return float(-np.mean(np.sum(log_p * y, axis=1))), grads[::-1]
