@@ -4,11 +4,12 @@ The reference is the library's engine, :mod:`nn_from_scratch.autodiff`, whose
 grads equal ``jax.grad``'s on every function used here (the tests check it);
 it answers in microseconds where tracing ``jax.grad`` would take most of a
 second. These checkers build small graphs of its Values, hand them to the
-student's functions, and compare what comes back. To name a mistake they also run the usual
-wrong versions (a swapped rule, ``=`` instead of ``+=``, the forward order, a
-missing ``root.grad = 1``) and say which one the answer matches. Where an
-exercise builds on an earlier one that the student has not got right yet, the
-check says "finish/fix 03.N first" rather than blaming the exercise in front.
+student's functions, and compare what comes back. To name a mistake they also
+run the usual wrong versions (a swapped rule, ``=`` instead of ``+=``, the
+forward order, a missing ``root.grad = 1``) and say which one the answer
+matches. Where an exercise builds on an earlier one that the student has not
+got right yet, the check says "finish/fix 03.N first" rather than blaming the
+exercise in front.
 """
 import functools
 import math
@@ -231,8 +232,8 @@ def _reference_backward(root: autodiff.Value, mistake: str) -> None:
         root.grad = 1.0
     for v in (order if mistake == "forward order" else reversed(order)):
         for parent, local in zip(v.parents, v.local_grads):
-            parent.grad = local * v.grad if mistake == "assign" else parent.grad + (
-                local if mistake == "no chain" else local * v.grad)
+            share = local if mistake == "no chain" else local * v.grad
+            parent.grad = share if mistake == "assign" else parent.grad + share
 
 
 BACKWARD_HINTS = {
