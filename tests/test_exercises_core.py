@@ -140,8 +140,14 @@ def test_fast_call_compiles_but_falls_back_to_the_code_as_written():
 
     assert float(fast_call(lambda x: x * 2, np.float32(3), what="double(x)")) == 6
     assert fast_call(lambda x: float(x) * 2, np.float32(3), what="double(x)") == 6  # no jit
+    runs = []
+
+    def wrong(x):
+        runs.append(x)
+        raise ValueError("no")
     with pytest.raises(Mistake, match="raised ValueError: no"):
-        fast_call(fails_with("no"), 1, what="f(x)")
+        fast_call(wrong, 1, what="f(x)")
+    assert len(runs) == 1  # the student's own error: not run again without jit
     with pytest.raises(Mistake, match="library's own relu"):
         fast_call(relu, np.ones(2), what="relu(x)")
     with pytest.raises(Mistake, match="forget `return`"):

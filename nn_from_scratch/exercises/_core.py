@@ -306,10 +306,10 @@ def fast_call(fn: Any, *args: Any, what: str, static_argnums: tuple[int, ...] = 
 
     Run as written, a student's function compiles each of its JAX operations for
     every new shape (a hundred small compiles for a gradient); under ``jit`` it is
-    one compile per structure of the arguments. If ``jit`` fails, ``fn`` runs as
-    written through :func:`call`: the student gets the error their code really
-    raises, or an answer where only ``jit`` objected (a ``float()`` of a traced
-    value, say), which the check then judges.
+    one compile per structure of the arguments. If only ``jit`` objects (a
+    ``float()`` or an ``if`` on a traced value, say), ``fn`` runs as written
+    through :func:`call` and the check judges its answer; any other error is the
+    student's own, reported by :func:`call` without running it all again.
     """
     import jax
 
@@ -319,8 +319,14 @@ def fast_call(fn: Any, *args: Any, what: str, static_argnums: tuple[int, ...] = 
         out = jax.jit(fn, static_argnums=static_argnums)(*args)
     except (NotImplementedError, NotDone, Mistake):
         raise
-    except Exception:
+    except (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
+            jax.errors.TracerIntegerConversionError, jax.errors.UnexpectedTracerError,
+            jax.errors.NonConcreteBooleanIndexError):
         return call(fn, *args, what=what, hints=hints)
+    except Exception as err:
+        def raise_it(*_: Any, error: Exception = err) -> Any:
+            raise error
+        return call(raise_it, *args, what=what, hints=hints)
     if out is None:
         raise Mistake(_("{what} returned None: did you forget `return`?").format(what=what))
     return out
