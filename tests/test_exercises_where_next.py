@@ -112,6 +112,12 @@ def test_momentum():
     assert_result(check.momentum(no_params), "failed", "params=None")
 
 
+def test_momentum_default_beta():
+    def wrong_default(learning_rate, beta=1.8):
+        return momentum_reference(learning_rate, beta)
+    assert_result(check.momentum(wrong_default), "failed", "default beta=0.9")
+
+
 def test_momentum_learning_rate_folded_in_passes():
     def folded(learning_rate, beta=0.9):  # v = beta v + lr g; updates = -v: the same steps
         return make_momentum(zeros, lambda v, g, b: b * v + learning_rate * g,
@@ -172,10 +178,50 @@ def test_warmup_cosine():
     assert_result(check.warmup_cosine(late_warmup), "failed", "rise linearly from 0")
 
 
-@pytest.mark.parametrize("value, status, hint", [
-    (0.102, "passed", "about the learning rate"), (np.float32(0.098), "passed", ""),
-    (..., "not done", ""), (0.94, "failed", "learning rate 0.2"),
-    (0.65, "failed", "optax.adam(STEP_SIZE)"), (10.2, "failed", "not a percentage"),
-    (float("nan"), "failed", "val_accuracy[-1]"), ("high", "failed", "one number")])
-def test_adam_at_sgd_rate(value, status, hint):
-    assert_result(check.adam_at_sgd_rate(value), status, hint)
+def step_sizes(tree):
+    return np.concatenate([np.abs(np.ravel(leaf)) for leaf in jax.tree.leaves(tree)])
+
+
+def reference_ratio(tx, params, grads):
+    updates, _ = tx.update(grads, tx.init(params), params)
+    return step_sizes(updates).mean() / step_sizes(params).mean()
+
+
+def test_first_step_ratio():
+    assert_result(check.first_step_ratio(reference_ratio), "passed", "AdamW")
+    assert_result(check.first_step_ratio(stub), "not done")
+    assert_result(check.first_step_ratio(lambda tx, p, g: 4.0), "failed",
+                  "optax.sgd(0.2)")  # a number typed in fails
+    assert_result(check.first_step_ratio(
+        lambda tx, p, g: step_sizes(g).mean() / step_sizes(p).mean()), "failed",
+        "not the step", "tx.update")
+    assert_result(check.first_step_ratio(lambda tx, p, g: 1 / reference_ratio(tx, p, g)),
+                  "failed", "upside down")
+
+    def signed(tx, params, grads):
+        updates, _ = tx.update(grads, tx.init(params), params)
+        mean = [np.mean(np.concatenate([np.ravel(a) for a in jax.tree.leaves(t)]))
+                for t in (updates, params)]
+        return mean[0] / mean[1]
+    assert_result(check.first_step_ratio(signed), "failed", "never negative", "jnp.abs")
+
+    def weights_only(tx, params, grads):
+        updates, _ = tx.update(grads, tx.init(params), params)
+        return (step_sizes([w for w, _ in updates]).mean()
+                / step_sizes([w for w, _ in params]).mean())
+    assert_result(check.first_step_ratio(weights_only), "failed", "the b's as well")
+
+    def no_params(tx, params, grads):
+        updates, _ = tx.update(grads, tx.init(params))
+        return step_sizes(updates).mean() / step_sizes(params).mean()
+    assert_result(check.first_step_ratio(no_params), "failed", "AdamW", "needs them")
+
+    def always_adam(tx, params, grads):
+        return reference_ratio(optax.adam(0.2), params, grads)
+    assert_result(check.first_step_ratio(always_adam), "failed", "optax.sgd(0.2)")
+
+    def per_leaf(tx, params, grads):
+        updates, _ = tx.update(grads, tx.init(params), params)
+        return [np.abs(u).mean() / np.abs(p).mean()
+                for u, p in zip(jax.tree.leaves(updates), jax.tree.leaves(params))]
+    assert_result(check.first_step_ratio(per_leaf), "failed", "list of 2 items", "one number")

@@ -1,8 +1,9 @@
 """Checkers for lesson 14, where next: Optax.
 
 The student writes a training step with any Optax optimizer, SGD with momentum
-as an Optax ``GradientTransformation``, and a warmup-cosine learning-rate
-schedule, then tries Adam at SGD's learning rate. The references are written
+as an Optax ``GradientTransformation``, a warmup-cosine learning-rate schedule,
+and the size of an optimizer's first step for the parameters' (Adam's at SGD's
+rate is far too big). The references are written
 out here in NumPy (SGD, momentum, the schedule), so that a check does not lean
 on the very library it is checking against; the tests confirm that they agree
 with Optax.
@@ -16,8 +17,15 @@ from typing import Any
 import jax
 import numpy as np
 
-from .. import losses
-from ._core import Mistake, call, exercise, expect_close
+from ._core import (
+    Mistake,
+    call,
+    exercise,
+    expect_close,
+    mlp_loss_and_grads,
+    reject_known_wrong,
+    summary,
+)
 
 LESSON = "14_where_next"
 SIZES = [8, 6, 4]  # a small network: NumPy inputs and one shape keep every check fast
@@ -64,12 +72,9 @@ def _tree_map(fn: Any, *trees: Any) -> list[np.ndarray]:
     return [fn(*leaves) for leaves in zip(*(_leaves(t) for t in trees))]
 
 
-# Jitted: one compile, where running the gradient op by op would compile every operation.
-_value_and_grad = jax.jit(jax.value_and_grad(losses.loss))
-
-
 def _grads(params: Any, x: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
-    return _leaves(_value_and_grad(params, x, y)[1])
+    """The leaves of ``grad(loss)(params, x, y)``, in NumPy: no compile for the reference."""
+    return _leaves(mlp_loss_and_grads(params, x, y)[1])
 
 
 def _step_output(out: Any, what: str) -> tuple[Any, Any, Any]:
@@ -97,14 +102,14 @@ def optax_step(student_step: Any) -> str:
     step_fn = jax.jit(student_step, static_argnums=4)
     params, (x, y) = _network(), _batch()
     lr, beta = STEP_LR, STEP_BETA
-    value_want, g1 = _value_and_grad(params, x, y)
+    value_want, g1 = mlp_loss_and_grads(params, x, y)
     g1 = _leaves(g1)
     first_state = tx.init(params)
     what = f"optax_step(params, opt_state, x, y, optax.sgd({lr}, momentum={beta}))"
     try:
         out = call(step_fn, params, first_state, x, y, tx, what=what)
     except Mistake as err:
-        if "abstract array" in str(err) and "tx" in str(err):
+        if "abstract array" in str(err):  # the optimizer's functions, traced as arguments
             raise Mistake("the optimizer tx is not an array, so a jitted optax_step must mark it "
                           "static: jax.jit(optax_step, static_argnames='tx'); or leave "
                           "optax_step un-jitted and jit the loop that calls it") from None
@@ -152,8 +157,12 @@ def optax_step(student_step: Any) -> str:
             f"the optimizer's state along")
 
 
-def _momentum_tx(student_fn: Any, lr: float, beta: float) -> Any:
-    tx = call(student_fn, lr, beta, what=f"momentum({lr}, beta={beta})")
+def _momentum_tx(student_fn: Any, lr: float, beta: float | None) -> Any:
+    """``momentum(lr, beta=beta)``, or ``momentum(lr)`` for ``beta=None`` (its default)."""
+    if beta is None:
+        tx = call(student_fn, lr, what=f"momentum({lr})")
+    else:
+        tx = call(student_fn, lr, beta, what=f"momentum({lr}, beta={beta})")
     if not (callable(getattr(tx, "init", None)) and callable(getattr(tx, "update", None))):
         raise Mistake(f"momentum(...) should return optax.GradientTransformation(init, update), "
                       f"an object with .init and .update; got {type(tx).__name__}")
@@ -167,8 +176,8 @@ def momentum(student_fn: Any) -> str:
     grads = [[(rng.normal(size=w.shape).astype(np.float32),
                rng.normal(size=b.shape).astype(np.float32)) for w, b in params]
              for _ in range(3)]
-    for lr, beta in ((0.1, 0.9), (0.3, 0.5)):
-        tx = _momentum_tx(student_fn, lr, beta)
+    for lr, given in ((0.3, 0.5), (0.1, None)):  # None: beta left to its default, 0.9
+        tx, beta = _momentum_tx(student_fn, lr, given), 0.9 if given is None else given
         state = call(tx.init, params, what="init(params)")
         leaves = _leaves(state)
         if sum(leaf.size for leaf in leaves) != sum(leaf.size for leaf in _leaves(params)):
@@ -206,9 +215,13 @@ def momentum(student_fn: Any) -> str:
             if step > 1 and _close(updates, _tree_map(lambda gi, a=lr: -a * gi, g)):
                 raise Mistake(f"step {step} ignored the earlier gradients: return the NEW "
                               f"velocity as the state, and add beta * velocity to the gradient")
+            if given is None:
+                raise Mistake(f"momentum({lr}), with beta left out, should use the default "
+                              f"beta=0.9, as momentum({lr}, beta=0.9) would")
             raise Mistake(f"the updates at step {step} (learning_rate={lr}, beta={beta}) should "
                           f"be -learning_rate * velocity, with velocity = beta * velocity + grads")
-    return "equals optax.sgd(learning_rate, momentum=beta) over 3 steps, for two settings"
+    return ("equals optax.sgd(learning_rate, momentum=beta) over 3 steps, for two settings "
+            "(beta=0.9 by default)")
 
 
 def _warmup_cosine_reference(steps: np.ndarray, peak: float, warmup: int, decay: int) -> np.ndarray:
@@ -274,24 +287,53 @@ def warmup_cosine(student_fn: Any) -> str:
             "under jit")
 
 
-@exercise(LESSON, 4, "Adam at SGD's learning rate")
-def adam_at_sgd_rate(val_accuracy: Any) -> str:
-    try:
-        value = float(np.asarray(val_accuracy))
-    except (TypeError, ValueError):
-        raise Mistake(f"expected the validation accuracy, one number; got "
-                      f"{type(val_accuracy).__name__}") from None
-    if not np.isfinite(value):
-        raise Mistake(f"got {value}: set it to the last validation accuracy of the run, "
-                      f"history.val_accuracy[-1]")
-    if not 0 <= value <= 1:
-        raise Mistake(f"got {value:g}: an accuracy is a fraction between 0 and 1 (the last "
-                      f"entry of history.val_accuracy), not a percentage")
-    if value > 0.8:
-        raise Mistake(f"{value:.3f} is as good as a well-tuned run: did you train with "
-                      f"optax.adam(STEP_SIZE), learning rate 0.2, not Adam's usual 1e-3?")
-    if value > 0.5:
-        raise Mistake(f"{value:.3f} is more than Adam at learning rate 0.2 should reach in two "
-                      f"epochs: train a fresh network with optax.adam(STEP_SIZE)")
-    return (f"validation accuracy {value:.3f}: Adam moves every weight by about the learning "
-            f"rate each step, and 0.2 is far larger than the weights themselves")
+@functools.cache
+def _optimizers() -> tuple[tuple[str, Any], ...]:
+    """(name, optimizer) for 14.4: the rates differ, and AdamW's weight decay needs the params."""
+    optax = _optax()
+    return (("optax.sgd(0.2)", optax.sgd(0.2)), ("optax.adam(0.2)", optax.adam(0.2)),
+            ("optax.adam(0.001)", optax.adam(1e-3)),
+            ("optax.adamw(0.01, weight_decay=5.0)", optax.adamw(1e-2, weight_decay=5.0)))
+
+
+def _mean_abs(tree: Any, weights_only: bool = False) -> float:
+    leaves = _leaves(tree)[::2] if weights_only else _leaves(tree)
+    return float(np.mean(np.abs(np.concatenate([leaf.ravel() for leaf in leaves]))))
+
+
+@exercise(LESSON, 4, "first_step_ratio")
+def first_step_ratio(student_fn: Any) -> str:
+    params = _network()[:1]  # one layer: two shapes, so few operations to compile
+    rng = np.random.default_rng(7)  # gradients from 1e-3 to 10, some exactly 0, as on MNIST
+    grads = [tuple((rng.normal(size=a.shape) * 10.0 ** rng.uniform(-3, 1, size=a.shape)
+                    * (rng.uniform(size=a.shape) > 0.3)).astype(np.float32) for a in layer)
+             for layer in params]
+    for name, tx in _optimizers():
+        what = f"first_step_ratio({name}, params, grads)"
+        got = call(student_fn, tx, params, grads, what=what, hints={
+            "requires the current value of parameters": f"{what} called tx.update without the "
+            f"params: AdamW's weight decay needs them, tx.update(grads, state, params)"})
+        if np.size(got) != 1:
+            raise Mistake(f"{what} returned {summary(got)}; it should return one number, the "
+                          f"mean over every parameter of every layer")
+        got = float(np.asarray(got).ravel()[0])
+        updates, _ = tx.update(grads, tx.init(params), params)
+        want = _mean_abs(updates) / _mean_abs(params)
+        if np.isclose(got, want, rtol=1e-4):
+            continue
+        reject_known_wrong(got, {
+            "the gradients are not the step: turn them into updates first, updates, _ = "
+            "tx.update(grads, tx.init(params), params)": _mean_abs(grads) / _mean_abs(params),
+            "the ratio is upside down: the size of the step over the size of the parameters":
+                1 / want,
+            "take the mean over every parameter, the b's as well as the W's":
+                _mean_abs(updates, True) / _mean_abs(params, True),
+            "a size is never negative: take |update| and |parameter| (jnp.abs) before the mean":
+                float(np.mean(np.concatenate([u.ravel() for u in _leaves(updates)])))
+                / float(np.mean(np.concatenate([p.ravel() for p in _leaves(params)]))),
+        }, rtol=1e-4)
+        raise Mistake(f"{what} gave {got:.4g}; the first step's mean |update| over the mean "
+                      f"|parameter| is {want:.4g}: updates, _ = tx.update(grads, tx.init(params), "
+                      f"params), then the two means")
+    return ("the first step's size for its parameters' size, with SGD, Adam and AdamW: Adam "
+            "moves every parameter by about its learning rate, whatever its gradient")
