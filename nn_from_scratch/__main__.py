@@ -1,7 +1,7 @@
 """The command line: ``python -m nn_from_scratch {train,grade,doctor} [options]``.
 
-- ``train``: load a data set, build an MLP, train it with one line per epoch,
-  and report validation and test accuracy;
+- ``train``: load a data set, build an MLP (or with ``--model cnn`` a convolutional
+  network), train it with one line per epoch, and report validation and test accuracy;
 - ``grade``: grade students' notebooks offline, a class at a time, and export the results
   (instructors);
 - ``doctor``: check that this machine can run the lessons (the classroom preflight).
@@ -13,11 +13,23 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._checks import InputError, check_writable_folder
 from .train import BATCH_SIZE, EPOCHS, MODES, STEP_SIZE
 
+if TYPE_CHECKING:
+    import jax
+
+    from .data import Dataset
+    from .losses import Predict
+    from .params import Params
+
 HIDDEN = (512, 512)
+MODELS = ("mlp", "cnn")
+# (epochs, batch size, step size) per model: the CNN learns more per epoch, from more and
+# smaller steps, and each epoch costs more.
+DEFAULTS = {"mlp": (EPOCHS, BATCH_SIZE, STEP_SIZE), "cnn": (12, 32, 0.05)}
 
 
 def parse_layers(text: str) -> list[int]:
@@ -56,22 +68,32 @@ def build_parser() -> argparse.ArgumentParser:
         description="A neural network built from jax.numpy, grad, jit and vmap.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     train = commands.add_parser(
-        "train", help="train an MLP on real handwritten digits",
-        description="Train a multi-layer perceptron with SGD, watching the validation split, "
-                    "and report test accuracy once at the end.",
+        "train", help="train an MLP or a CNN on real handwritten digits",
+        description="Train a multi-layer perceptron (or a convolutional network) with SGD, "
+                    "watching the validation split, and report test accuracy once at the end.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     train.add_argument("--dataset", choices=DATASETS, default="auto",
                        help="'auto' uses MNIST when it is prepared or can be downloaded "
                             "(decided in 5 s at most), otherwise mnist-5k: 5,000 real MNIST "
                             "images that need no download")
-    train.add_argument("--epochs", type=int, default=EPOCHS, help="passes over the training set")
-    train.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="examples per SGD step")
-    train.add_argument("--step-size", type=float, default=STEP_SIZE, help="SGD learning rate")
+    train.add_argument("--model", choices=MODELS, default="mlp",
+                       help="mlp: the seed tutorial's multi-layer perceptron; cnn: two 3x3 "
+                            "convolutions with max-pooling, then a dense layer (lesson 13)")
+    train.add_argument("--epochs", type=int, default=None,
+                       help=f"passes over the training set (default: {DEFAULTS['mlp'][0]} for "
+                            f"the MLP, {DEFAULTS['cnn'][0]} for the CNN)")
+    train.add_argument("--batch-size", type=int, default=None,
+                       help=f"examples per SGD step (default: {DEFAULTS['mlp'][1]} for the MLP, "
+                            f"{DEFAULTS['cnn'][1]} for the CNN)")
+    train.add_argument("--step-size", type=float, default=None,
+                       help=f"SGD learning rate (default: {DEFAULTS['mlp'][2]} for the MLP, "
+                            f"{DEFAULTS['cnn'][2]} for the CNN)")
     train.add_argument("--layers", type=parse_layers, default=None,
-                       help="layer sizes, inputs first, e.g. 784,512,512,10 (default: "
+                       help="the MLP's layer sizes, inputs first, e.g. 784,512,512,10 (default: "
                             "the data's pixels, 512, 512, the data's classes)")
     train.add_argument("--init", choices=INITS, default="he",
-                       help="weight initialisation ('normal' is the seed tutorial's 0.01)")
+                       help="the MLP's weight initialisation ('normal' is the seed tutorial's "
+                            "0.01); the CNN's is He")
     train.add_argument("--mode", choices=MODES, default="scan",
                        help="eager: every operation dispatched from Python; jit: one compiled "
                             "step; scan: one compiled program per epoch")
@@ -100,26 +122,51 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def build_model(args: argparse.Namespace, data: "Dataset",
+                key: "jax.Array") -> "tuple[Params, Predict, str]":
+    """``(params, batched predict, one line describing the model)`` for ``--model``."""
+    from .params import count_params, init_network_params
+
+    if args.model == "cnn":
+        from .conv import batched_predict_cnn, init_cnn_params
+        if args.layers or args.init != "he":
+            raise InputError("--layers and --init are the MLP's options; the CNN has its own "
+                             "layers and He init (leave them out, or use --model mlp).")
+        params = init_cnn_params(key, image_shape=data.image_shape)
+        convs = [w.shape for w, _ in params if w.ndim == 4]
+        about = (f"CNN: {', '.join(f'{s[0]} {s[2]}x{s[3]} filters' for s in convs)} "
+                 f"(each conv -> relu -> 2x2 max-pool), dense {params[-1][0].shape[1]} -> "
+                 f"{data.num_classes}, {count_params(params):,} parameters, He init")
+        return params, batched_predict_cnn, about
+    from .model import batched_predict
+    sizes = args.layers or [data.num_features, *HIDDEN, data.num_classes]
+    params = init_network_params(sizes, key, init=args.init)
+    return (params, batched_predict,
+            f"layers {sizes}, {count_params(params):,} parameters, {args.init} init")
+
+
 def train_command(args: argparse.Namespace) -> int:
     import jax
 
     from .data import load_dataset
-    from .params import count_params, init_network_params
     from .train import evaluate, fit
 
     if args.plot:
         check_plot_path(args.plot)
     data = load_dataset(args.dataset)
-    sizes = args.layers or [data.num_features, *HIDDEN, data.num_classes]
     init_key, shuffle_key = jax.random.split(jax.random.key(args.seed))
-    params = init_network_params(sizes, init_key, init=args.init)
-    print(f"{data}\nModel: layers {sizes}, {count_params(params):,} parameters, "
-          f"{args.init} init; {args.mode} mode on {jax.devices()[0].platform.upper()}.", flush=True)
+    params, predict, about = build_model(args, data, init_key)
+    default_epochs, default_batch_size, default_step_size = DEFAULTS[args.model]
+    epochs = default_epochs if args.epochs is None else args.epochs
+    batch_size = default_batch_size if args.batch_size is None else args.batch_size
+    step_size = default_step_size if args.step_size is None else args.step_size
+    print(f"{data}\nModel: {about}; {args.mode} mode on {jax.devices()[0].platform.upper()}.",
+          flush=True)
     start = time.perf_counter()
-    params, history = fit(params, data, epochs=args.epochs, batch_size=args.batch_size,
-                          step_size=args.step_size, key=shuffle_key, mode=args.mode,
-                          verbose=True)
-    _, test_accuracy = evaluate(params, data.x_test, data.y_test)  # once, at the very end
+    params, history = fit(params, data, epochs=epochs, batch_size=batch_size,
+                          step_size=step_size, key=shuffle_key, mode=args.mode, verbose=True,
+                          predict=predict)
+    _, test_accuracy = evaluate(params, data.x_test, data.y_test, predict)  # once, at the end
     total = time.perf_counter() - start
     print(f"Done: validation accuracy {history.val_accuracy[-1]:.4f}, test accuracy "
           f"{float(test_accuracy):.4f} (the test split, evaluated once now), train accuracy "

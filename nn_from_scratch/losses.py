@@ -1,4 +1,10 @@
-"""One-hot targets, the cross-entropy loss and accuracy."""
+"""One-hot targets, the cross-entropy loss and accuracy, for any network.
+
+``loss`` and ``accuracy`` take the model as its batched predict function, a
+``predict(params, images) -> (batch, n_classes)`` log-probabilities: the MLP's
+``batched_predict`` by default, the CNN's ``batched_predict_cnn`` in lesson 13.
+"""
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -9,7 +15,10 @@ from ._checks import InputTypeError
 from .model import batched_predict
 from .params import Params
 
-__all__ = ["accuracy", "loss", "one_hot"]
+__all__ = ["Predict", "accuracy", "loss", "one_hot"]
+
+Predict = Callable[[Any, ArrayLike], jax.Array]
+"""A model's batched predict: ``(params, images: (batch, ...)) -> (batch, n_classes)``."""
 
 
 def one_hot(labels: ArrayLike, k: int, dtype: Any = jnp.float32) -> jax.Array:
@@ -36,13 +45,15 @@ def one_hot(labels: ArrayLike, k: int, dtype: Any = jnp.float32) -> jax.Array:
     return jnp.array(labels[:, None] == jnp.arange(k), dtype)
 
 
-def loss(params: Params, images: ArrayLike, targets: ArrayLike) -> jax.Array:
+def loss(params: Params, images: ArrayLike, targets: ArrayLike,
+         predict: Predict = batched_predict) -> jax.Array:
     """Mean cross-entropy over the batch.
 
     Args:
       params: list of ``(W, b)``.
       images: ``(batch, n_in)``.
       targets: ``(batch, n_classes)`` one-hot.
+      predict: the model, batched (default: the MLP's ``batched_predict``).
 
     Returns:
       scalar ``-mean_i sum_c targets[i, c] * log p(c | images[i])``.
@@ -52,21 +63,23 @@ def loss(params: Params, images: ArrayLike, targets: ArrayLike) -> jax.Array:
     The minimum is in the same place, but its gradients are 10× smaller, so the
     same step size trains 10× more slowly.
     """
-    preds = batched_predict(params, images)  # (batch, n_classes) log-probabilities
+    preds = predict(params, images)  # (batch, n_classes) log-probabilities
     return -jnp.mean(jnp.sum(preds * targets, axis=1))
 
 
-def accuracy(params: Params, images: ArrayLike, targets: ArrayLike) -> jax.Array:
+def accuracy(params: Params, images: ArrayLike, targets: ArrayLike,
+             predict: Predict = batched_predict) -> jax.Array:
     """Fraction of images whose most likely class is the target class.
 
     Args:
       params: list of ``(W, b)``.
       images: ``(batch, n_in)``.
       targets: ``(batch, n_classes)`` one-hot, or ``(batch,)`` integer labels.
+      predict: the model, batched (default: the MLP's ``batched_predict``).
 
     Returns:
       scalar in ``[0, 1]``.
     """
     target_class = jnp.argmax(targets, axis=1) if jnp.ndim(targets) == 2 else targets
-    predicted_class = jnp.argmax(batched_predict(params, images), axis=1)
+    predicted_class = jnp.argmax(predict(params, images), axis=1)
     return jnp.mean(predicted_class == target_class)

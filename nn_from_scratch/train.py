@@ -8,6 +8,11 @@ and differ only in how much Python sits between the steps (lessons 08 and 09):
   seed tutorial's loop);
 - ``"scan"``: one compiled program per epoch (:func:`train_epoch`); the data
   stays on the device and ``lax.scan`` runs the steps.
+
+One loop trains every network: each function takes the model as its batched
+``predict`` (:data:`~nn_from_scratch.losses.Predict`), the MLP's
+``batched_predict`` by default and the CNN's ``batched_predict_cnn`` in lesson 13.
+Under ``jit`` it is a static argument: a program is compiled per model.
 """
 import time
 from collections.abc import Callable
@@ -22,7 +27,8 @@ from jax import grad, jit, lax, random
 from jax.typing import ArrayLike
 
 from ._checks import InputError, check_choice, check_key, check_positive_int, check_step_size
-from .losses import accuracy, loss, one_hot
+from .losses import Predict, accuracy, loss, one_hot
+from .model import batched_predict
 from .params import Params
 
 __all__ = ["BATCH_SIZE", "EPOCHS", "MODES", "STEP_SIZE", "DivergedError", "History",
@@ -63,7 +69,8 @@ class TrainingData(Protocol):
     def name(self) -> str: ...
 
 
-def update(params: Params, x: ArrayLike, y: ArrayLike, step_size: float) -> Params:
+def update(params: Params, x: ArrayLike, y: ArrayLike, step_size: float,
+           predict: Predict = batched_predict) -> Params:
     """The seed tutorial's SGD step: ``params - step_size * grad(loss)(params, x, y)``.
 
     Args:
@@ -71,24 +78,25 @@ def update(params: Params, x: ArrayLike, y: ArrayLike, step_size: float) -> Para
       x: ``(batch, n_in)`` images.
       y: ``(batch, n_classes)`` one-hot targets.
       step_size: learning rate (a number > 0).
+      predict: the model, batched (default: the MLP's ``batched_predict``).
 
     Returns:
       the new list of ``(W, b)``, same shapes as ``params``.
     """
     check_step_size(step_size)
-    grads = grad(loss)(params, x, y)
+    grads = grad(loss)(params, x, y, predict)
     return [(w - step_size * dw, b - step_size * db)
             for (w, b), (dw, db) in zip(params, grads)]
 
 
-def _update_with_loss(params: Params, x: ArrayLike, y: ArrayLike,
-                      step_size: float) -> tuple[Params, jax.Array]:
+def _update_with_loss(params: Params, x: ArrayLike, y: ArrayLike, step_size: float,
+                      predict: Predict = batched_predict) -> tuple[Params, jax.Array]:
     """:func:`update`, also returning the batch's loss so ``fit`` can watch for divergence.
 
     The loss costs nothing extra: ``value_and_grad`` runs the forward pass that
     the gradient needs anyway and keeps its value.
     """
-    value, grads = jax.value_and_grad(loss)(params, x, y)
+    value, grads = jax.value_and_grad(loss)(params, x, y, predict)
     return [(w - step_size * dw, b - step_size * db)
             for (w, b), (dw, db) in zip(params, grads)], value
 
@@ -116,9 +124,10 @@ def batch_indices(key: jax.Array, n: int, batch_size: int) -> jax.Array:
     return perm[: steps * batch_size].reshape(steps, batch_size)
 
 
-@partial(jit, donate_argnums=0)
+@partial(jit, donate_argnums=0, static_argnames="predict")
 def train_epoch(params: Params, x: jax.Array, y: jax.Array, batches: jax.Array,
-                step_size: float) -> tuple[Params, jax.Array]:
+                step_size: float, predict: Predict = batched_predict
+                ) -> tuple[Params, jax.Array]:
     """A whole epoch as ONE compiled program: ``lax.scan`` runs one SGD step per batch.
 
     Args:
@@ -128,22 +137,27 @@ def train_epoch(params: Params, x: jax.Array, y: jax.Array, batches: jax.Array,
       y: ``(n, n_classes)`` their one-hot targets.
       batches: ``(steps, batch)`` indices from :func:`batch_indices`.
       step_size: learning rate.
+      predict: the model, batched (static: one program per model).
 
     Returns:
       ``(params, losses)`` with ``losses: (steps,)``, the loss of every step.
     """
     def step(p, batch):  # batch: (batch,) indices
-        return _update_with_loss(p, x[batch], y[batch], step_size)
+        return _update_with_loss(p, x[batch], y[batch], step_size, predict)
 
     # unroll=2: two steps per loop iteration give XLA room to overlap them (~3% faster on CPU).
     return lax.scan(step, params, batches, unroll=2)
 
 
-@jit
-def evaluate(params: Params, x: ArrayLike, labels: ArrayLike) -> tuple[jax.Array, jax.Array]:
-    """``(mean loss, accuracy)`` on ``x: (n, n_in)`` with integer ``labels: (n,)``, jitted."""
+@partial(jit, static_argnames="predict")
+def evaluate(params: Params, x: ArrayLike, labels: ArrayLike,
+             predict: Predict = batched_predict) -> tuple[jax.Array, jax.Array]:
+    """``(mean loss, accuracy)`` on ``x: (n, n_in)`` with integer ``labels: (n,)``, jitted.
+
+    ``predict`` is the model, batched (default: the MLP's ``batched_predict``).
+    """
     targets = one_hot(labels, params[-1][1].shape[0])
-    return loss(params, x, targets), accuracy(params, x, labels)
+    return loss(params, x, targets, predict), accuracy(params, x, labels, predict)
 
 
 @dataclass(frozen=True)
@@ -190,26 +204,26 @@ def _step_loop(step: Callable[..., Any], x: np.ndarray, y: np.ndarray, step_size
 
 
 def _eager_runner(params: Params, x: np.ndarray, y: np.ndarray, batch_size: int, steps: int,
-                  step_size: float) -> tuple[Runner, float]:
-    return _step_loop(_update_with_loss, x, y, step_size), 0.0
+                  step_size: float, predict: Predict) -> tuple[Runner, float]:
+    return _step_loop(partial(_update_with_loss, predict=predict), x, y, step_size), 0.0
 
 
 def _jit_runner(params: Params, x: np.ndarray, y: np.ndarray, batch_size: int, steps: int,
-                step_size: float) -> tuple[Runner, float]:
+                step_size: float, predict: Predict) -> tuple[Runner, float]:
     start = time.perf_counter()  # compile ahead of time, so compile time is measured apart
     # Donating params lets XLA write each step's new parameters over the old ones, in place,
     # as PyTorch's optimizers do, instead of allocating 2.7 MB afresh every step.
-    step = jit(_update_with_loss, donate_argnums=0).lower(params, x[:batch_size],
-                                                          y[:batch_size], step_size).compile()
+    step = jit(_update_with_loss, donate_argnums=0, static_argnames="predict").lower(
+        params, x[:batch_size], y[:batch_size], step_size, predict=predict).compile()
     return _step_loop(step, x, y, step_size), time.perf_counter() - start
 
 
 def _scan_runner(params: Params, x: np.ndarray, y: np.ndarray, batch_size: int, steps: int,
-                 step_size: float) -> tuple[Runner, float]:
+                 step_size: float, predict: Predict) -> tuple[Runner, float]:
     x_dev, y_dev = jax.device_put(x), jax.device_put(y)  # the data goes to the device once
     start = time.perf_counter()
     epoch = train_epoch.lower(params, x_dev, y_dev, jnp.zeros((steps, batch_size), jnp.int32),
-                              step_size).compile()
+                              step_size, predict=predict).compile()
     return (lambda p, batches: epoch(p, x_dev, y_dev, batches, step_size),
             time.perf_counter() - start)
 
@@ -218,21 +232,28 @@ _RUNNERS = {"eager": _eager_runner, "jit": _jit_runner, "scan": _scan_runner}
 
 
 def _check_fit_args(params: Params, data: TrainingData, epochs: int, batch_size: int,
-                    step_size: float, key: jax.Array, mode: str) -> None:
+                    step_size: float, key: jax.Array, mode: str, predict: Predict) -> None:
     check_step_size(step_size)
     check_key(key)
     check_choice(mode, "mode", MODES)
     check_positive_int(epochs, "epochs")
     check_positive_int(batch_size, "batch_size")
-    sizes = [params[0][0].shape[1]] + [b.shape[0] for _, b in params]
     pixels = data.x_train.shape[1]
-    if sizes[0] != pixels or sizes[-1] != data.num_classes:
-        raise InputError(
-            f"Layer sizes {sizes} do not match the {data.name} data: it has "
-            f"{pixels} pixels per image and {data.num_classes} classes, so the "
-            f"sizes must start with {pixels} and end with {data.num_classes}, "
-            f"e.g. {[pixels, *sizes[1:-1], data.num_classes]}."
-        )
+    if predict is batched_predict:  # the MLP: its layer sizes say what it expects
+        sizes = [params[0][0].shape[1]] + [b.shape[0] for _, b in params]
+        if sizes[0] != pixels or sizes[-1] != data.num_classes:
+            raise InputError(
+                f"Layer sizes {sizes} do not match the {data.name} data: it has "
+                f"{pixels} pixels per image and {data.num_classes} classes, so the "
+                f"sizes must start with {pixels} and end with {data.num_classes}, "
+                f"e.g. {[pixels, *sizes[1:-1], data.num_classes]}."
+            )
+    else:  # another model checks its input itself; only the shapes are worked out, no compute
+        scores = jax.eval_shape(predict, params, data.x_train[:1]).shape[1:]
+        if scores != (data.num_classes,):
+            raise InputError(f"The model gives {scores} scores per image, but the {data.name} "
+                             f"data has {data.num_classes} classes: give its last layer "
+                             f"{data.num_classes} outputs.")
     if batch_size > len(data.x_train):
         raise InputError(f"batch_size must be between 1 and the {len(data.x_train)} training "
                          f"examples; got {batch_size}.")
@@ -240,7 +261,8 @@ def _check_fit_args(params: Params, data: TrainingData, epochs: int, batch_size:
 
 def fit(params: Params, data: TrainingData, *, epochs: int = EPOCHS,
         batch_size: int = BATCH_SIZE, step_size: float = STEP_SIZE, key: jax.Array,
-        mode: str = "scan", verbose: bool = False) -> tuple[Params, History]:
+        mode: str = "scan", verbose: bool = False,
+        predict: Predict = batched_predict) -> tuple[Params, History]:
     """Train ``params`` on ``data`` with SGD, watching the validation split.
 
     Args:
@@ -253,6 +275,8 @@ def fit(params: Params, data: TrainingData, *, epochs: int = EPOCHS,
         same key gives the same run in every mode.
       mode: ``"eager"``, ``"jit"`` or ``"scan"`` (see the module docstring).
       verbose: print one line per epoch.
+      predict: the model, batched: the MLP's ``batched_predict`` (the default),
+        or another network's, such as the CNN's ``batched_predict_cnn``.
 
     Returns:
       ``(params, history)``, a :class:`History`. The test split is never looked
@@ -262,12 +286,12 @@ def fit(params: Params, data: TrainingData, *, epochs: int = EPOCHS,
       DivergedError: when a step's loss is NaN or inf; names the epoch and step
         and carries the history so far.
     """
-    _check_fit_args(params, data, epochs, batch_size, step_size, key, mode)
+    _check_fit_args(params, data, epochs, batch_size, step_size, key, mode, predict)
     n, steps = len(data.x_train), len(data.x_train) // batch_size
     y_train = np.asarray(one_hot(data.y_train, data.num_classes))  # (n, k) on the host
     params = jax.tree.map(jnp.copy, params)  # the scan mode donates: keep the caller's arrays
     run_epoch, compile_time = _RUNNERS[mode](params, data.x_train, y_train, batch_size, steps,
-                                             step_size)
+                                             step_size, predict)
     record: dict[str, list[float]] = {name: [] for name in (
         "epoch_time", "train_loss", "train_accuracy", "val_loss", "val_accuracy")}
 
@@ -293,7 +317,7 @@ def fit(params: Params, data: TrainingData, *, epochs: int = EPOCHS,
                 f"step size, e.g. step_size={step_size / 10:g}.", history())
         for split, x, labels in (("train", data.x_train, data.y_train),
                                  ("val", data.x_val, data.y_val)):
-            split_loss, split_acc = evaluate(params, x, labels)
+            split_loss, split_acc = evaluate(params, x, labels, predict)
             record[f"{split}_loss"].append(float(split_loss))
             record[f"{split}_accuracy"].append(float(split_acc))
         if verbose:

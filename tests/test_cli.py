@@ -39,7 +39,19 @@ def test_eager_mode_and_layers(capsys, flag):
     assert "layers [64, 16, 10]" in out and "eager mode" in out and "Done: validation" in out
 
 
+def test_the_cnn_trains_with_the_same_loop_and_the_same_lines(capsys):
+    assert main(["train", "--model", "cnn", "--dataset", "mnist-5k", "--epochs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert ("Model: CNN: 16 3x3 filters, 32 3x3 filters (each conv -> relu -> 2x2 max-pool), "
+            "dense 800 -> 10, 12,810 parameters, He init; scan mode") in out
+    assert len(re.findall(r"^epoch +1 .* val acc 0\.\d{4}$", out, re.M)) == 1
+    found = re.search(r"Done: validation accuracy (0\.\d+), test accuracy (0\.\d+)", out)
+    assert found and float(found.group(2)) > 0.5  # one epoch, far above chance (0.1)
+
+
 @pytest.mark.parametrize("args, message", [
+    (["--model", "cnn"], "(8, 8) is too small for 2 3x3 convolutions"),
+    (["--model", "cnn", "--layers", "64,10"], "--layers and --init are the MLP's options"),
     (["--layers", "784,512,10"], "Layer sizes [784, 512, 10] do not match the digits data"),
     (["--step-size", "0"], "step_size must be a finite number greater than 0; got 0.0"),
     (["--step-size", "1e6", "--epochs", "2"], "The loss became"),
@@ -110,8 +122,8 @@ def test_bad_layers_and_dataset_are_refused_by_the_parser(capsys):
 
 def test_help_lists_every_command_and_option():
     result = run_cli("train", "--help")
-    for option in ("--dataset", "--epochs", "--batch-size", "--step-size", "--layers", "--mode",
-                   "--no-jit", "--seed", "--plot", "--init"):
+    for option in ("--model", "--dataset", "--epochs", "--batch-size", "--step-size", "--layers",
+                   "--mode", "--no-jit", "--seed", "--plot", "--init"):
         assert option in result.stdout
     top = run_cli("--help").stdout
     assert all(command in top for command in ("train", "grade", "doctor"))
