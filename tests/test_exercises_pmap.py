@@ -3,7 +3,7 @@ the typical mistakes with a hint that names the fix."""
 import jax
 import jax.numpy as jnp
 import numpy as np
-from conftest import assert_result, stub
+from conftest import assert_result, own, stub
 from jax import lax
 
 from nn_from_scratch import loss, update
@@ -12,11 +12,21 @@ from nn_from_scratch.parallel import AXIS, data_parallel_step, shard_batch
 
 
 def test_shard():
-    assert_result(check.shard(shard_batch), "passed")
+    assert_result(check.shard(own(shard_batch)), "passed")
+    assert_result(check.shard(shard_batch), "failed", "library's own shard_batch")
     assert_result(check.shard(stub), "not done")
-    assert_result(check.shard(lambda x, n: x.reshape(n, -1, *x.shape[1:])), "passed")
+    # reshape alone refuses an uneven batch, but with NumPy's ValueError or JAX's TypeError
+    # and a message about reshaping: the exercise asks for a ValueError that says why
+    assert_result(check.shard(lambda x, n: x.reshape(n, -1, *x.shape[1:])), "failed",
+                  "JAX array", "raised TypeError", "raise a ValueError")
     assert_result(check.shard(lambda x, n: jnp.reshape(x, (n, x.shape[0] // n, *x.shape[1:]))),
-                  "passed")  # jnp raises a TypeError for an uneven batch: any error will do
+                  "failed", "raised TypeError", "raise a ValueError")
+
+    def raises_a_string(x, n):  # `raise "..."` is itself a TypeError
+        if x.shape[0] % n:
+            raise f"a batch of {x.shape[0]} does not split evenly over {n} devices"
+        return shard_batch(x, n)
+    assert_result(check.shard(raises_a_string), "failed", "TypeError", "ValueError")
     assert_result(check.shard(lambda x, n: x.reshape(x.shape[0] // n, n, *x.shape[1:])),
                   "failed", "leading axis must be the devices")
     assert_result(check.shard(lambda x, n: x.reshape(-1, n, *x.shape[1:]).swapaxes(0, 1)),

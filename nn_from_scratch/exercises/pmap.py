@@ -12,12 +12,11 @@ mapped without its axis name.
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
-from ..losses import loss
 from ..parallel import AXIS
-from ..train import update
-from ._core import Mistake, call, exercise, expect_close, expect_shape
+from ._core import Mistake, call, exercise, expect_close, expect_shape, mlp_loss_and_grads, summary
 
 LESSON = "11_pmap"
 DEVICES = 4  # simulated by vmap; the lessons run on 8 devices, the tests on 4
@@ -25,8 +24,9 @@ SIZES = [6, 5, 3]  # a small network: 6 inputs, 5 hidden, 3 classes
 LOCAL_BATCH = 3  # examples per device
 
 
-_grad = jax.jit(jax.grad(loss))  # the references: one compile each, not one per operation
-_update = jax.jit(update)
+def _reference_grads(params: Any, x: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
+    """The leaves of ``grad(loss)(params, x, y)``, in NumPy: no compile for the reference."""
+    return [a for layer in mlp_loss_and_grads(params, x, y)[1] for a in layer]
 
 
 def _network(seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -87,16 +87,21 @@ def shard(student_fn: Any) -> str:
             raise Mistake(f"{what}: device d should get rows d*k to (d+1)*k - 1 of x, "
                           f"k = batch // n, in order")
     uneven = np.arange(30, dtype=np.float32).reshape(10, 3)
-    try:
-        out = student_fn(uneven, 4)
-    except NotImplementedError:
-        raise
-    except Exception:
-        out = None  # raising is right: 10 rows do not split over 4 devices
-    if out is not None:
-        raise Mistake(f"shard(x, 4) for 10 rows returned shape {np.shape(out)}: 10 rows do not "
-                      f"split evenly over 4 devices, and dropping or repeating rows silently "
-                      f"changes the batch. Raise a ValueError that says so")
+    for x, kind in ((uneven, "NumPy"), (jnp.asarray(uneven), "JAX")):
+        what = f"shard(x, 4) for a {kind} array of 10 rows"
+        try:
+            out = student_fn(x, 4)
+        except NotImplementedError:
+            raise
+        except ValueError:
+            continue  # right: 10 rows do not split over 4 devices
+        except Exception as err:
+            raise Mistake(f"{what} raised {type(err).__name__} ({summary(str(err))}): check "
+                          f"the batch yourself before reshaping, and raise a ValueError that "
+                          f"says it does not split evenly over n devices") from None
+        raise Mistake(f"{what} returned {summary(out)}: 10 rows do not split evenly over 4 "
+                      f"devices, and dropping or repeating rows silently changes the batch. "
+                      f"Raise a ValueError that says so")
     return "device d gets rows d*k to (d+1)*k - 1; an uneven batch is refused"
 
 
@@ -145,11 +150,9 @@ def data_parallel_grads(student_fn: Any) -> str:
     params, (x, y) = _network(), _batch()
     what = "data_parallel_grads(params, x, y) on 4 devices"
     got = _grad_leaves(_run_per_device(student_fn, (None, 0, 0), params, x, y, what=what), what)
-    full = [np.asarray(a) for a in jax.tree.leaves(
-        _grad(params, x.reshape(-1, SIZES[0]), y.reshape(-1, SIZES[-1])))]
+    full = _reference_grads(params, x.reshape(-1, SIZES[0]), y.reshape(-1, SIZES[-1]))
     own = [np.stack(per_device) for per_device in zip(*(
-        [np.asarray(a) for a in jax.tree.leaves(_grad(params, x[d], y[d]))]
-        for d in range(DEVICES)))]
+        _reference_grads(params, x[d], y[d]) for d in range(DEVICES)))]
     if all(np.allclose(g, o, atol=1e-6) for g, o in zip(got, own)):
         raise Mistake("each device kept the gradient of its own slice: average them over the "
                       "devices with lax.pmean(grads, AXIS) after jax.grad (in pmap, a pmean "
@@ -180,8 +183,8 @@ def simulated_update(student_fn: Any) -> str:
         ("vmap", "dot_general", "shape"): "map every argument as pmap_update does: the params, "
         "x and y over their leading device axis (0) and the step size not at all (None)"})
     leaves = _grad_leaves(got, what)
-    want = [np.asarray(a) for a in jax.tree.leaves(
-        _update(params, x.reshape(-1, SIZES[0]), y.reshape(-1, SIZES[-1]), step_size))]
+    want = [p - step_size * g for p, g in zip(jax.tree.leaves(params), _reference_grads(
+        params, x.reshape(-1, SIZES[0]), y.reshape(-1, SIZES[-1])))]  # update on one device
     if not all(np.allclose(a, a[:1], atol=1e-6) for a in leaves):
         raise Mistake("the simulated devices ended with different parameters: map the per-device "
                       "step, parallel.data_parallel_step, whose pmean averages the gradients, not "
