@@ -124,3 +124,13 @@ def test_ordinary_exercise_code_is_not_flagged():
     honest = ("def relu(x):\n    return jnp.maximum(0, x)\n\nif check_ok == 1:\n    pass\n"
               "batched_predict = jax.vmap(predict, in_axes=(None, 0))")
     assert flags("the exercise cell of 07.1", honest) == []
+
+
+def test_a_comment_is_no_edit_but_a_change_to_the_code_is(release):
+    nb = student_edition()
+    nb.cells[7].source = "# 最后一个单元格 (a comment in another language)\nprint('the end')"
+    nb.cells[4].source = "from nn_from_scratch.model import relu  # the library's"
+    assert rebuild(nb, release).notes == []
+    nb.cells[7].source = "print('the end!')"
+    assert rebuild(nb, release).notes == [
+        "lesson cell 07-c007 (`print('the end')`) was edited; restored"]

@@ -7,6 +7,8 @@ saying so. Cells are matched by id first, then by identical source, then by tag
 and order (for notebooks whose ids were lost). Cells the student added are kept
 and run where they stand: after the released cell that precedes them.
 """
+import io
+import tokenize
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +36,19 @@ class Rebuilt:
     notes: list[str] = field(default_factory=list)
 
 
+def _what_runs(source: str, cell_type: str = "code") -> str:
+    """A code cell's tokens without comments or blank lines (a comment in another language, or
+    the student's own note, is no edit); a Markdown cell's text as it is."""
+    if cell_type != "code":
+        return digest(source)
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(source.strip() + "\n").readline)
+        return " ".join(t.string.strip() or str(t.type) for t in tokens
+                        if t.type not in (tokenize.COMMENT, tokenize.NL))
+    except (tokenize.TokenError, SyntaxError):
+        return digest(source)
+
+
 def _match(cells: list[Any], release: Release) -> dict[int, int]:
     """Submission cell index -> release cell index: by id, then same source, then tag order."""
     released = release.cells
@@ -47,9 +62,10 @@ def _match(cells: list[Any], release: Release) -> dict[int, int]:
 
     for j, cell in enumerate(cells):
         take(j, by_id.get(cell.get("id", "")))
+    keys = [_what_runs(r.source, r.cell_type) for r in released]
     for j, cell in enumerate(cells):
-        hashed = digest(cell.source)
-        take(j, next((i for i, r in enumerate(released) if r.sha256 == hashed
+        key = _what_runs(cell.source, cell.cell_type)
+        take(j, next((i for i, r in enumerate(released) if keys[i] == key
                       and i not in matched.values() and r.cell_type == cell.cell_type), None))
     exercise_of = {m.group(1): r.exercise for r in released if r.role == "check"
                    for m in [CHECK_CALL.search(r.source)] if m}
@@ -93,7 +109,8 @@ def _notes(release: Release, cells: list[Any], matched: dict[int, int]) -> list[
             notes.append(f"the {cell.label} is missing; graded with the stub"
                          if cell.role == EXERCISE_TAG else f"{cell.label} was deleted; restored")
             continue
-        if cell.role != EXERCISE_TAG and digest(cells[found[i]].source) != cell.sha256:
+        if cell.role != EXERCISE_TAG and _what_runs(cells[found[i]].source) != _what_runs(
+                cell.source):
             notes.append(f"{cell.label} was edited; restored")
         if i not in kept_in_place:
             notes.append(f"{cell.label} was moved; run in its place")
