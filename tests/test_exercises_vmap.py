@@ -32,6 +32,16 @@ def test_dot_vmap():
     assert_result(check.dot_vmap(jax.vmap(jnp.dot, in_axes=1)), "failed", "axis 1")
 
 
+def test_an_array_for_a_function_is_summarised():
+    """The issue's 19.5 KB message: the dot products themselves handed in, not the function."""
+    products = jax.vmap(jnp.dot)(jnp.ones((1000, 100)), jnp.ones((1000, 100)))
+    for checker in (check.dot_vmap, check.convolve_shared, check.zipped, check.pairwise,
+                    check.per_example_grads, check.convolve_kernels, check.clipped_mean_grad):
+        result = checker(products)
+        assert_result(result, "failed", "expected a function", "array of shape (1000,)")
+        assert len(result.line) < 200, result.line
+
+
 def test_convolve_shared():
     assert_result(check.convolve_shared(jax.vmap(convolve, in_axes=(0, None))), "passed")
     assert_result(check.convolve_shared(...), "not done")
@@ -86,33 +96,28 @@ def test_convolve_kernels():
     assert_result(check.convolve_kernels(jax.vmap(convolve, in_axes=(0, None))), "failed")
 
 
-def clipped(theta, xs, ys, max_norm, scale_all=False, clip_mean=False):
-    g = per_example_grads(theta, xs, ys)
-    norms = jnp.linalg.norm(g, axis=1, keepdims=True)
+def clipped(grads, max_norm, scale_all=False, clip_mean=False):  # the reference, and mistakes
+    norms = jnp.linalg.norm(grads, axis=1, keepdims=True)
     if clip_mean:
-        m = g.mean(0)
+        m = grads.mean(0)
         return m * jnp.minimum(1.0, max_norm / jnp.linalg.norm(m))
     factor = max_norm / norms if scale_all else jnp.minimum(1.0, max_norm / norms)
-    return jnp.mean(g * factor, axis=0)
+    return jnp.mean(grads * factor, axis=0)
 
 
 def test_clipped_mean_grad():
     assert_result(check.clipped_mean_grad(clipped), "passed")
     assert_result(check.clipped_mean_grad(stub), "not done")
-
-    unfinished_per_example_grads = ...  # 06.7 written while 06.5 is still its stub
-
-    def before_06_5(theta, xs, ys, max_norm):
-        return unfinished_per_example_grads(theta, xs, ys).mean(0)
-    assert_result(check.clipped_mean_grad(before_06_5), "not done", "finish 06.5 first")
-    assert_result(check.clipped_mean_grad(lambda t, x, y, m: per_example_grads(t, x, y).mean(0)),
-                  "failed", "no gradient was clipped")
+    assert_result(check.clipped_mean_grad(lambda g, m: g.mean(0)), "failed",
+                  "no gradient was clipped")
     assert_result(check.clipped_mean_grad(lambda *a: clipped(*a, scale_all=True)), "failed",
                   "short ones stretched")
     assert_result(check.clipped_mean_grad(lambda *a: clipped(*a, clip_mean=True)), "failed",
                   "mean gradient was clipped")
+    assert_result(check.clipped_mean_grad(lambda g, m: jnp.clip(g, -m, m).mean(0)), "failed",
+                  "each component")
+    assert_result(check.clipped_mean_grad(lambda g, m: len(g) * clipped(g, m)), "failed", "sum")
+    # the norms of the columns (axis 0), not of each example's gradient
     assert_result(check.clipped_mean_grad(
-        lambda t, x, y, m: jnp.clip(per_example_grads(t, x, y), -m, m).mean(0)),
-        "failed", "each component")
-    assert_result(check.clipped_mean_grad(lambda t, x, y, m: 8 * clipped(t, x, y, m)), "failed",
-                  "sum")
+        lambda g, m: jnp.mean(g * jnp.minimum(1.0, m / jnp.linalg.norm(g, axis=0)), axis=0)),
+        "failed", "is off by")

@@ -11,7 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from ._core import Mistake, NotDone, call, exercise, expect_close, expect_shape, reject_known_wrong
+from ._core import (
+    Mistake,
+    call,
+    exercise,
+    expect_close,
+    expect_shape,
+    reject_known_wrong,
+)
 
 LESSON = "06_vmap"
 
@@ -182,34 +189,32 @@ def convolve_kernels(student_fn: Any) -> str:
 
 @exercise(LESSON, 7, "clipped_mean_grad")
 def clipped_mean_grad(student_fn: Any) -> str:
-    grads = _linear_grads(THETA, X8, Y8)  # (8, 3)
-    norms = np.linalg.norm(grads, axis=1)
-    max_norm = 2.0  # 3 of the 8 gradients are shorter, 5 longer, and so is their mean (2.7)
-    what = f"clipped_mean_grad(theta, X, Y, max_norm={max_norm:.3g})"
-    try:
-        got = call(student_fn, THETA, X8, Y8, max_norm, what=what)
-    except Mistake as err:
-        if "'ellipsis' object is not callable" in str(err):  # per_example_grads = ... (06.5)
-            raise NotDone("it calls per_example_grads, which is still the stub of Exercise "
-                          "06.5: finish 06.5 first") from None
-        raise
-    got = expect_shape(got, (3,), what)
-    want = np.mean(grads * np.minimum(1.0, max_norm / norms)[:, None], axis=0)
-    mean = grads.mean(axis=0)
-    wrong = {
-        "no gradient was clipped: scale each gradient longer than max_norm down to max_norm "
-        "(multiply it by max_norm / its norm)": mean,
-        "every gradient was scaled to norm max_norm, the short ones stretched too; only those "
-        "LONGER than max_norm shrink: multiply by jnp.minimum(1, max_norm / norm)":
-            np.mean(grads * (max_norm / norms)[:, None], axis=0),
-        "the mean gradient was clipped; DP-SGD clips each EXAMPLE's gradient first, then takes "
-        "the mean": mean * min(1.0, max_norm / float(np.linalg.norm(mean))),
-        "each component was clipped to [-max_norm, max_norm]; clip the NORM of each gradient "
-        "instead, scaling the whole vector": np.clip(grads, -max_norm, max_norm).mean(axis=0),
-        "that is the sum over the examples; take the mean (jnp.mean(..., axis=0))":
-            np.sum(grads * np.minimum(1.0, max_norm / norms)[:, None], axis=0),
-    }
-    reject_known_wrong(got, wrong, atol=1e-4, want=want)
-    expect_close(got, want, what, atol=1e-4,
-                 hint="mean over examples of g_i * min(1, max_norm / |g_i|)")
+    # 8 gradients of 3 numbers: 3 shorter than max_norm = 2, 5 longer, and so is their mean;
+    # 5 of 4 numbers: norms 0.9 to 1.9 around max_norm = 1.5, their mean's 0.67
+    lengths = np.array([[1.0], [2.0], [0.5], [1.0], [1.5]], np.float32)
+    for grads, max_norm in ((_linear_grads(THETA, X8, Y8), 2.0),
+                            (_normal(11, (5, 4)) * lengths, 1.5)):
+        d = grads.shape[1]
+        what = f"clipped_mean_grad(grads, {max_norm:.3g}) for grads of shape {grads.shape}"
+        got = call(student_fn, grads, max_norm, what=what)
+        got = expect_shape(got, (d,), what)
+        norms = np.linalg.norm(grads, axis=1)
+        want = np.mean(grads * np.minimum(1.0, max_norm / norms)[:, None], axis=0)
+        mean = grads.mean(axis=0)
+        wrong = {
+            "no gradient was clipped: scale each row longer than max_norm down to max_norm "
+            "(multiply it by max_norm / its norm)": mean,
+            "every row was scaled to norm max_norm, the short ones stretched too; only those "
+            "LONGER than max_norm shrink: multiply by jnp.minimum(1, max_norm / norm)":
+                np.mean(grads * (max_norm / norms)[:, None], axis=0),
+            "the mean gradient was clipped; DP-SGD clips each EXAMPLE's gradient first, then "
+            "takes the mean": mean * min(1.0, max_norm / float(np.linalg.norm(mean))),
+            "each component was clipped to [-max_norm, max_norm]; clip the NORM of each row "
+            "instead, scaling the whole vector": np.clip(grads, -max_norm, max_norm).mean(axis=0),
+            "that is the sum over the examples; take the mean (jnp.mean(..., axis=0))":
+                np.sum(grads * np.minimum(1.0, max_norm / norms)[:, None], axis=0),
+        }
+        reject_known_wrong(got, wrong, atol=1e-4, want=want)
+        expect_close(got, want, what, atol=1e-4,
+                     hint="the mean over rows of g_i * min(1, max_norm / |g_i|)")
     return "each example's gradient clipped to max_norm, then averaged"
