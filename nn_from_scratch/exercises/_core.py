@@ -14,6 +14,7 @@ result also carries a machine-readable copy (the MIME type :data:`MIME`) that
 """
 import functools
 import importlib
+import inspect
 import pkgutil
 import sys
 from collections.abc import Callable, Mapping
@@ -279,15 +280,28 @@ def _import_all() -> None:
             importlib.import_module(f"{__package__}.{module.name}")
 
 
+def _names_used(code: Any) -> set[str]:
+    """The global names a function's code refers to, in its nested functions too."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            names |= _names_used(const)
+    return names
+
+
 def finish_first(fn: Any, name: str, checker: Callable[[Any], CheckResult]) -> None:
     """Say "finish 03.3 first" when ``fn`` calls the student's own ``name`` and that is not done.
 
-    ``fn``'s globals are the student's notebook: if ``name`` there is a function
-    that does not pass ``checker`` (its own exercise's), raise :class:`NotDone`
-    or :class:`Mistake` naming that exercise, so that a check never blames the
-    exercise in front of the student for a mistake in an earlier one.
+    ``fn``'s globals are the student's notebook: if ``fn``'s code refers to
+    ``name`` and ``name`` there is a function that does not pass ``checker`` (its
+    own exercise's), raise :class:`NotDone` or :class:`Mistake` naming that
+    exercise, so that a check never blames the exercise in front of the student
+    for a mistake in an earlier one.
     """
-    other = getattr(fn, "__globals__", {}).get(name)
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    if code is None or name not in _names_used(code):
+        return  # fn does not use it (or is not Python code we can read)
+    other = getattr(inspect.unwrap(fn), "__globals__", {}).get(name)
     if other is None or _library_name(other):
         return
     result = checker(other)
