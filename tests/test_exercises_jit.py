@@ -158,4 +158,11 @@ def test_debug_print(capsys):
         return 2 * x
     assert_result(check.debug_print(f_string), "failed", "tracer", "f-strings")
     assert_result(check.debug_print(lambda x: 2 * x), "failed", "nothing was printed")
+
+    def shows_a_lot(x):  # prints something else, at length: quoted in one short line
+        jax.debug.print("{y}", y=jnp.full(500, 42.0) + 0 * x[0])
+        return 2 * x
+    result = check.debug_print(shows_a_lot)
+    assert_result(result, "failed", "print x itself")
+    assert len(result.line) < 250, result.line
     assert_result(check.debug_print(lambda x: x), "failed", "return 2 * x")

@@ -216,5 +216,5 @@ def debug_print(student_fn: Any) -> str:
     if not printed.strip():
         raise Mistake("nothing was printed: call jax.debug.print('x = {x}', x=x) inside the "
                       "function")
-    raise Mistake(f"printed {printed.strip()!r} for the calls with x = [1.5, 2.5, 3.5] and "
-                  f"[7.25, 8.25, 9.25]: print x itself, on every call")
+    raise Mistake(f"printed {summary(printed.strip())} for the calls with x = [1.5, 2.5, 3.5] "
+                  f"and [7.25, 8.25, 9.25]: print x itself, on every call")
