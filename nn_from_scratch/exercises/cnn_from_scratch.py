@@ -107,29 +107,34 @@ def conv2d_channels(student_fn: Any) -> str:
     return "3 channels, each with its own kernel, summed into one map"
 
 
+def _vmapped(student_fn: Any, args: tuple[Any, ...], want: np.ndarray, what: str,
+             mapped_too: str, hint: str) -> None:
+    """A vmapped answer gives ``want``; vmap's "inconsistent sizes" means ``mapped_too``."""
+    got = fast_call(student_fn, *args, what=what,
+                    hints={("inconsistent sizes", "vmap got"): mapped_too})
+    expect_close(got, want, what, hint=hint)
+
+
 @exercise(LESSON, 3, "every filter: in_axes")
 def all_filters(student_fn: Any) -> str:
-    want = _layer(CHANNELS, FILTERS, np.zeros(4))
-    what = "all_filters(image, w) for an image (3, 5, 6) and w (4, 3, 3, 3)"
-    got = fast_call(student_fn, CHANNELS, FILTERS, what=what, hints={
-        ("inconsistent sizes", "vmap got"): "vmap mapped the image too (3 channels against 4 "
-        "filters): every filter sees the WHOLE image, so its in_axes entry is None: "
-        "jax.vmap(conv2d_channels, in_axes=(None, 0))"})
-    expect_close(got, want, what, hint="map over the filters (axis 0 of w) and share the "
-                                       "image: in_axes=(None, 0)")
+    _vmapped(student_fn, (CHANNELS, FILTERS), _layer(CHANNELS, FILTERS, np.zeros(4)),
+             "all_filters(image, w) for an image (3, 5, 6) and w (4, 3, 3, 3)",
+             "vmap mapped the image too (3 channels against 4 filters): every filter sees the "
+             "WHOLE image, so its in_axes entry is None: "
+             "jax.vmap(conv2d_channels, in_axes=(None, 0))",
+             "map over the filters (axis 0 of w) and share the image: in_axes=(None, 0)")
     return "4 filters on one 3-channel image: the image shared, the filters mapped"
 
 
 @exercise(LESSON, 4, "the batch: in_axes")
 def batched_conv(student_fn: Any) -> str:
-    want = np.stack([_layer(image, FILTERS, BIASES) for image in BATCH])
-    what = "batched_conv(images, w, b) for images (2, 3, 5, 6), w (4, 3, 3, 3), b (4,)"
-    got = fast_call(student_fn, BATCH, FILTERS, BIASES, what=what, hints={
-        ("inconsistent sizes", "vmap got"): "vmap mapped the weights too (2 images against 4 "
-        "filters): the weights are shared by every image, so their in_axes are None: "
-        "jax.vmap(conv_layer, in_axes=(0, None, None))"})
-    expect_close(got, want, what, hint="image i of the batch through conv_layer with the "
-                                       "same w and b")
+    _vmapped(student_fn, (BATCH, FILTERS, BIASES),
+             np.stack([_layer(image, FILTERS, BIASES) for image in BATCH]),
+             "batched_conv(images, w, b) for images (2, 3, 5, 6), w (4, 3, 3, 3), b (4,)",
+             "vmap mapped the weights too (2 images against 4 filters): the weights are shared "
+             "by every image, so their in_axes are None: "
+             "jax.vmap(conv_layer, in_axes=(0, None, None))",
+             "image i of the batch through conv_layer with the same w and b")
     return "a batch of 2 images, weights shared: the numbers of lax.conv_general_dilated"
 
 
