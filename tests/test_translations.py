@@ -20,9 +20,10 @@ def test_passages_keep_fenced_code_whole_and_split_paragraphs():
     text = "One.\nStill one.\n\n```python\nx = 1\n\ny = 2\n```\n\nTwo."
     assert translations.passages(text) == ["One.\nStill one.", "```python\nx = 1\n\ny = 2\n```",
                                            "Two."]
-    code = "# a comment\nx = 1  # (batch, 784): trailing, stays\n    # TODO: write it\n" \
+    code = "# a comment\nx = '# not one'  # (batch, 784): trailing\n    # TODO: write it\n" \
            "# BEGIN SOLUTION\ny = 2  # noqa: E501"
-    assert translations.comments(code) == ["a comment", "TODO: write it"]
+    assert translations.comments(code) == ["a comment", "(batch, 784): trailing",
+                                           "TODO: write it"]
 
 
 def test_a_changed_english_sentence_makes_its_translation_stale(tmp_path):

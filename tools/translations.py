@@ -1,8 +1,8 @@
 """The Chinese editions' prose: gettext catalogs over the lessons' passages, managed with Babel.
 
 Each lesson's English stays the one source. Its passages (every paragraph of a
-Markdown cell, and every full-line comment of a code cell, the stubs' ``TODO``
-lines included) are the msgids of ``lessons/locale/zh_CN/LC_MESSAGES/NN_slug.po``;
+Markdown cell, and every comment of a code cell, the stubs' ``TODO`` lines
+included) are the msgids of ``lessons/locale/zh_CN/LC_MESSAGES/NN_slug.po``;
 their Chinese is the msgstr, as Sphinx's and Read the Docs' translations work.
 Code is never translated, so the Chinese editions run the very same code
 (``tests/test_translations.py`` also checks that through ``ast``).
@@ -17,6 +17,7 @@ brought it up to date and removed the mark. Nothing can drift silently.
     .venv/bin/python tools/translations.py todo 07_mlp_from_scratch > todo.json
     .venv/bin/python tools/translations.py fill 07_mlp_from_scratch done.json
     .venv/bin/python tools/translations.py build                   # notebooks/zh, student/zh
+    .venv/bin/python tools/translations.py show 07_mlp_from_scratch  # read it as Markdown
     .venv/bin/python tools/translations.py messages                # the checkers' messages
     .venv/bin/python tools/translations.py todo messages > todo.json   # ... and fill messages F
 
@@ -35,6 +36,8 @@ import io
 import json
 import re
 import sys
+import tokenize
+from collections.abc import Callable
 from pathlib import Path
 
 from babel.messages.catalog import Catalog
@@ -48,7 +51,6 @@ LOCALE = "zh_CN"
 CATALOGS = notebooks.LESSONS / "locale" / LOCALE / "LC_MESSAGES"
 COMMENT = "comment"  # msgctxt of a code comment; Markdown passages have none
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_COMMENT_LINE = re.compile(r"^(\s*#\s?)(.*)$")
 _KEEP = re.compile(r"(BEGIN|END) (SOLUTION|STUB)|noqa|type: ignore")
 
 
@@ -69,14 +71,33 @@ def passages(markdown: str) -> list[str]:
     return found
 
 
+def _comment_tokens(code: str) -> list[tuple[int, int, int, str]]:
+    """(line, start column, end column, text) of every comment worth translating in ``code``:
+    whole-line and trailing ones, never markers or linter notes, never inside a string."""
+    found = []
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    for token in tokens:
+        if token.type == tokenize.COMMENT and not _KEEP.search(token.string):
+            text = re.sub(r"^#\s?", "", token.string)
+            if text.strip():
+                found.append((token.start[0], token.start[1], token.end[1], text))
+    return found
+
+
 def comments(code: str) -> list[str]:
-    """The text of a code cell's full-line comments (markers and linter notes left out)."""
-    texts = []
-    for line in code.splitlines():
-        match = _COMMENT_LINE.match(line)
-        if match and match.group(2).strip() and not _KEEP.search(line):
-            texts.append(match.group(2))
-    return texts
+    """The text of a code cell's comments, whole-line and trailing (markers left out)."""
+    return [text for *_, text in _comment_tokens(code)]
+
+
+def _translate_comments(code: str, zh: Callable[[str], str]) -> str:
+    lines = code.split("\n")
+    for row, start, end, text in reversed(_comment_tokens(code)):
+        line = lines[row - 1]
+        lines[row - 1] = line[:start] + "# " + zh(text) + line[end:]
+    return "\n".join(lines)
 
 
 def template(lesson: Path) -> Catalog:
@@ -164,13 +185,7 @@ def translate(nb, catalog: Catalog):  # type: ignore[no-untyped-def]
         if cell.cell_type == "markdown":
             cell.source = "\n\n".join(zh(text) for text in passages(cell.source))
         elif cell.cell_type == "code":
-            lines = []
-            for line in cell.source.splitlines():
-                match = _COMMENT_LINE.match(line)
-                if match and match.group(2).strip() and not _KEEP.search(line):
-                    line = match.group(1) + zh(match.group(2), COMMENT)
-                lines.append(line)
-            cell.source = "\n".join(lines)
+            cell.source = _translate_comments(cell.source, lambda text: zh(text, COMMENT))
     out.metadata.setdefault("nn_from_scratch", {})["language"] = LOCALE
     return out
 
@@ -280,10 +295,34 @@ def _read_messages() -> Catalog:
         return read_po(f, locale=LOCALE)
 
 
+def show(lesson: Path) -> str:
+    """The Chinese full edition as a reader meets it, as Markdown: prose, code, and the text
+    outputs of the English execution of the same code (a check's line stays English there)."""
+    import nbformat
+
+    executed = nbformat.read(notebooks.notebook_path(lesson), as_version=4)
+    chinese = translate(notebooks.editions(lesson)[0], read(lesson))
+    parts = []
+    for zh_cell, en_cell in zip(chinese.cells, executed.cells):
+        if zh_cell.cell_type == "markdown":
+            parts.append(zh_cell.source)
+            continue
+        parts.append(f"```python\n{zh_cell.source}\n```")
+        for output in en_cell.get("outputs", []):
+            text = output.get("text") or output.get("data", {}).get("text/plain", "")
+            if output.get("output_type") == "error":
+                text = f"{output.get('ename')}: {output.get('evalue')}"
+            if text:
+                parts.append("输出：\n```\n" + "".join(text).strip()[:1500] + "\n```")
+            elif "image/png" in output.get("data", {}):
+                parts.append("输出：（一张图）")
+    return "\n\n".join(parts)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command",
-                        choices=["update", "status", "todo", "fill", "build", "messages"])
+                        choices=["update", "status", "todo", "fill", "build", "messages", "show"])
     parser.add_argument("lesson", nargs="?", help="a lesson slug (default: every lesson), or "
                         "'messages' with todo and fill: the package's messages")
     parser.add_argument("file", nargs="?", help="with fill: the JSON list of translations")
@@ -311,6 +350,9 @@ def main() -> None:
     elif args.command == "messages":
         left = update_messages()
         print("\n".join(left) or "every message of the package is translated")
+    elif args.command == "show":
+        for lesson in lessons:
+            print(show(lesson))
     elif args.command == "build":
         for lesson in lessons:
             build(lesson)
