@@ -25,7 +25,7 @@ def _normal(*shape: int) -> jax.Array:
 
 # Inputs made once (NumPy, few shapes): an image that is not square and kernels that are not
 # symmetric, so that a flipped or transposed kernel and a swapped axis all give other numbers.
-IMAGE = _normal(5, 6)                  # (H, W)
+IMAGE = _normal(5, 7)                  # (H, W): no side a multiple of a kernel side
 KERNELS = [_normal(3, 3), _normal(2, 3)]
 CHANNELS = _normal(3, 5, 6)            # (C_in, H, W)
 FILTERS = _normal(4, 3, 3, 3)          # (C_out, C_in, kh, kw): C_out != C_in shows in_axes
