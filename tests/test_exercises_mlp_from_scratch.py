@@ -88,6 +88,30 @@ def test_init_network_params():
     assert_result(check.init_network_params(chained), "failed", "the i-th pair")
 
 
+def notebook_init(body):
+    """init_network_params as a notebook defines it: random_layer_params is a global there."""
+    namespace = {"jax": jax, "random_layer_params": params.random_layer_params}
+    exec("def init_network_params(sizes, key):\n    keys = jax.random.split(key, len(sizes) - 1)\n"
+         f"    return {body}\n", namespace)
+    return namespace
+
+
+def test_init_network_params_as_the_lesson_calls_it():
+    pairs = "zip(sizes[:-1], sizes[1:], keys)"
+    right = notebook_init(f"[random_layer_params(m, n, k) for m, n, k in {pairs}]")
+    assert_result(check.init_network_params(right["init_network_params"]), "passed")
+    assert right["random_layer_params"] is params.random_layer_params  # put back after the check
+    for body, hint in [
+        (f"[random_layer_params(m, n, key) for m, n, k in {pairs}]", "same key"),
+        (f"[random_layer_params(n, m, k) for m, n, k in {pairs}]", "transpose"),
+        ("[random_layer_params(m, n, k) for m, n, k in zip(sizes[:-1], sizes[1:], keys[::-1])]",
+         "the i-th pair"),
+        (f"[random_layer_params(m, n, k) for m, n, k in {pairs}][::-1]", "layer 0"),
+        (f"[random_layer_params(m, n, k) for m, n, k in {pairs}][:1]", "list of 2")]:
+        assert_result(check.init_network_params(notebook_init(body)["init_network_params"]),
+                      "failed", hint)
+
+
 def test_init_network_params_blames_an_unfinished_random_layer_params():
     namespace = {"jax": jax}
     exec("def random_layer_params(m, n, key, scale=1e-2):\n    raise NotImplementedError\n"

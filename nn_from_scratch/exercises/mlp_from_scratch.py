@@ -130,38 +130,72 @@ def random_layer_params(student_fn: Any) -> str:
     return "shapes (n, m) and (n,), scale * normal draws, W and b from different subkeys"
 
 
+def _recorded(student_fn: Any, sizes: list[int], key: Any, what: str) -> tuple[Any, list] | None:
+    """Run ``student_fn(sizes, key)`` with its ``random_layer_params`` replaced, for the call,
+    by one that only records its ``(m, n, key)`` and returns W and b full of the call's
+    number (1, 2, ...): no random draws, so nothing to compile. ``None`` when the student's
+    function does not call a global ``random_layer_params``."""
+    names = getattr(student_fn, "__globals__", None)
+    if not isinstance(names, dict) or not callable(names.get("random_layer_params")):
+        return None
+    calls: list[tuple[Any, Any, Any]] = []
+
+    def recorder(m: Any, n: Any, layer_key: Any, *rest: Any, **options: Any) -> tuple:
+        calls.append((m, n, layer_key))
+        return np.full((n, m), len(calls), np.float32), np.full((n,), len(calls), np.float32)
+
+    real, names["random_layer_params"] = names["random_layer_params"], recorder
+    try:
+        got = call(student_fn, sizes, key, what=what)
+    finally:
+        names["random_layer_params"] = real
+    return (got, calls) if calls else None
+
+
+def _key_bits(key: Any) -> np.ndarray:
+    return np.asarray(jax.random.key_data(key) if jax.dtypes.issubdtype(
+        getattr(key, "dtype", None), jax.dtypes.prng_key) else key)
+
+
 @exercise(LESSON, 3, "init_network_params")
 def init_network_params(student_fn: Any) -> str:
     finish_first(student_fn, "random_layer_params", random_layer_params)
-    # m != n shows m and n swapped; 24 -> 50 reuses the compiled draws of 07.2's check
-    sizes, key = [24, 50, 50], jax.random.key(3)
+    sizes, key = [24, 50, 50], jax.random.key(3)  # m != n shows m and n swapped
     what = f"init_network_params({sizes}, key)"
-    got = call(student_fn, sizes, key, what=what)
+    recorded = _recorded(student_fn, sizes, key, what)
+    got = recorded[0] if recorded else call(student_fn, sizes, key, what=what)
     if not isinstance(got, list) or len(got) != len(sizes) - 1:
         raise Mistake(f"expected a list of {len(sizes) - 1} (W, b) tuples for {len(sizes)} layer "
                       f"sizes, one per pair of consecutive sizes; got {summary(got)}")
     layers = [_check_layer(layer, m, n, f"layer {i}")
               for i, (layer, m, n) in enumerate(zip(got, sizes[:-1], sizes[1:]))]
-    # the student's own random_layer_params (it passed its check) or, in the lesson, the library's
-    make = getattr(student_fn, "__globals__", {}).get("random_layer_params")
-    make = make if callable(make) else library_params.random_layer_params
+    keys = jax.random.split(key, len(sizes) - 1)
+    same_key = ("every layer got the same key: split the key into one key per layer, "
+                "keys = jax.random.split(key, len(sizes) - 1)")
+    in_order = ("layer i should be random_layer_params(m, n, keys[i]) for the i-th pair of "
+                "consecutive sizes, with keys = jax.random.split(key, len(sizes) - 1)")
+    passed = (f"{len(sizes) - 1} layers of the right shapes, layer i from the i-th of the "
+              f"split keys")
+    if recorded:  # the lesson's way: check what was passed to random_layer_params, in order
+        used = [_key_bits(layer_key) for _, _, layer_key in recorded[1]]
+        if len(used) > 1 and all(np.array_equal(bits, _key_bits(key)) for bits in used):
+            raise Mistake(same_key)
+        if not all(np.all(w == i + 1) for i, (w, _) in enumerate(layers)) or not all(
+                np.array_equal(bits, want) for bits, want in zip(used, _key_bits(keys))):
+            raise Mistake(in_order)
+        return passed
+    # random_layer_params reached otherwise (e.g. as a module's attribute): compare the draws
+    make = library_params.random_layer_params
 
-    def network(keys: Any) -> list[tuple[np.ndarray, np.ndarray]]:
-        return [(np.asarray(w), np.asarray(b))
-                for w, b in (make(m, n, k) for m, n, k in zip(sizes[:-1], sizes[1:], keys))]
+    def same(layer_keys: Any) -> bool:
+        return all(np.allclose(a, np.asarray(c)) for layer, m, n, k in zip(
+            layers, sizes[:-1], sizes[1:], layer_keys) for a, c in zip(layer, make(m, n, k)))
 
-    def same(net: list[tuple[np.ndarray, np.ndarray]]) -> bool:
-        return all(np.allclose(a, c) for layer, want in zip(layers, net)
-                   for a, c in zip(layer, want))
-
-    if same(network(jax.random.split(key, len(sizes) - 1))):
-        return (f"{len(sizes) - 1} layers of the right shapes, layer i from the i-th of the "
-                f"split keys")
-    if same(network([key] * (len(sizes) - 1))):
-        raise Mistake("every layer got the same key: split the key into one key per layer, "
-                      "keys = jax.random.split(key, len(sizes) - 1)")
-    raise Mistake("layer i should be random_layer_params(m, n, keys[i]) for the i-th pair of "
-                  "consecutive sizes, with keys = jax.random.split(key, len(sizes) - 1)")
+    if same(keys):
+        return passed
+    if same([key] * (len(sizes) - 1)):
+        raise Mistake(same_key)
+    raise Mistake(in_order)
 
 
 def _logits(params: Any, x: np.ndarray, last_relu: bool = False) -> np.ndarray:
