@@ -117,7 +117,7 @@ def optax_step(student_step: Any) -> str:
     new, state, value = _step_output(out, what)
     if str(jax.tree.structure(new)) != str(jax.tree.structure(params)):
         raise Mistake(f"the new params should have the structure of the old ones (a list of "
-                      f"(W, b)); got {jax.tree.structure(new)}. Return "
+                      f"(W, b)); got {summary(new)}. Return "
                       f"optax.apply_updates(params, updates)")
     if _close(new, params):
         raise Mistake("the params came back unchanged: return the NEW params, "
