@@ -176,3 +176,16 @@ def test_small_network_gap():
                   "failed", "LOSSES")
     assert_result(check.small_network_gap(lambda b, s: 100 * last_gap(b, s)), "failed",
                   "percentage")
+
+
+def test_update_and_the_ratio_blame_an_unfinished_loss():
+    namespace = {"jax": jax}
+    exec("def loss(params, images, targets):\n    raise NotImplementedError\n"
+         "def update(params, x, y, step_size):\n"
+         "    grads = jax.grad(loss)(params, x, y)\n"
+         "    return [(w - step_size * dw, b - step_size * db)\n"
+         "            for (w, b), (dw, db) in zip(params, grads)]\n"
+         "def ratio(params, images, targets):\n"
+         "    return jax.grad(loss)(params, images, targets)\n", namespace)
+    assert_result(check.update(namespace["update"]), "not done", "finish 08.2")
+    assert_result(check.seed_gradient_ratio(namespace["ratio"]), "not done", "finish 08.2")

@@ -26,6 +26,7 @@ from ._core import (
     expect_int,
     expect_shape,
     fast_call,
+    finish_first,
     reject_known_wrong,
     summary,
 )
@@ -207,6 +208,7 @@ def accuracy(student_fn: Any) -> str:
 
 @exercise(LESSON, 4, "update")
 def update(student_fn: Any) -> str:
+    finish_first(student_fn, "loss", loss)  # update takes the gradient of the student's loss
     params = _network(SIZES, 4)
     images, _, targets = _batch(40)
     grads = _grads(params, images, targets)
@@ -306,6 +308,7 @@ def best_epoch(student_fn: Any) -> str:
 
 @exercise(LESSON, 6, "seed loss gradient ratio")
 def seed_gradient_ratio(student_fn: Any) -> str:
+    finish_first(student_fn, "loss", loss)
     params = _network(SIZES, 6)
     images, _, targets = _batch(60)
     what = (f"gradient_norm_ratio(params, images, targets) for a network with {N_CLASSES} "
