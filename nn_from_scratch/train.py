@@ -266,7 +266,8 @@ def fit(params: Params, data: TrainingData, *, epochs: int = EPOCHS,
     """Train ``params`` on ``data`` with SGD, watching the validation split.
 
     Args:
-      params: list of ``(W, b)`` from ``init_network_params``; not modified.
+      params: list of ``(W, b)`` from ``init_network_params`` (or ``init_cnn_params`` with
+        ``predict=batched_predict_cnn``); not modified.
       data: a :class:`~nn_from_scratch.data.Dataset` (train and validation splits).
       epochs: passes over the training set (int >= 1).
       batch_size: examples per step; the shuffled remainder is dropped each epoch.
