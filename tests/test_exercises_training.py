@@ -86,6 +86,17 @@ def test_update():
     assert_result(check.update(train.update), "failed", "library's own update")
     assert_result(check.update(jax.jit(train.update)), "passed")
 
+    def with_float(params, x, y, step_size):  # right, but jit cannot trace float()
+        return train.update(params, x, y, float(step_size))
+    assert_result(check.update(with_float), "failed", "not under jax.jit", "float()")
+    assert_result(check.update(lambda p, x, y, s: step(p, x, y, s) if losses.loss(p, x, y) > 0
+                               else p), "failed", "not under jax.jit")
+
+    def no_grad(params, x, y, step_size):  # the loss where its gradient belongs
+        return [(w - step_size * dw, b - step_size * db)
+                for (w, b), (dw, db) in zip(params, losses.loss(params, x, y))]
+    assert_result(check.update(no_grad), "failed", "jax.grad(loss)(params, x, y)")
+
     def tree_map_update(params, x, y, step_size):
         grads = jax.grad(losses.loss)(params, x, y)
         return jax.tree.map(lambda p, g: p - step_size * g, params, grads)

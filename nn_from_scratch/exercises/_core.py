@@ -315,7 +315,7 @@ def finish_first(fn: Any, name: str, checker: Callable[[Any], CheckResult]) -> N
 
 
 def fast_call(fn: Any, *args: Any, what: str, static_argnums: tuple[int, ...] = (),
-              hints: Hints | None = None) -> Any:
+              hints: Hints | None = None, needs_jit: str = "") -> Any:
     """:func:`call`, but with ``fn`` compiled by ``jax.jit`` first, for checks that stay fast.
 
     Run as written, a student's function compiles each of its JAX operations for
@@ -323,7 +323,9 @@ def fast_call(fn: Any, *args: Any, what: str, static_argnums: tuple[int, ...] = 
     one compile per structure of the arguments. If only ``jit`` objects (a
     ``float()`` or an ``if`` on a traced value, say), ``fn`` runs as written
     through :func:`call` and the check judges its answer; any other error is the
-    student's own, reported by :func:`call` without running it all again.
+    student's own, reported by :func:`call` without running it all again. With
+    ``needs_jit`` (a hint), code that works only as written is a :class:`Mistake`
+    that says it, for functions the lesson compiles.
     """
     import jax
 
@@ -336,7 +338,10 @@ def fast_call(fn: Any, *args: Any, what: str, static_argnums: tuple[int, ...] = 
     except (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
             jax.errors.TracerIntegerConversionError, jax.errors.UnexpectedTracerError,
             jax.errors.NonConcreteBooleanIndexError):
-        return call(fn, *args, what=what, hints=hints)
+        out = call(fn, *args, what=what, hints=hints)
+        if needs_jit:
+            raise Mistake(needs_jit) from None
+        return out
     except Exception as err:
         def raise_it(*_: Any, error: Exception = err) -> Any:
             raise error
