@@ -181,13 +181,13 @@ def translate(nb, catalog: Catalog, strict: bool = True):  # type: ignore[no-unt
             raise KeyError(f"no up-to-date translation of {text[:70]!r}")
         return str(entry.string)
 
-    first_code = next(cell for cell in out.cells if cell.cell_type == "code")
-    first_code.source = LANGUAGE_LINES + "\n" + first_code.source
     for cell in out.cells:
         if cell.cell_type == "markdown":
             cell.source = "\n\n".join(zh(text) for text in passages(cell.source))
         elif cell.cell_type == "code":
             cell.source = _translate_comments(cell.source, lambda text: zh(text, COMMENT))
+    first_code = next(cell for cell in out.cells if cell.cell_type == "code")
+    first_code.source = LANGUAGE_LINES + "\n" + first_code.source  # already in Chinese
     out.metadata.setdefault("nn_from_scratch", {})["language"] = LOCALE
     return out
 
