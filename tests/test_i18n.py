@@ -39,7 +39,7 @@ def test_set_language_refuses_what_it_does_not_know(monkeypatch):
 
 
 def test_a_stub_and_a_typical_mistake_in_chinese(chinese):
-    assert check.relu(stub).line == ("… 07.1 relu: "
+    assert check.relu(stub).line == ("… 07.1 relu："
                                      "尚未完成（待补全的代码仍在抛出 NotImplementedError）")
     assert check.predict(predict).message == "这是库里现成的 predict，请自己动手写一个"
     assert check.predict(lambda params, image: None).message.endswith(

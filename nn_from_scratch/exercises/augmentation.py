@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..i18n import N_, _
 from ._core import Mistake, call, exercise, expect_shape, summary
 
 LESSON = "10_augmentation"
@@ -45,8 +46,9 @@ def _decode(images: np.ndarray, original: np.ndarray) -> np.ndarray:
     decoded = []
     for i, img in enumerate(np.ascontiguousarray(images, dtype=original.dtype)):
         if img.tobytes() not in lookup:
-            raise Mistake(f"image {i} of the output is not a quarter turn or flip of the input: "
-                          f"move pixels with rotate_90 and the flips, never change them")
+            raise Mistake(_("image {i} of the output is not a quarter turn or flip of "
+                            "the input: move pixels with rotate_90 and the flips, never "
+                            "change them").format(i=i))
         decoded.append(lookup[img.tobytes()])
     return np.array(decoded)
 
@@ -64,9 +66,10 @@ def random_transpose(student_fn: Any) -> str:
                 raise Mistake("under jit the flag is a tracer, and a Python `if` cannot read it: "
                               "choose with lax.cond(flag, transpose, identity, img)") from None
             if img is COLOR:
-                raise Mistake(f"{what} failed, although (3, 3) worked: swap only H and W, "
-                              f"jnp.swapaxes(img, 0, 1). img.T and jnp.transpose(img) reverse "
-                              f"ALL the axes, channels too") from None
+                raise Mistake(_("{what} failed, although (3, 3) worked: swap only H and "
+                                "W, jnp.swapaxes(img, 0, 1). img.T and "
+                                "jnp.transpose(img) reverse ALL the axes, channels too").format(
+                                  what=what)) from None
             raise
         if img is COLOR and got.shape == (2, 3, 3):
             raise Mistake("returned shape (2, 3, 3) for a (3, 3, 2) image: img.T and "
@@ -78,21 +81,22 @@ def random_transpose(student_fn: Any) -> str:
             raise Mistake("the branches are the wrong way round: lax.cond(flag, if_true, "
                           "if_false, img) runs its FIRST function when flag is True")
         if np.array_equal(got, img):
-            raise Mistake(f"{what} returned the image unchanged: with flag True, swap H and W")
+            raise Mistake(_("{what} returned the image unchanged: with flag True, swap "
+                            "H and W").format(what=what))
         if np.array_equal(unchanged, want):
             raise Mistake("random_transpose(img, False) transposed the image: with flag False, "
                           "return it unchanged")
         expect_shape(got, want.shape, what)
         if not np.array_equal(got, want) or not np.array_equal(unchanged, img):
-            raise Mistake(f"{what} is not the image with H and W swapped: "
-                          f"jnp.swapaxes(img, 0, 1)")
+            raise Mistake(_("{what} is not the image with H and W swapped: "
+                            "jnp.swapaxes(img, 0, 1)").format(what=what))
     flags = np.array([True, False, False, True])
     try:
         batch = np.asarray(jax.jit(jax.vmap(student_fn, in_axes=(None, 0)))(GRAY, flags))
     except Exception as err:
-        raise Mistake(f"jax.vmap(random_transpose, in_axes=(None, 0)) raised "
-                      f"{type(err).__name__}: choose with lax.cond so that it works under "
-                      f"vmap") from None
+        raise Mistake(_("jax.vmap(random_transpose, in_axes=(None, 0)) raised {name}: "
+                        "choose with lax.cond so that it works under vmap").format(
+                          name=type(err).__name__)) from None
     want = np.stack([GRAY.T if f else GRAY for f in flags])
     if batch.shape != want.shape or not np.array_equal(batch, want):
         raise Mistake("under vmap, each flag must choose for its own image")
@@ -106,14 +110,15 @@ def one_to_many(student_fn: Any) -> str:
     for img, name in ((GRAY, "(3, 3)"), (COLOR, "(3, 3, 2)")):
         what = f"one_to_many(img, flags) for img {name} and 5 flags"
         got = call(jitted, img, flags, what=what, hints={
-            ("inconsistent sizes", "vmap"): "vmap tried to map over the image as well as the "
-            "flags: ONE image is shared by every flag, so give it in_axes None: "
-            "jax.vmap(random_rotate, in_axes=(None, 0))"})
+            ("inconsistent sizes", "vmap"): N_("vmap tried to map over the image as well as the "
+                                               "flags: ONE image is shared by every flag, so "
+                                               "give it in_axes None: jax.vmap(random_rotate, "
+                                               "in_axes=(None, 0))")})
         got = expect_shape(got, (5, *img.shape), what)
         want = np.stack([np.rot90(img, 1, axes=(0, 1)) if f else img for f in flags])
         if not np.array_equal(got, want):
-            raise Mistake(f"{what}: image i must be the input turned a quarter if flags[i], "
-                          f"else unchanged")
+            raise Mistake(_("{what}: image i must be the input turned a quarter if "
+                            "flags[i], else unchanged").format(what=what))
     return "one image and 5 flags give 5 images, each turned or not by its own flag"
 
 
@@ -125,7 +130,7 @@ def _is_key_reuse(err: BaseException) -> bool:
 def _buggy_epoch_flags(key: jax.Array, epochs: int, n: int, *, keep_new_key: bool) -> np.ndarray:
     """The two classic mistakes: draw with the key that is split again, or never advance it."""
     rows = []
-    for _ in range(epochs):
+    for _unused in range(epochs):
         new_key, subkey = jax.random.split(key)
         rows.append(jax.random.bernoulli(new_key if keep_new_key else subkey, shape=(n,)))
         if keep_new_key:
@@ -161,12 +166,14 @@ def epoch_flags(student_fn: Any) -> str:
                           "KeyReuseError): use each key once, either to draw or to split"
                           ) from None
         if not hasattr(got, "shape"):
-            raise Mistake(f"{what} returned a {summary(got)}, not one array: stack the rows "
-                          f"into an (epochs, n) array with jnp.stack(rows)")
+            raise Mistake(_("{what} returned a {summary_got}, not one array: stack the "
+                            "rows into an (epochs, n) array with jnp.stack(rows)").format(
+                              what=what, summary_got=summary(got)))
         got = expect_shape(got, (epochs, n), what)
         if got.dtype != bool and not np.isin(got, (0, 1)).all():
-            raise Mistake(f"{what} should hold flags (True/False, or 0/1); got values such as "
-                          f"{got.ravel()[:3]}: draw them with jax.random.bernoulli")
+            raise Mistake(_("{what} should hold flags (True/False, or 0/1); got values "
+                            "such as {ravel}: draw them with jax.random.bernoulli").format(
+                              what=what, ravel=got.ravel()[:3]))
         if all(np.array_equal(row, got[0]) for row in got):
             raise Mistake("every epoch has the same flags: draw each epoch's flags with a new "
                           "subkey")
@@ -216,23 +223,29 @@ def augment_images_p(student_fn: Any) -> str:
             raise Mistake("the three transforms are always applied together: they share one "
                           "key. Split each image's key into three, one per transform")
         if np.all(np.abs(fractions - 0.5) < 0.05) and abs(p - 0.5) > 0.15:
-            raise Mistake(f"with p = {p} each transform was applied to about half the images "
-                          f"({np.round(fractions, 2)}): pass p on, jax.random.bernoulli(key, p)")
+            raise Mistake(_("with p = {p} each transform was applied to about half the "
+                            "images ({round_fractions}): pass p on, "
+                            "jax.random.bernoulli(key, p)").format(
+                              p=p, round_fractions=np.round(fractions, 2)))
         if np.all(np.abs(fractions - (1 - p)) < 0.05):
-            raise Mistake(f"with p = {p} the transforms were applied with probability 1 - p "
-                          f"({np.round(fractions, 2)}): bernoulli(key, p) is True with "
-                          f"probability p, so apply the transform when it is True")
+            raise Mistake(_("with p = {p} the transforms were applied with probability "
+                            "1 - p ({round_fractions}): bernoulli(key, p) is True with "
+                            "probability p, so apply the transform when it is True").format(
+                              p=p, round_fractions=np.round(fractions, 2)))
         if np.any(np.abs(fractions - p) > 0.05):
-            raise Mistake(f"with p = {p} the fractions of rotated, left-right and up-down "
-                          f"flipped images are {np.round(fractions, 2)}; each should be about "
-                          f"{p}: draw each flag with jax.random.bernoulli(its_key, p)")
+            raise Mistake(_("with p = {p} the fractions of rotated, left-right and "
+                            "up-down flipped images are {round_fractions}; each should "
+                            "be about {p}: draw each flag with "
+                            "jax.random.bernoulli(its_key, p)").format(
+                              p=p, round_fractions=np.round(fractions, 2)))
         both = np.mean(flags[:, 0] & flags[:, 1])
         if abs(both - p * p) > 0.05:
-            raise Mistake(f"with p = {p}, {both:.2f} of the images were both rotated and "
-                          f"flipped left-right; independent choices give about {p * p:.2f}: "
-                          f"draw each transform's flag from its own key")
+            raise Mistake(_("with p = {p}, {both:.2f} of the images were both rotated "
+                            "and flipped left-right; independent choices give about "
+                            "{p2:.2f}: draw each transform's flag from its own key").format(
+                              p=p, both=both, p2=p * p))
     if not np.array_equal(draw(0.2, "augment_images_p again"), results[0.2]):
         raise Mistake("the same key gave a different batch: draw only from the key you are given")
     rotated = results[0.2][:, 0].mean()
-    return (f"each transform applied independently with probability p; with p = 0.2, "
-            f"{rotated:.1%} of {n} images were rotated")
+    return (_("each transform applied independently with probability p; with p = 0.2, "
+              "{rotated:.1%} of {n} images were rotated").format(rotated=rotated, n=n))

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import autodiff
+from ..i18n import _
 from ._core import Hints, Mistake, NotDone, _library_name, call, exercise, finish_first, summary
 
 LESSON = "03_autodiff_from_scratch"
@@ -41,7 +42,7 @@ def _neuron(x1: Any, x2: Any, w1: Any, w2: Any, b: Any) -> Any:
 
 def _deep(x: Any, w: Any) -> Any:
     h = x
-    for _ in range(3):   # x and w feed every layer
+    for _unused in range(3):   # x and w feed every layer
         h = _tanh(h * w + x)
     return h
 
@@ -111,40 +112,49 @@ def _as_numbers(values: Any, n: int, what: str) -> np.ndarray:
     if values is Ellipsis:
         raise NotDone("local_grads is still `...`")
     if not isinstance(values, (tuple, list)):
-        raise Mistake(f"{what} should be a tuple with one number per parent, e.g. "
-                      f"{'(g,)' if n == 1 else '(ga, gb)'} (mind the comma); got "
-                      f"{summary(values)}")
+        raise Mistake(_("{what} should be a tuple with one number per parent, e.g. "
+                        "{value} (mind the comma); got {summary_values}").format(
+                          what=what, value='(g,)' if n == 1 else '(ga, gb)',
+                          summary_values=summary(values)))
     if len(values) != n:
-        raise Mistake(f"{what} has {len(values)} entries; it needs one per parent: {n}")
+        raise Mistake(_("{what} has {len_values} entries; it needs one per parent: {n}").format(
+                          what=what, len_values=len(values), n=n))
     if any(hasattr(v, "data") for v in values):
-        raise Mistake(f"{what} holds Values; local gradients are plain numbers: use .data "
-                      f"(e.g. b.data, not b), or the graph would grow inside the rule")
+        raise Mistake(_("{what} holds Values; local gradients are plain numbers: use "
+                        ".data (e.g. b.data, not b), or the graph would grow inside the "
+                        "rule").format(what=what))
     try:
         return np.array([float(v) for v in values])
     except (TypeError, ValueError):
-        raise Mistake(f"{what} should hold numbers; got {summary(values)}") from None
+        raise Mistake(_("{what} should hold numbers; got {summary_values}").format(
+                          what=what, summary_values=summary(values))) from None
 
 
 def _output(out: Any, what: str, parents: tuple[Any, ...], data: float, formula: str) -> Any:
     """The student's new Value, checked for its attributes, its parents and its number."""
     for attribute in ("data", "parents", "local_grads"):
         if not hasattr(out, attribute):
-            raise Mistake(f"{what} returned {summary(out)}, with no .{attribute}; return a "
-                          f"Value(data, parents=..., local_grads=...)")
+            raise Mistake(_("{what} returned {summary_out}, with no .{attribute}; "
+                            "return a Value(data, parents=..., local_grads=...)").format(
+                              what=what, summary_out=summary(out), attribute=attribute))
     given = tuple(out.parents) if isinstance(out.parents, (tuple, list)) else ()
     if len(given) != len(parents) or any(g is not p for g, p in zip(given, parents)):
-        raise Mistake(f"parents should be {'(a, b)' if len(parents) == 2 else '(a,)'}: the "
-                      f"input Values, in order, so that backward can reach them")
+        raise Mistake(_("parents should be {value}: the input Values, in order, so that "
+                        "backward can reach them").format(
+                          value='(a, b)' if len(parents) == 2 else '(a,)'))
     if not isinstance(out.data, (int, float)) or not math.isclose(out.data, data, rel_tol=1e-9):
         got = f"{out.data:.6g}" if isinstance(out.data, (int, float)) else summary(out.data)
-        raise Mistake(f"{what} has data {got}; the forward pass computes {formula} = {data:.6g}")
+        raise Mistake(_("{what} has data {got}; the forward pass computes {formula} = "
+                        "{data:.6g}").format(
+                          what=what, got=got, formula=formula, data=data))
     return out
 
 
 def _expect_op(out: Any, what: str, op: str) -> None:
     if getattr(out, "op", None) != op:
-        raise Mistake(f"{what} has op {summary(getattr(out, 'op', None))}; give it op=\"{op}\", "
-                      f"so that show() prints how the Value was made")
+        raise Mistake(_("{what} has op {summary_getattr_out}; give it op=\"{op}\", so "
+                        "that show() prints how the Value was made").format(
+                          what=what, summary_getattr_out=summary(getattr(out, 'op', None)), op=op))
 
 
 @exercise(LESSON, 1, "mul")
@@ -157,14 +167,17 @@ def mul(student_mul: Any) -> str:
         grads = _as_numbers(out.local_grads, 2, f"local_grads of {what}")
         want = np.array(autodiff.mul(a, b).local_grads)
         if np.allclose(grads, want[::-1]):
-            raise Mistake(f"local_grads {tuple(grads)} are swapped: d(a*b)/da is b (b.data), "
-                          f"and d(a*b)/db is a")
+            raise Mistake(_("local_grads {tuple_grads} are swapped: d(a*b)/da is b "
+                            "(b.data), and d(a*b)/db is a").format(
+                              tuple_grads=tuple(grads)))
         if np.allclose(grads, 1.0):
             raise Mistake("local_grads (1, 1) is the rule of +; for a * b, d(a*b)/da = b "
                           "and d(a*b)/db = a")
         if not np.allclose(grads, want):
-            raise Mistake(f"local_grads {tuple(grads)} for a = {a_data}, b = {b_data}; jax.grad "
-                          f"says {tuple(want)}: d(a*b)/da = b and d(a*b)/db = a")
+            raise Mistake(_("local_grads {tuple_grads} for a = {a_data}, b = {b_data}; "
+                            "jax.grad says {tuple_want}: d(a*b)/da = b and d(a*b)/db = a").format(
+                              tuple_grads=tuple(grads), a_data=a_data, b_data=b_data,
+                              tuple_want=tuple(want)))
         _expect_op(out, what, "*")
     return "a * b, with d(a*b)/da = b and d(a*b)/db = a as jax.grad says, at 3 points"
 
@@ -179,45 +192,56 @@ def tanh(student_tanh: Any) -> str:
         (got,) = _as_numbers(out.local_grads, 1, f"local_grads of {what}")
         (want,) = autodiff.tanh(a).local_grads
         if x != 0 and np.isclose(got, 1 - x * x):
-            raise Mistake(f"got 1 - x² = {got:.4g} at x = {x}: the rule is 1 - tanh(x)², "
-                          f"written with t = tanh(x), the output, not x")
+            raise Mistake(_("got 1 - x² = {got:.4g} at x = {x}: the rule is 1 - "
+                            "tanh(x)², written with t = tanh(x), the output, not x").format(
+                              got=got, x=x))
         if np.isclose(got, 1 - math.tanh(x)) and x != 0:
-            raise Mistake(f"got 1 - t = {got:.4g} at x = {x}: t must be squared, 1 - t²")
+            raise Mistake(_("got 1 - t = {got:.4g} at x = {x}: t must be squared, 1 - t²").format(
+                              got=got, x=x))
         if not np.isclose(got, want, rtol=1e-5, atol=1e-6):
-            raise Mistake(f"local gradient {got:.6g} at x = {x}; jax.grad(jnp.tanh) says "
-                          f"{want:.6g}. d tanh(x)/dx = 1 - tanh(x)², and t = tanh(x)")
+            raise Mistake(_("local gradient {got:.6g} at x = {x}; jax.grad(jnp.tanh) "
+                            "says {want:.6g}. d tanh(x)/dx = 1 - tanh(x)², and t = "
+                            "tanh(x)").format(got=got, x=x, want=want))
         _expect_op(out, what, "tanh")
     return "tanh(a), with d tanh(a)/da = 1 - t² as jax.grad(jnp.tanh) says, at 4 points"
 
 
 @exercise(LESSON, 3, "topological order")
 def topological_order(student_fn: Any) -> str:
-    for index, (name, _, _) in enumerate(GRAPHS):
-        _, root = _graph(index)
+    for index, (name, _unused, _unused) in enumerate(GRAPHS):
+        _unused, root = _graph(index)
         nodes = autodiff.topological_order(root)
         what = f"topological_order(root) for {name}"
         got = call(student_fn, root, what=what)
         if not isinstance(got, (list, tuple)):
-            raise Mistake(f"{what} returned {summary(got)}; return a list of Values")
+            raise Mistake(_("{what} returned {summary_got}; return a list of Values").format(
+                              what=what, summary_got=summary(got)))
         known = {id(v) for v in nodes}
         if any(id(v) not in known for v in got):
-            raise Mistake(f"{what} holds things that are not Values of the graph: return the "
-                          f"Values themselves (not their data)")
+            raise Mistake(_("{what} holds things that are not Values of the graph: "
+                            "return the Values themselves (not their data)").format(
+                              what=what))
         if len({id(v) for v in got}) < len(got):
-            raise Mistake(f"{what} lists a Value twice (there are {len(nodes)} Values, your "
-                          f"list has {len(got)}): keep a set of the Values you have visited "
-                          f"and skip them")
+            raise Mistake(_("{what} lists a Value twice (there are {len_nodes} Values, "
+                            "your list has {len_got}): keep a set of the Values you "
+                            "have visited and skip them").format(
+                              what=what, len_nodes=len(nodes), len_got=len(got)))
         if len(got) < len(nodes):
-            raise Mistake(f"{what} has {len(got)} of the {len(nodes)} Values: visit every "
-                          f"parent of every Value, recursively, inputs and constants included")
+            raise Mistake(_("{what} has {len_got} of the {len_nodes} Values: visit "
+                            "every parent of every Value, recursively, inputs and "
+                            "constants included").format(
+                              what=what, len_got=len(got), len_nodes=len(nodes)))
         if not _parents_first(got):
             if _parents_first(got[::-1]):
-                raise Mistake(f"{what} is reversed: each Value must come AFTER its parents, "
-                              f"root last (append a Value once all its parents are in); "
-                              f"backward will walk it in reverse")
-            raise Mistake(f"in {what} a Value comes before one of its parents: append a Value "
-                          f"only after visiting all its parents")
-    return f"every Value once, parents before children, on {len(GRAPHS)} graphs"
+                raise Mistake(_("{what} is reversed: each Value must come AFTER its "
+                                "parents, root last (append a Value once all its "
+                                "parents are in); backward will walk it in reverse").format(
+                                  what=what))
+            raise Mistake(_("in {what} a Value comes before one of its parents: append "
+                            "a Value only after visiting all its parents").format(
+                              what=what))
+    return _("every Value once, parents before children, on {len_GRAPHS} graphs").format(
+               len_GRAPHS=len(GRAPHS))
 
 
 def _parents_first(order: Any) -> bool:
@@ -263,8 +287,9 @@ def backward(student_backward: Any) -> str:
         what = f"backward(root) for {name}"
         _run_backward(student_backward, root, what)
         if root.grad != 1.0:
-            raise Mistake(f"after {what}, root.grad is {summary(root.grad)}; start with "
-                          f"root.grad = 1.0 (d root / d root = 1), or nothing flows back")
+            raise Mistake(_("after {what}, root.grad is {summary_grad}; start with "
+                            "root.grad = 1.0 (d root / d root = 1), or nothing flows "
+                            "back").format(what=what, summary_grad=summary(root.grad)))
         got = np.array([float(v.grad) for v in inputs])
         want = _right_grads(fn, point)
         if np.allclose(got, want, rtol=1e-4, atol=1e-5):
@@ -273,11 +298,14 @@ def backward(student_backward: Any) -> str:
             wrong_inputs, wrong_root = _graph(index)
             _reference_backward(wrong_root, mistake)
             if np.allclose(got, [v.grad for v in wrong_inputs], rtol=1e-4, atol=1e-5):
-                raise Mistake(f"{what}: {hint}")
-        raise Mistake(f"{what} gives input grads {np.round(got, 4).tolist()}; jax.grad says "
-                      f"{np.round(want, 4).tolist()}. In reverse topological order, add "
-                      f"local * v.grad to each parent's grad")
-    return f"input grads equal jax.grad's on {len(GRAPHS)} graphs, shared Values included"
+                raise Mistake(_("{what}: {hint}").format(what=what, hint=hint))
+        raise Mistake(_("{what} gives input grads {tolist}; jax.grad says {tolist2}. In "
+                        "reverse topological order, add local * v.grad to each parent's "
+                        "grad").format(
+                          what=what, tolist=np.round(got, 4).tolist(),
+                          tolist2=np.round(want, 4).tolist()))
+    return _("input grads equal jax.grad's on {len_GRAPHS} graphs, shared Values "
+             "included").format(len_GRAPHS=len(GRAPHS))
 
 
 GRAD_HINTS: Hints = {
@@ -297,14 +325,17 @@ def _student_grads(grad_fn: Any, point: tuple[float, ...], what: str) -> np.ndar
                       f"tuple(v.grad for v in values), like jax.grad(f, argnums=(0, 1, ...))"
                       + (" — even for one argument: (14.0,)" if len(point) == 1 else ""))
     if any(hasattr(g, "data") for g in out):
-        raise Mistake(f"{what} returned Values; return each input Value's .grad, a number")
+        raise Mistake(_("{what} returned Values; return each input Value's .grad, a "
+                        "number").format(what=what))
     if len(out) != len(point):
-        raise Mistake(f"{what} returned {len(out)} gradients for {len(point)} arguments: one "
-                      f"per argument, in order")
+        raise Mistake(_("{what} returned {len_out} gradients for {len_point} arguments: "
+                        "one per argument, in order").format(
+                          what=what, len_out=len(out), len_point=len(point)))
     try:
         return np.array([float(g) for g in out])
     except (TypeError, ValueError):
-        raise Mistake(f"{what} returned {summary(out)}; each grad is a number") from None
+        raise Mistake(_("{what} returned {summary_out}; each grad is a number").format(
+                          what=what, summary_out=summary(out))) from None
 
 
 @exercise(LESSON, 5, "your own grad")
@@ -314,20 +345,25 @@ def grad(student_grad: Any) -> str:
         what = f"grad(f)({', '.join(map(str, point))}) for f = {name}"
         grad_fn = call(student_grad, fn, what="grad(f)", hints=GRAD_HINTS)
         if not callable(grad_fn):
-            raise Mistake(f"grad(f) returned {summary(grad_fn)}; it should return a FUNCTION "
-                          f"of the same arguments as f, like jax.grad(f)")
+            raise Mistake(_("grad(f) returned {summary_grad_fn}; it should return a "
+                            "FUNCTION of the same arguments as f, like jax.grad(f)").format(
+                              summary_grad_fn=summary(grad_fn)))
         got = _student_grads(grad_fn, point, what)
         want = _right_grads(fn, point)
         if np.allclose(got, want, rtol=1e-4, atol=1e-5):
             again = _student_grads(grad_fn, point, what + ", called a second time")
             if not np.allclose(again, want, rtol=1e-4, atol=1e-5):
-                raise Mistake(f"the second call of {what} gave {np.round(again, 4).tolist()}: "
-                              f"grads add up, so make fresh Values on every call")
+                raise Mistake(_("the second call of {what} gave {tolist}: grads add up, "
+                                "so make fresh Values on every call").format(
+                                  what=what, tolist=np.round(again, 4).tolist()))
             continue
-        raise Mistake(f"{what} gave {np.round(got, 4).tolist()}; jax.grad says "
-                      f"{np.round(want, 4).tolist()}: make a Value per argument, run f on them, "
-                      f"call backward on the result, return their .grad")
-    return f"equals jax.grad(f, argnums=(0, 1, ...)) on {len(GRAD_CASES)} functions"
+        raise Mistake(_("{what} gave {tolist}; jax.grad says {tolist2}: make a Value "
+                        "per argument, run f on them, call backward on the result, "
+                        "return their .grad").format(
+                          what=what, tolist=np.round(got, 4).tolist(),
+                          tolist2=np.round(want, 4).tolist()))
+    return _("equals jax.grad(f, argnums=(0, 1, ...)) on {len_GRAD_CASES} functions").format(
+               len_GRAD_CASES=len(GRAD_CASES))
 
 
 _CHECKERS = {"mul": mul, "tanh": tanh, "topological_order": topological_order,

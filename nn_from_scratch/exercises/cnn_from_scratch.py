@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..i18n import N_, _
 from ._core import Mistake, exercise, expect_close, expect_shape, fast_call, reject_known_wrong
 
 LESSON = "13_cnn_from_scratch"
@@ -69,16 +70,18 @@ def conv2d(student_conv2d: Any) -> str:
         got = np.asarray(fast_call(student_conv2d, IMAGE, kernel, what=what))
         (h, w), (kh, kw) = image.shape, k.shape
         if got.shape in ((h - kh, w - kw), (h - kh + 2, w - kw + 2)):
-            raise Mistake(f"{what} has shape {got.shape}; expected {want.shape}: a {kh}-row "
-                          f"kernel fits in {h} - {kh} + 1 places down the image (its top-left "
-                          f"corner can sit on rows 0 to H - kh), and the same across")
+            raise Mistake(_("{what} has shape {shape}; expected {shape2}: a {kh}-row "
+                            "kernel fits in {h} - {kh} + 1 places down the image (its "
+                            "top-left corner can sit on rows 0 to H - kh), and the same "
+                            "across").format(
+                              what=what, shape=got.shape, shape2=want.shape, kh=kh, h=h))
         got = expect_shape(got, want.shape, what)
         reject_known_wrong(got, {
-            "you flipped the kernel: that is convolution in the mathematician's sense; deep "
-            "learning's 'convolution' slides the kernel as it is (a cross-correlation)":
+            N_("you flipped the kernel: that is convolution in the mathematician's sense; deep "
+               "learning's 'convolution' slides the kernel as it is (a cross-correlation)"):
                 _window_sums(image, k[::-1, ::-1], *want.shape),
-            "you used the kernel transposed: kernel[a, b] multiplies image[i + a, j + b] (a "
-            "down, b across)": _window_sums(image, k.T, *want.shape) if k.shape[0] == k.shape[1]
+            N_("you used the kernel transposed: kernel[a, b] multiplies image[i + a, j + b] (a "
+               "down, b across)"): _window_sums(image, k.T, *want.shape) if k.shape[0] == k.shape[1]
             else np.nan,
         }, rtol=1e-4, atol=1e-4, want=want)
         expect_close(got, want, what, hint="out[i, j] is the window image[i:i+kh, j:j+kw] "
@@ -93,13 +96,14 @@ def conv2d_channels(student_fn: Any) -> str:
     what = "conv2d_channels(image, kernels) for an image (3, 5, 6) and kernels (3, 3, 3)"
     got = np.asarray(fast_call(student_fn, CHANNELS, FILTERS[0], what=what))
     if got.shape == (3, *want.shape):
-        raise Mistake(f"returned {got.shape}: one map per channel. A filter SUMS its channels' "
-                      f"maps into one: jnp.sum(..., axis=0)")
+        raise Mistake(_("returned {shape}: one map per channel. A filter SUMS its "
+                        "channels' maps into one: jnp.sum(..., axis=0)").format(
+                          shape=got.shape))
     got = expect_shape(got, want.shape, what)
     reject_known_wrong(got, {
-        "returned the mean of the channels' maps; a filter adds them up (jnp.sum, not mean)":
+        N_("returned the mean of the channels' maps; a filter adds them up (jnp.sum, not mean)"):
             per_channel.mean(0),
-        "used only the first channel: vmap conv2d over every channel and sum the maps":
+        N_("used only the first channel: vmap conv2d over every channel and sum the maps"):
             per_channel[0],
     }, rtol=1e-4, atol=1e-4, want=want)
     expect_close(got, want, what, hint="channel c goes with kernel c: "
@@ -145,20 +149,23 @@ def max_pool(student_fn: Any) -> str:
         want = _pool(x)
         what = f"max_pool(x) for x of shape {shape}"
         got = np.asarray(fast_call(student_fn, jnp.asarray(x), what=what, hints={
-            ("reshape", "cannot reshape"): f"{what} failed to reshape: with an odd size, drop "
-            f"the last row or column first, x[:H // 2 * 2, :W // 2 * 2]"}))
+            ("reshape", "cannot reshape"): _("{what} failed to reshape: with an odd "
+                                             "size, drop the last row or column first, "
+                                             "x[:H // 2 * 2, :W // 2 * 2]").format(
+                                               what=what)}))
         if got.shape == (shape[0] - 1, shape[1] - 1):
-            raise Mistake(f"returned {got.shape} for {shape}: the 2x2 blocks must not overlap "
-                          f"(a stride of 2), so the output is (H // 2, W // 2)")
+            raise Mistake(_("returned {shape} for {shape2}: the 2x2 blocks must not "
+                            "overlap (a stride of 2), so the output is (H // 2, W // 2)").format(
+                              shape=got.shape, shape2=shape))
         got = expect_shape(got, want.shape, what)
         h, w = want.shape
         blocks = x[:2 * h, :2 * w].reshape(h, 2, w, 2)
         scrambled = x[:2 * h, :2 * w].reshape(h, w, 2, 2).max(axis=(2, 3))
         reject_known_wrong(got, {
-            "took the mean of each block; max-pooling keeps the LARGEST value":
+            N_("took the mean of each block; max-pooling keeps the LARGEST value"):
                 blocks.mean(axis=(1, 3)),
-            "the blocks are not 2x2 squares of neighbouring pixels: reshape to "
-            "(H // 2, 2, W // 2, 2) and take the max over axes 1 and 3": scrambled,
+            N_("the blocks are not 2x2 squares of neighbouring pixels: reshape to (H // 2, 2, W "
+               "// 2, 2) and take the max over axes 1 and 3"): scrambled,
         }, rtol=1e-5, atol=1e-6, want=want)
         expect_close(got, want, what, hint="the largest value of each non-overlapping 2x2 block")
     return "2x2 blocks, the largest of each, on an even and an odd size"
@@ -192,11 +199,12 @@ def predict_cnn(student_fn: Any) -> str:
         what = "predict_cnn(params, image) for an image (1, 10, 10)"
         got = np.asarray(fast_call(student_fn, params, image, what=what))
         if got.shape != want.shape:
-            raise Mistake(f"returned shape {got.shape} for ONE image; expected {want.shape}: "
-                          f"one log-probability per class")
+            raise Mistake(_("returned shape {shape} for ONE image; expected {shape2}: "
+                            "one log-probability per class").format(
+                              shape=got.shape, shape2=want.shape))
         reject_known_wrong(got, {
-            "returned probabilities (a softmax); predict_cnn returns LOG-probabilities, as "
-            "predict does: logits - logsumexp(logits)": np.exp(want),
+            N_("returned probabilities (a softmax); predict_cnn returns LOG-probabilities, as "
+               "predict does: logits - logsumexp(logits)"): np.exp(want),
         }, rtol=1e-4, atol=1e-5, want=want)
         shift = got - want
         if np.allclose(shift, shift[0], atol=1e-5) and abs(shift[0]) > 1e-4:
@@ -213,10 +221,13 @@ def conv_param_count(student_fn: Any) -> str:
         what = f"conv_param_count({c_in}, {c_out}, {k})"
         got = fast_call(student_fn, c_in, c_out, k, what=what, static_argnums=(0, 1, 2))
         if got == c_out * c_in * k * k:
-            raise Mistake(f"{what} = {got} counts only the weights: each filter has one bias too")
+            raise Mistake(_("{what} = {got} counts only the weights: each filter has "
+                            "one bias too").format(what=what, got=got))
         if got == c_out * (c_in * k + 1) or got == c_out * c_in * k + c_out:
-            raise Mistake(f"{what} = {got}: a kernel is k x k, so k * k weights per channel")
+            raise Mistake(_("{what} = {got}: a kernel is k x k, so k * k weights per "
+                            "channel").format(what=what, got=got))
         if got != want:
-            raise Mistake(f"{what} = {got!r}; a filter has c_in kernels of k x k weights and one "
-                          f"bias, and there are c_out filters. The image size plays no part")
+            raise Mistake(_("{what} = {got!r}; a filter has c_in kernels of k x k "
+                            "weights and one bias, and there are c_out filters. The "
+                            "image size plays no part").format(what=what, got=got))
     return "c_out * (c_in * k * k + 1), whatever the image size"

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..i18n import N_, _
 from ._core import (
     Hints,
     Mistake,
@@ -44,10 +45,11 @@ def _numbers(values: Any, count: int, what: str) -> list[float]:
     try:
         numbers = [float(v) for v in values]
     except (TypeError, ValueError):
-        raise Mistake(f"{what} should return {count} numbers; got "
-                      f"{type(values).__name__}") from None
+        raise Mistake(_("{what} should return {count} numbers; got {name}").format(
+                          what=what, count=count, name=type(values).__name__)) from None
     if len(numbers) != count:
-        raise Mistake(f"{what} should return {count} numbers; got {len(numbers)}")
+        raise Mistake(_("{what} should return {count} numbers; got {len_numbers}").format(
+                          what=what, count=count, len_numbers=len(numbers)))
     return numbers
 
 
@@ -60,13 +62,17 @@ def derivatives_at(student_fn: Any) -> str:
         if np.allclose(got, want, rtol=1e-5):
             continue
         if np.allclose(got, [x ** 3 + 2 * x, 3 * x ** 2 + 2, 6 * x], rtol=1e-5):
-            raise Mistake(f"got {got.tolist()} = (g(x), g'(x), g''(x)) at x = {x}: one step too "
-                          f"early. Start from jax.grad(g), then grad that, then grad again")
+            raise Mistake(_("got {tolist} = (g(x), g'(x), g''(x)) at x = {x}: one step "
+                            "too early. Start from jax.grad(g), then grad that, then "
+                            "grad again").format(tolist=got.tolist(), x=x))
         if x != 2.0 and np.allclose(got, [14, 12, 6]):
-            raise Mistake(f"at x = {x} you still return (14, 12, 6), the values at x = 2: compute "
-                          f"them with jax.grad instead of typing them")
-        raise Mistake(f"at x = {x} expected (g', g'', g''') = {tuple(want.tolist())}; got "
-                      f"{tuple(got.tolist())}. Compose grad: d2g = jax.grad(jax.grad(g))")
+            raise Mistake(_("at x = {x} you still return (14, 12, 6), the values at x = "
+                            "2: compute them with jax.grad instead of typing them").format(
+                              x=x))
+        raise Mistake(_("at x = {x} expected (g', g'', g''') = {tuple_tolist}; got "
+                        "{tuple_tolist2}. Compose grad: d2g = jax.grad(jax.grad(g))").format(
+                          x=x, tuple_tolist=tuple(want.tolist()),
+                          tuple_tolist2=tuple(got.tolist())))
     return "14, 12 and 6 at x = 2, and right at x = -1 and 0.5 too"
 
 
@@ -76,11 +82,13 @@ def grad_sum_tanh(student_fn: Any) -> str:
     for v in (x, x.reshape(2, 3)):
         what = f"grad_sum_tanh(x) for x of shape {v.shape}"
         got = _call_jitted(student_fn, jnp.asarray(v), what=what, hints={
-            "scalar-output": "jax.grad needs a function with ONE number out; tanh(x) has one "
-            "per element. Differentiate their sum: lambda v: jnp.sum(jnp.tanh(v))"})
+            "scalar-output": N_("jax.grad needs a function with ONE number out; tanh(x) has one "
+                                "per element. Differentiate their sum: lambda v: "
+                                "jnp.sum(jnp.tanh(v))")})
         if np.shape(got) == ():
-            raise Mistake(f"returned one number for x of shape {v.shape}: the gradient has x's "
-                          f"shape, one partial derivative per element")
+            raise Mistake(_("returned one number for x of shape {shape}: the gradient "
+                            "has x's shape, one partial derivative per element").format(
+                              shape=v.shape))
         got = expect_shape(got, v.shape, what)
         t = np.tanh(v)
         if np.allclose(got, t, atol=1e-6):
@@ -114,15 +122,17 @@ def sgd_step(student_fn: Any) -> str:
             out = call(student_fn, params, grads, step_size, what=what)
         except Mistake as err:
             if "raised TypeError" in str(err):
-                raise Mistake(f"{err}. Arithmetic and indexing on a dict, list or tuple do not "
-                              f"reach the arrays inside it, whatever its nesting; "
-                              f"jax.tree.map(lambda p, g: p - step_size * g, params, grads) does"
+                raise Mistake(_("{err}. Arithmetic and indexing on a dict, list or "
+                                "tuple do not reach the arrays inside it, whatever its "
+                                "nesting; jax.tree.map(lambda p, g: p - step_size * g, "
+                                "params, grads) does").format(err=err)
                               ) from None
             raise
         if str(jax.tree.structure(out)) != str(jax.tree.structure(params)):
-            raise Mistake(f"for params {kind}, returned {jax.tree.structure(out)}; the new "
-                          f"parameters must have the same structure as params "
-                          f"(jax.tree.map keeps it)")
+            raise Mistake(_("for params {kind}, returned {structure_out}; the new "
+                            "parameters must have the same structure as params "
+                            "(jax.tree.map keeps it)").format(
+                              kind=kind, structure_out=jax.tree.structure(out)))
         for p, g, new in zip(jax.tree.leaves(params), jax.tree.leaves(grads),
                              jax.tree.leaves(out)):
             new = expect_shape(new, np.shape(p), f"a leaf of {what}")
@@ -146,7 +156,7 @@ def central_difference(student_fn: Any) -> str:
         try:
             got = float(call(student_fn, f, x, h, what=what))
         except (TypeError, ValueError):
-            raise Mistake(f"{what} should return one number") from None
+            raise Mistake(_("{what} should return one number").format(what=what)) from None
         want = (f(x + h) - f(x - h)) / (2 * h)
         one_sided = ((f(x + h) - f(x)) / h, (f(x) - f(x - h)) / h)
         if any(math.isclose(got, d, rel_tol=1e-9) for d in one_sided):
@@ -155,8 +165,8 @@ def central_difference(student_fn: Any) -> str:
         if math.isclose(got, 2 * want, rel_tol=1e-6):
             raise Mistake("twice too big: divide by 2 * h, the distance between x - h and x + h")
         if not math.isclose(got, want, rel_tol=1e-7):
-            raise Mistake(f"{what} = {got:.10g}; expected (f(x + h) - f(x - h)) / (2 * h) = "
-                          f"{want:.10g}")
+            raise Mistake(_("{what} = {got:.10g}; expected (f(x + h) - f(x - h)) / (2 * "
+                            "h) = {want:.10g}").format(what=what, got=got, want=want))
     return "(f(x + h) - f(x - h)) / 2h, on x**3 and sin"
 
 
@@ -171,8 +181,9 @@ def hessian_at(student_fn: Any) -> str:
         got = expect_shape(got, (2, 2), what)
         want = np.array([[2 * y, 2 * x], [2 * x, 6 * y]])
         if (x, y) != (1.0, 2.0) and np.allclose(got, [[4, 2], [2, 12]]):
-            raise Mistake(f"at ({x}, {y}) you still return the Hessian at (1, 2): compute it with "
-                          f"jax.hessian instead of typing it")
+            raise Mistake(_("at ({x}, {y}) you still return the Hessian at (1, 2): "
+                            "compute it with jax.hessian instead of typing it").format(
+                              x=x, y=y))
         expect_close(got, want, what, hint="the Hessian of x**2 y + y**3 is "
                                            "[[2y, 2x], [2x, 6y]]")
     return "[[2y, 2x], [2x, 6y]] at three points"
@@ -203,7 +214,7 @@ class _Bowl:
     def descent(self, theta: Any, step_size: float, steps: int) -> list[float]:
         """The right answer: the loss before each of ``steps`` updates."""
         losses = []
-        for _ in range(steps):
+        for _unused in range(steps):
             value, grads = self(theta)
             theta = jax.tree.map(lambda p, g: np.asarray(p, np.float64) - step_size * g,
                                  theta, grads)
@@ -226,8 +237,8 @@ def _losses(got: Any, what: str) -> list[float]:
     try:
         return [float(value) for value in got]
     except (TypeError, ValueError):
-        raise Mistake(f"{what} should return a list of losses, one per step; got "
-                      f"{summary(got)}") from None
+        raise Mistake(_("{what} should return a list of losses, one per step; got "
+                        "{summary_got}").format(what=what, summary_got=summary(got))) from None
 
 
 @exercise(LESSON, 6, "gradient descent's losses, for any step size")
@@ -235,22 +246,24 @@ def descent_losses(student_fn: Any) -> str:
     for bowl, start, step_size, steps in _bowl_cases():
         what = f"descent_losses(loss_and_grads, theta, {step_size}, {steps})"
         got = _losses(call(student_fn, bowl, start, step_size, steps, what=what, hints={
-            "TypeError": f"{what} raised TypeError for theta = {summary(start)}: theta can be "
-                         f"any pytree; jax.tree.map(lambda p, g: p - step_size * g, theta, "
-                         f"grads) updates every leaf of it"}), what)
+            "TypeError": _("{what} raised TypeError for theta = {summary_start}: theta "
+                           "can be any pytree; jax.tree.map(lambda p, g: p - step_size "
+                           "* g, theta, grads) updates every leaf of it").format(
+                             what=what, summary_start=summary(start))}), what)
         want = bowl.descent(start, step_size, steps)
         if len(got) != steps:
-            raise Mistake(f"{what} returned {len(got)} losses; expected one per step, {steps}")
+            raise Mistake(_("{what} returned {len_got} losses; expected one per step, "
+                            "{steps}").format(what=what, len_got=len(got), steps=steps))
         reject_known_wrong(got, {
-            "moved UP the gradient, where the loss grows: subtract it, p - step_size * g":
+            N_("moved UP the gradient, where the loss grows: subtract it, p - step_size * g"):
                 bowl.descent(start, -step_size, steps),
-            "took whole gradient steps: multiply the gradient by step_size":
+            N_("took whole gradient steps: multiply the gradient by step_size"):
                 bowl.descent(start, 1.0, steps),
-            f"used another step size than the argument, {step_size}: use step_size, not "
-            f"BIG_STEP_SIZE or FIT_STEP_SIZE": bowl.descent(start, 1.5 if step_size != 1.5
-                                                            else 0.1, steps),
-            "each loss is measured after its step's update; record the loss that "
-            "loss_and_grads(theta) returns, before you update theta":
+            _("used another step size than the argument, {step_size}: use step_size, "
+              "not BIG_STEP_SIZE or FIT_STEP_SIZE").format(step_size=step_size):
+                bowl.descent(start, 1.5 if step_size != 1.5 else 0.1, steps),
+            N_("each loss is measured after its step's update; record the loss that "
+               "loss_and_grads(theta) returns, before you update theta"):
                 bowl.descent(start, step_size, steps + 1)[1:],
         }, want=want)
         expect_close(got, want, what, rtol=1e-5, atol=1e-8,
@@ -258,5 +271,6 @@ def descent_losses(student_fn: Any) -> str:
                           "by -step_size * its gradient (jax.tree.map)")
     bowl, start, step_size, steps = _bowl_cases()[1]
     grown = bowl.descent(start, step_size, steps)
-    return (f"right losses on three bowls; at step size {step_size} the loss grew "
-            f"{grown[-1] / grown[0]:.0f}x in {steps} steps: each step overshoots the minimum")
+    return (_("right losses on three bowls; at step size {step_size} the loss grew "
+              "{grown:.0f}x in {steps} steps: each step overshoots the minimum").format(
+                step_size=step_size, grown=grown[-1] / grown[0], steps=steps))

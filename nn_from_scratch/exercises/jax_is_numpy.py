@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..i18n import N_, _
 from ..timing import format_seconds
 from ._core import Mistake, call, exercise, expect_close, expect_shape, reject_known_wrong, summary
 
@@ -30,8 +31,9 @@ def sigmoid(student_sigmoid: Any) -> str:
     for x in (_X, np.float32(0.0)):
         what = f"sigmoid(x) for x of shape {np.shape(x)}"
         got = call(student_sigmoid, jnp.asarray(x), what=what, hints={
-            ("to Python scalars", "must be real number"): "math.exp takes ONE number; jnp.exp "
-            "works elementwise on a whole array: 1 / (1 + jnp.exp(-x))"})
+            ("to Python scalars", "must be real number"): N_("math.exp takes ONE number; "
+                                                             "jnp.exp works elementwise on a "
+                                                             "whole array: 1 / (1 + jnp.exp(-x))")})
         if isinstance(got, np.ndarray):
             raise Mistake("returned a NumPy array: a NumPy function such as np.exp turned the JAX "
                           "array into a NumPy one. Use jnp.exp: grad and jit (lessons 02 and 04) "
@@ -52,8 +54,8 @@ def set_diagonal(student_fn: Any) -> str:
         x = rng.normal(size=(n, n)).astype(np.float32)
         what = f"set_diagonal(x, {value}) for x of shape ({n}, {n})"
         got = call(student_fn, jnp.asarray(x), value, what=what, hints={
-            "immutable": "JAX arrays are immutable, so x[i, i] = v fails: use "
-                         "x.at[i, i].set(v), which returns a NEW array"})
+            "immutable": N_("JAX arrays are immutable, so x[i, i] = v fails: use x.at[i, "
+                            "i].set(v), which returns a NEW array")})
         got = expect_shape(got, (n, n), what)
         want = x.copy()
         np.fill_diagonal(want, value)
@@ -74,7 +76,7 @@ def set_diagonal(student_fn: Any) -> str:
             hint = (f"only {done} of {n} diagonal entries are {value}: take n from x "
                     f"(x.shape[0]), not a fixed 3" if 0 < done < n else
                     f"the diagonal should be all {value} (the value argument)")
-            raise Mistake(f"for a {n}x{n} x, {hint}")
+            raise Mistake(_("for a {n}x{n} x, {hint}").format(n=n, hint=hint))
     return "a new array with its diagonal set, the rest untouched, for two values"
 
 
@@ -105,7 +107,8 @@ def _seconds(value: Any, what: str, kind: str = "a number of seconds") -> float:
     try:
         return float(value)
     except (TypeError, ValueError):
-        raise Mistake(f"{what} should return {kind}; got {summary(value)}") from None
+        raise Mistake(_("{what} should return {kind}; got {summary_value}").format(
+                          what=what, kind=kind, summary_value=summary(value))) from None
 
 
 @exercise(LESSON, 3, "time a call with block_until_ready")
@@ -113,25 +116,29 @@ def wall_time(student_fn: Any) -> str:
     what = "wall_time(fn, 0.1) for an fn whose work takes 0.1 s"
     seconds = _seconds(call(student_fn, _queued_work, DELAY, what=what), what)
     if seconds > 1000 or abs(seconds - time.perf_counter()) < 60:
-        raise Mistake(f"got {seconds:.3g}, not a duration but a reading of the clock: return "
-                      f"time.perf_counter() - start")
+        raise Mistake(_("got {seconds:.3g}, not a duration but a reading of the clock: "
+                        "return time.perf_counter() - start").format(seconds=seconds))
     if seconds > 20:
-        raise Mistake(f"got {seconds:.3g} for a call that takes 0.1 s: return seconds, not "
-                      f"milliseconds")
+        raise Mistake(_("got {seconds:.3g} for a call that takes 0.1 s: return seconds, "
+                        "not milliseconds").format(seconds=seconds))
     if seconds < 0.5 * DELAY:
-        raise Mistake(f"measured {seconds * 1e3:.2g} ms for a call whose work takes 100 ms: the "
-                      f"clock stopped when fn RETURNED, before its work was done. Wait for the "
-                      f"result before reading the clock: jax.block_until_ready(fn(*args))")
+        raise Mistake(_("measured {seconds:.2g} ms for a call whose work takes 100 ms: "
+                        "the clock stopped when fn RETURNED, before its work was done. "
+                        "Wait for the result before reading the clock: "
+                        "jax.block_until_ready(fn(*args))").format(
+                          seconds=seconds * 1e3))
     if seconds > 5 * DELAY:  # generous: a busy machine may pause the sleep a little
-        raise Mistake(f"measured {seconds:.2f} s for one call whose work takes 0.1 s: time ONE "
-                      f"call of fn(*args)")
+        raise Mistake(_("measured {seconds:.2f} s for one call whose work takes 0.1 s: "
+                        "time ONE call of fn(*args)").format(seconds=seconds))
     what_quick = "wall_time(fn, 0.0) for an fn with no work"
     quick = min(_seconds(call(student_fn, _queued_work, 0.0, what=what_quick), what_quick)
-                for _ in range(2))  # the quicker of two: a busy machine may pause one
+                for _unused in range(2))  # the quicker of two: a busy machine may pause one
     if not 0 <= quick < 0.5 * seconds:
-        raise Mistake(f"measured {quick:.3g} s for a call with no work: return the time of "
-                      f"fn(*args), measured with time.perf_counter()")
-    return f"measured {seconds * 1e3:.0f} ms for 100 ms of queued work: you waited for it"
+        raise Mistake(_("measured {quick:.3g} s for a call with no work: return the "
+                        "time of fn(*args), measured with time.perf_counter()").format(
+                          quick=quick))
+    return _("measured {seconds:.0f} ms for 100 ms of queued work: you waited for it").format(
+               seconds=seconds * 1e3)
 
 
 class _StandInTimer:
@@ -147,8 +154,9 @@ class _StandInTimer:
 
     def __call__(self, fn: Any, *args: Any) -> float:
         if not any(fn is known for known in self.seconds):
-            raise Mistake(f"timer(fn, *args) was handed {summary(fn)} as fn: time np.add and "
-                          f"jnp.add themselves, the function first, e.g. timer(np.add, a, a)")
+            raise Mistake(_("timer(fn, *args) was handed {summary_fn} as fn: time "
+                            "np.add and jnp.add themselves, the function first, e.g. "
+                            "timer(np.add, a, a)").format(summary_fn=summary(fn)))
         self.calls.append((fn, args))
         return self.seconds[fn]
 
@@ -162,14 +170,16 @@ def _check_operands(fn: Any, args: tuple[Any, ...], n: int) -> None:
         if not numpy and args and all(isinstance(a, np.ndarray) for a in args):
             raise Mistake("timer(jnp.add, ...) got NumPy arrays: time it on JAX arrays, "
                           "jnp.ones(n), or its time includes copying them to the device")
-        raise Mistake(f"timer({name}, ...) got {', '.join(summary(a) for a in args)}; time it "
-                      f"on two arrays {make}")
+        raise Mistake(_("timer({name}, ...) got {join_value}; time it on two arrays "
+                        "{make}").format(
+                          name=name, join_value=', '.join(summary(a) for a in args), make=make))
     for a in args:
         if a.shape != (n,) or a.dtype != np.float32 or not np.all(np.asarray(a) == 1):
             hint = (": np.ones is float64 unless you say np.ones(n, np.float32)"
                     if a.dtype == np.float64 else "")
-            raise Mistake(f"timer({name}, ...) got {summary(a)} for n = {n}; time two float32 "
-                          f"arrays of n ones{hint}")
+            raise Mistake(_("timer({name}, ...) got {summary_a} for n = {n}; time two "
+                            "float32 arrays of n ones{hint}").format(
+                              name=name, summary_a=summary(a), n=n, hint=hint))
 
 
 # n -> the stand-in's seconds for (np.add, jnp.add): JAX slower at 100, faster at 10**6
@@ -182,30 +192,36 @@ def add_speedup(student_fn: Any) -> str:
         timer = _StandInTimer({np.add: t_np, jnp.add: t_jnp})
         what = f"add_speedup({n}, timer)"
         got = call(student_fn, n, timer, what=what, hints={
-            "attribute 'median'": "timer(fn, *args) returns seconds, a number (as your wall_time "
-                                  "does): no .median"})
+            "attribute 'median'": N_("timer(fn, *args) returns seconds, a number (as your "
+                                     "wall_time does): no .median")})
         if not timer.calls:
-            raise Mistake(f"{what} never called the timer it was handed: time np.add and "
-                          f"jnp.add with it, timer(fn, *args)")
+            raise Mistake(_("{what} never called the timer it was handed: time np.add "
+                            "and jnp.add with it, timer(fn, *args)").format(what=what))
         missing = [name for name, fn in (("np.add", np.add), ("jnp.add", jnp.add))
-                   if all(f is not fn for f, _ in timer.calls)]
+                   if all(f is not fn for f, _unused in timer.calls)]
         if missing:
-            raise Mistake(f"{what} never timed {missing[0]}: time both np.add and jnp.add")
+            raise Mistake(_("{what} never timed {missing}: time both np.add and jnp.add").format(
+                              what=what, missing=missing[0]))
         for fn, args in timer.calls:
             _check_operands(fn, args, n)
         seconds = _seconds(got, what, "a ratio, NumPy's time / JAX's time")
         want = t_np / t_jnp
         if not np.isclose(seconds, want, rtol=1e-6):
             reject_known_wrong(seconds, {
-                "upside down: the speed-up is NumPy's time / JAX's time": t_jnp / t_np,
-                "multiplied the times: the speed-up is NumPy's time DIVIDED by JAX's": t_np * t_jnp,
-                "that is one of the two times: return NumPy's time / JAX's time": t_np,
-                "that is JAX's time alone: return NumPy's time / JAX's time": t_jnp,
-                "subtracted the times: the speed-up is a ratio, NumPy's time / JAX's": t_np - t_jnp,
+                N_("upside down: the speed-up is NumPy's time / JAX's time"): t_jnp / t_np,
+                N_("multiplied the times: the speed-up is NumPy's time DIVIDED by JAX's"):
+                    t_np * t_jnp,
+                N_("that is one of the two times: return NumPy's time / JAX's time"): t_np,
+                N_("that is JAX's time alone: return NumPy's time / JAX's time"): t_jnp,
+                N_("subtracted the times: the speed-up is a ratio, NumPy's time / JAX's"):
+                    t_np - t_jnp,
             }, rtol=1e-6, atol=0)
-            raise Mistake(f"{what} returned {seconds:.4g} when np.add took "
-                          f"{format_seconds(t_np)} and jnp.add {format_seconds(t_jnp)}; the "
-                          f"speed-up is NumPy's time / JAX's time = {want:.4g}")
+            raise Mistake(_("{what} returned {seconds:.4g} when np.add took "
+                            "{format_seconds_t_np} and jnp.add {format_seconds_t_jnp}; "
+                            "the speed-up is NumPy's time / JAX's time = {want:.4g}").format(
+                              what=what, seconds=seconds,
+                              format_seconds_t_np=format_seconds(t_np),
+                              format_seconds_t_jnp=format_seconds(t_jnp), want=want))
     return ("NumPy's time / JAX's time, with two float32 arrays of n ones each, for n = 100 "
             "and 10**6")
 
@@ -216,15 +232,16 @@ def add_with_lax(student_fn: Any) -> str:
     floats = jnp.asarray(np.array([0.5, 1.5, -2.25, 10.75], np.float32))
     what = "add_with_lax(jnp.arange(4), floats)"
     got = call(student_fn, ints, floats, what=what, hints={
-        "same dtypes": "lax.add refuses int32 + float32, as you saw: convert the ints first, "
-                       "lax.convert_element_type(i, jnp.float32)"})
+        "same dtypes": N_("lax.add refuses int32 + float32, as you saw: convert the ints first, "
+                          "lax.convert_element_type(i, jnp.float32)")})
     got = expect_shape(got, (4,), what)
     if np.issubdtype(got.dtype, np.integer):
-        raise Mistake(f"got {got.dtype} {got.tolist()}: the floats were cast to int and lost "
-                      f"their fractions (0.5 became 0). Convert the ints to float32 instead")
+        raise Mistake(_("got {dtype} {tolist}: the floats were cast to int and lost "
+                        "their fractions (0.5 became 0). Convert the ints to float32 "
+                        "instead").format(dtype=got.dtype, tolist=got.tolist()))
     if got.dtype != np.float32:
-        raise Mistake(f"got dtype {got.dtype}; int32 + float32 should give float32, as jnp.add "
-                      f"does")
+        raise Mistake(_("got dtype {dtype}; int32 + float32 should give float32, as "
+                        "jnp.add does").format(dtype=got.dtype))
     expect_close(got, np.arange(4) + np.asarray(floats), what,
                  hint="convert the ints to float32, then lax.add")
     return "int32 + float32 -> float32, with the conversion written out"

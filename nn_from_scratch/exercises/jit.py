@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..i18n import _
 from ..timing import format_seconds, time_fn
 from ._core import Mistake, NotDone, call, exercise, expect_close, summary
 
@@ -50,29 +51,40 @@ def compile_and_run(student_fn: Any) -> str:
     try:
         compile_s, run_s = (float(t) for t in got)
     except (TypeError, ValueError):
-        raise Mistake(f"{what} should return two numbers of seconds, (compile_seconds, "
-                      f"run_seconds); got {summary(got)} (a Timing? use its .median)") from None
+        raise Mistake(_("{what} should return two numbers of seconds, (compile_seconds, "
+                        "run_seconds); got {summary_got} (a Timing? use its .median)").format(
+                          what=what, summary_got=summary(got))) from None
     if not (math.isfinite(compile_s) and math.isfinite(run_s) and compile_s > 0 and run_s > 0):
-        raise Mistake(f"{what} returned ({compile_s:.3g}, {run_s:.3g}): times are positive "
-                      f"seconds")
+        raise Mistake(_("{what} returned ({compile_s:.3g}, {run_s:.3g}): times are "
+                        "positive seconds").format(
+                          what=what, compile_s=compile_s, run_s=run_s))
     if compile_s < run_s:
-        raise Mistake(f"a compile of {format_seconds(compile_s)} is shorter than a call of "
-                      f"{format_seconds(run_s)}: are the two swapped? Return (compile_seconds, "
-                      f"run_seconds)")
+        raise Mistake(_("a compile of {format_seconds_compile_s} is shorter than a call "
+                        "of {format_seconds_run_s}: are the two swapped? Return "
+                        "(compile_seconds, run_seconds)").format(
+                          format_seconds_compile_s=format_seconds(compile_s),
+                          format_seconds_run_s=format_seconds(run_s)))
     if compile_s < REAL_COMPILE:
-        raise Mistake(f"a compile time of {format_seconds(compile_s)} is too short for an XLA "
-                      f"compile: that is the compile cache answering (fn had been compiled "
-                      f"before). Use compile_time(fn, x), which clears the cache first")
+        raise Mistake(_("a compile time of {format_seconds_compile_s} is too short for "
+                        "an XLA compile: that is the compile cache answering (fn had "
+                        "been compiled before). Use compile_time(fn, x), which clears "
+                        "the cache first").format(
+                          format_seconds_compile_s=format_seconds(compile_s)))
     if not fn.traces:
         raise Mistake("fn was never traced, so never compiled: measure the compile of this fn "
                       "with compile_time(fn, x), and time jax.jit(fn) with time_fn")
     warm = time_fn(jax.jit(fn), x, repeats=5).median
     if run_s > max(30 * warm, 5e-4):
-        raise Mistake(f"a call of {format_seconds(run_s)}, where a warm call of jax.jit(fn) takes "
-                      f"about {format_seconds(warm)}: that is the first call, or a total. Return "
-                      f"the median of time_fn(jax.jit(fn), x, ...)")
-    return (f"a real compile ({format_seconds(compile_s)}) and a warm call of the jitted "
-            f"function ({format_seconds(run_s)})")
+        raise Mistake(_("a call of {format_seconds_run_s}, where a warm call of "
+                        "jax.jit(fn) takes about {format_seconds_warm}: that is the "
+                        "first call, or a total. Return the median of "
+                        "time_fn(jax.jit(fn), x, ...)").format(
+                          format_seconds_run_s=format_seconds(run_s),
+                          format_seconds_warm=format_seconds(warm)))
+    return (_("a real compile ({format_seconds_compile_s}) and a warm call of the "
+              "jitted function ({format_seconds_run_s})").format(
+                format_seconds_compile_s=format_seconds(compile_s),
+                format_seconds_run_s=format_seconds(run_s)))
 
 
 def _trace_inputs() -> list[list[Any]]:
@@ -109,25 +121,32 @@ def count_traces(student_fn: Any) -> str:
         fn = _Watched("fn was called outside jax.jit: call it only inside the jitted "
                       "function, whose traces you count")  # a new fn each time: an empty cache
         got = call(student_fn, fn, inputs, what=what, hints={
-            "UnboundLocalError": f"{what} raised UnboundLocalError: `count += 1` inside the "
-            f"nested function makes count a new local variable of it. Declare `nonlocal count` "
-            f"in the nested function, or keep the count in a one-element list "
-            f"(counter = [0]; counter[0] += 1)"})
+            "UnboundLocalError": _("{what} raised UnboundLocalError: `count += 1` "
+                                   "inside the nested function makes count a new local "
+                                   "variable of it. Declare `nonlocal count` in the "
+                                   "nested function, or keep the count in a one-element "
+                                   "list (counter = [0]; counter[0] += 1)").format(
+                                     what=what)})
         if not isinstance(got, (int, np.integer)):
-            raise Mistake(f"{what} returned {summary(got)}; return the count, an int")
+            raise Mistake(_("{what} returned {summary_got}; return the count, an int").format(
+                              what=what, summary_got=summary(got)))
         if got == len(inputs) and want < len(inputs):
-            raise Mistake(f"{what} returned {got}, one per call: count inside the function that "
-                          f"jax.jit wraps (a Python side effect runs only while tracing), and jit "
-                          f"it once, before the loop")
+            raise Mistake(_("{what} returned {got}, one per call: count inside the "
+                            "function that jax.jit wraps (a Python side effect runs "
+                            "only while tracing), and jit it once, before the loop").format(
+                              what=what, got=got))
         if got > want:
-            raise Mistake(f"{what} returned {got}; the answer is {want}. Did the count start at 0? "
-                          f"Keep the counter inside count_traces, so every call starts afresh")
+            raise Mistake(_("{what} returned {got}; the answer is {want}. Did the count "
+                            "start at 0? Keep the counter inside count_traces, so every "
+                            "call starts afresh").format(what=what, got=got, want=want))
         if got != want:
-            raise Mistake(f"{what} returned {got}; the answer is {want}. Call the jitted function "
-                          f"on every input, in order")
+            raise Mistake(_("{what} returned {got}; the answer is {want}. Call the "
+                            "jitted function on every input, in order").format(
+                              what=what, got=got, want=want))
         if fn.traces < want:
-            raise Mistake(f"fn was traced {fn.traces} times, for {want} traces: the jitted "
-                          f"function must call fn(x) (and return what it returns)")
+            raise Mistake(_("fn was traced {traces} times, for {want} traces: the "
+                            "jitted function must call fn(x) (and return what it "
+                            "returns)").format(traces=fn.traces, want=want))
     return "counts traces, not calls: new shapes, dtypes and Python numbers trace again"
 
 
@@ -149,19 +168,21 @@ _CLIP_CASES = [("a long g", [3.0, 4.0, 0.0], 1.0), ("a short g", [0.3, -0.4, 0.1
 @exercise(LESSON, 3, "clip_norm without NaN gradients")
 def clip_norm(student_fn: Any) -> str:
     cases = [(name, np.array(g, np.float32), limit) for name, g, limit in _CLIP_CASES]
-    for (name, g, limit), (_, shown, _) in zip(cases, _CLIP_CASES):
+    for (name, g, limit), (_unused, shown, _unused) in zip(cases, _CLIP_CASES):
         what = f"clip_norm(g, {limit}) for {name}, {shown}"
         got = np.asarray(call(student_fn, g, limit, what=what))
-        want, _ = _reference_clip(g, limit)
+        want, _unused = _reference_clip(g, limit)
         if np.allclose(got, np.clip(g, -limit, limit)) and not np.allclose(want, g):
             raise Mistake("clip the norm of the whole vector, not each element: g * limit / "
                           "norm(g) when norm(g) > limit")
         if np.linalg.norm(g) <= limit and not np.allclose(got, g, atol=1e-6):
-            raise Mistake(f"{what} changed g, whose norm is below the limit: leave it unchanged "
-                          f"(compare the squared norm with limit ** 2)")
+            raise Mistake(_("{what} changed g, whose norm is below the limit: leave it "
+                            "unchanged (compare the squared norm with limit ** 2)").format(
+                              what=what))
         if np.linalg.norm(g) > limit and np.allclose(got, g, atol=1e-6):
-            raise Mistake(f"{what} left g unchanged, but its norm is above the limit: scale it "
-                          f"down (compare the squared norm with limit ** 2)")
+            raise Mistake(_("{what} left g unchanged, but its norm is above the limit: "
+                            "scale it down (compare the squared norm with limit ** 2)").format(
+                              what=what))
         expect_close(got, want, what, hint="scale g to norm `limit` only when it is longer")
     # one compiled program for every case: under jit (no Python `if`), and with its gradient
     gradient = jax.jit(jax.grad(lambda v, limit: jnp.sum(student_fn(v, limit))))
@@ -173,13 +194,16 @@ def clip_norm(student_fn: Any) -> str:
             raise Mistake("jax.jit(clip_norm) fails: no Python `if` on a traced value; pick with "
                           "jnp.where") from None
         except Exception as err:
-            raise Mistake(f"{what} raised {type(err).__name__}: {str(err)[:120]}") from err
+            raise Mistake(_("{what} raised {name}: {str_err}").format(
+                              what=what, name=type(err).__name__, str_err=str(err)[:120])) from err
         if not np.all(np.isfinite(got)):
-            raise Mistake(f"{what} is {got.tolist()}: jnp.where computed the branch it did not "
-                          f"pick, and its infinite derivative times 0 is NaN. Both the division "
-                          f"by the norm and the norm itself (a sqrt, even jnp.linalg.norm) are "
-                          f"infinite at 0: use the double where on the squared norm, "
-                          f"sqrt(jnp.where(too_long, squared, 1.0)), before any sqrt")
+            raise Mistake(_("{what} is {tolist}: jnp.where computed the branch it did "
+                            "not pick, and its infinite derivative times 0 is NaN. Both "
+                            "the division by the norm and the norm itself (a sqrt, even "
+                            "jnp.linalg.norm) are infinite at 0: use the double where "
+                            "on the squared norm, sqrt(jnp.where(too_long, squared, "
+                            "1.0)), before any sqrt").format(
+                              what=what, tolist=got.tolist()))
         expect_close(got, _reference_clip(g, limit)[1], what)
     return "right values for three limits, works under jit, finite and right gradients at g = 0 too"
 
@@ -198,14 +222,16 @@ def _printed(fn: Callable[..., Any], *inputs: np.ndarray) -> tuple[list[Any], st
 def debug_print(student_fn: Any) -> str:
     first, second = np.array([1.5, 2.5, 3.5], np.float32), np.array([7.25, 8.25, 9.25], np.float32)
     if not callable(student_fn):
-        raise Mistake(f"expected the function double_and_show; got {type(student_fn).__name__}")
+        raise Mistake(_("expected the function double_and_show; got {name}").format(
+                          name=type(student_fn).__name__))
     fresh = jax.jit(lambda x: student_fn(x))  # traced afresh here, whatever ran before
     try:
         results, printed = _printed(fresh, first, second)
     except (NotImplementedError, NotDone):
         raise
     except Exception as err:
-        raise Mistake(f"double_and_show(x) raised {type(err).__name__}: {str(err)[:150]}") from err
+        raise Mistake(_("double_and_show(x) raised {name}: {str_err}").format(
+                          name=type(err).__name__, str_err=str(err)[:150])) from err
     expect_close(results[0], 2 * first, "double_and_show([1.5, 2.5, 3.5])",
                  hint="return 2 * x")
     if "1.5" in printed and "7.25" in printed:
@@ -216,5 +242,6 @@ def debug_print(student_fn: Any) -> str:
     if not printed.strip():
         raise Mistake("nothing was printed: call jax.debug.print('x = {x}', x=x) inside the "
                       "function")
-    raise Mistake(f"printed {summary(printed.strip())} for the calls with x = [1.5, 2.5, 3.5] "
-                  f"and [7.25, 8.25, 9.25]: print x itself, on every call")
+    raise Mistake(_("printed {summary_strip} for the calls with x = [1.5, 2.5, 3.5] and "
+                    "[7.25, 8.25, 9.25]: print x itself, on every call").format(
+                      summary_strip=summary(printed.strip())))

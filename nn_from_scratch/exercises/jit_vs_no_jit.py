@@ -16,6 +16,7 @@ import jax
 import numpy as np
 
 from .. import losses, train
+from ..i18n import N_, _
 from ..train import History
 from ._core import Mistake, call, exercise, expect_int, reject_known_wrong, summary
 
@@ -43,7 +44,8 @@ def epochs_to_repay(student_fn: Any) -> str:
         try:
             value = float(got)
         except (TypeError, ValueError):
-            raise Mistake(f"{what} returned {summary(got)}; return a number of epochs") from None
+            raise Mistake(_("{what} returned {summary_got}; return a number of epochs").format(
+                              what=what, summary_got=summary(got))) from None
         if np.isclose(value, want, rtol=1e-3):
             continue
         wrong: dict[str, float] = {
@@ -58,8 +60,9 @@ def epochs_to_repay(student_fn: Any) -> str:
             "jitted.compile_time": 0.0,
         }
         reject_known_wrong(value, wrong, rtol=1e-3)
-        raise Mistake(f"{what} gave {value:.4g}; expected {want:.4g} = jitted.compile_time / "
-                      f"(median eager epoch - median jit epoch)")
+        raise Mistake(_("{what} gave {value:.4g}; expected {want:.4g} = "
+                        "jitted.compile_time / (median eager epoch - median jit epoch)").format(
+                          what=what, value=value, want=want))
     return "compile time / (median eager epoch - median jit epoch), on 2 made-up runs"
 
 
@@ -101,24 +104,30 @@ def n_matmuls(student_fn: Any) -> str:
         if value == want:
             continue
         reject_known_wrong(value, {
-            f"{what} gave {value}, every equation; count only those whose primitive.name is "
-            f"'dot_general'": len(eqns),
-            f"{what} gave {value}, the number of different kinds of primitive; count the "
-            f"equations whose primitive.name is 'dot_general'": len({e.primitive.name
+            _("{what} gave {value}, every equation; count only those whose "
+              "primitive.name is 'dot_general'").format(what=what, value=value): len(eqns),
+            _("{what} gave {value}, the number of different kinds of primitive; count "
+              "the equations whose primitive.name is 'dot_general'").format(
+                what=what, value=value): len({e.primitive.name
                                                                     for e in eqns}),
-            f"{what} gave {value}, the equations that are NOT dot_general; count those that "
-            f"are": len(eqns) - want,
-            f"{what} gave {value}: dot_general is one KIND of primitive, but a jaxpr can hold "
-            f"several equations of that kind; count every one": min(want, 1),
+            _("{what} gave {value}, the equations that are NOT dot_general; count those "
+              "that are").format(what=what, value=value): len(eqns) - want,
+            _("{what} gave {value}: dot_general is one KIND of primitive, but a jaxpr "
+              "can hold several equations of that kind; count every one").format(
+                what=what, value=value): min(want, 1),
         }, want=want)
-        raise Mistake(f"{what} gave {value}; expected {want}: count the equations e of "
-                      f"jaxpr.jaxpr.eqns with e.primitive.name == 'dot_general'")
+        raise Mistake(_("{what} gave {value}; expected {want}: count the equations e of "
+                        "jaxpr.jaxpr.eqns with e.primitive.name == 'dot_general'").format(
+                          what=what, value=value, want=want))
     layers, want = len(_tiny_step_inputs()[0]), _matmuls(jaxprs["step"])
     if want != 3 * layers - 1:  # another JAX might differentiate differently
-        return f"{want} matrix multiplies in one step; every other primitive is small"
-    return (f"{want} matrix multiplies in one step of a {layers}-layer network: {layers} forward, "
-            f"{layers} for the weight gradients and {layers - 1} to pass the gradient back through "
-            f"the hidden layers; none for the gradient of the images, which nobody needs")
+        return _("{want} matrix multiplies in one step; every other primitive is small").format(
+                   want=want)
+    return (_("{want} matrix multiplies in one step of a {layers}-layer network: "
+              "{layers} forward, {layers} for the weight gradients and {layers2} to "
+              "pass the gradient back through the hidden layers; none for the gradient "
+              "of the images, which nobody needs").format(
+                want=want, layers=layers, layers2=layers - 1))
 
 
 @exercise(LESSON, 3, "the roofline")
@@ -129,21 +138,23 @@ def max_examples_per_second(student_fn: Any) -> str:
         what = f"max_examples_per_second({rate:g}, {sizes})"
         got = call(student_fn, rate, sizes, what=what)
         if np.ndim(got) != 0:
-            raise Mistake(f"{what} returned {summary(got)}; return one number")
+            raise Mistake(_("{what} returned {summary_got}; return one number").format(
+                              what=what, summary_got=summary(got)))
         value = float(got)
         # biases (m * n + n) change the count by about 1%: not wrong, so allowed
         if np.isclose(value, want, rtol=0.02):
             continue
         reject_known_wrong(value, {
-            "that is the forward pass alone: training costs about 3 forward passes (the "
-            "backward pass does twice the forward work), so divide by 3 more": 3 * want,
-            "each weight costs 2 FLOPs per pass, a multiply AND an add": 2 * want,
-            "each weight costs 2 FLOPs per pass (a multiply and an add), and training is about "
-            "3 passes: 6 FLOPs per weight per example": 6 * want,
-            "the other way up: examples per second = FLOP/s / (FLOPs per example)": 1 / want,
+            N_("that is the forward pass alone: training costs about 3 forward passes (the "
+               "backward pass does twice the forward work), so divide by 3 more"): 3 * want,
+            N_("each weight costs 2 FLOPs per pass, a multiply AND an add"): 2 * want,
+            N_("each weight costs 2 FLOPs per pass (a multiply and an add), and training is "
+               "about 3 passes: 6 FLOPs per weight per example"): 6 * want,
+            N_("the other way up: examples per second = FLOP/s / (FLOPs per example)"): 1 / want,
         }, rtol=0.02)
-        raise Mistake(f"{what} gave {value:.4g}; expected {want:.4g} = rate / (3 * 2 * sum of "
-                      f"m * n over the layers)")
+        raise Mistake(_("{what} gave {value:.4g}; expected {want:.4g} = rate / (3 * 2 * "
+                        "sum of m * n over the layers)").format(
+                          what=what, value=value, want=want))
     return "rate / (3 passes x 2 FLOPs x weights): the most examples per second SGD can reach"
 
 
@@ -158,21 +169,23 @@ def per_example_time(student_fn: Any) -> str:
         what = f"per_example_time(history) for epochs {epoch_time} of {steps} x {batch_size}"
         got = call(student_fn, history, what=what)
         if np.ndim(got) != 0:
-            raise Mistake(f"{what} returned {summary(got)}; return one number")
+            raise Mistake(_("{what} returned {summary_got}; return one number").format(
+                              what=what, summary_got=summary(got)))
         value = float(got)
         want = np.median(epoch_time) / (steps * batch_size)
         if np.isclose(value, want, rtol=1e-3):
             continue
         reject_known_wrong(value, {
-            "that is the time per STEP; divide by the number of examples, "
-            "steps_per_epoch * batch_size": np.median(epoch_time) / steps,
-            "divided by one batch only; an epoch trains on steps_per_epoch * batch_size "
-            "examples": np.median(epoch_time) / batch_size,
-            "used the mean; use the median (np.median), which the slow first epoch does not "
-            "pull up": np.mean(epoch_time) / (steps * batch_size),
-            "the other way up: that is examples per second; return seconds per example":
+            N_("that is the time per STEP; divide by the number of examples, steps_per_epoch * "
+               "batch_size"): np.median(epoch_time) / steps,
+            N_("divided by one batch only; an epoch trains on steps_per_epoch * batch_size "
+               "examples"): np.median(epoch_time) / batch_size,
+            N_("used the mean; use the median (np.median), which the slow first epoch does not "
+               "pull up"): np.mean(epoch_time) / (steps * batch_size),
+            N_("the other way up: that is examples per second; return seconds per example"):
                 (steps * batch_size) / np.median(epoch_time),
         }, rtol=1e-3)
-        raise Mistake(f"{what} gave {value:.4g}; expected {want:.4g} = median epoch time / "
-                      f"(steps_per_epoch * batch_size)")
+        raise Mistake(_("{what} gave {value:.4g}; expected {want:.4g} = median epoch "
+                        "time / (steps_per_epoch * batch_size)").format(
+                          what=what, value=value, want=want))
     return "median epoch time / examples per epoch, at batch 128 and 32"

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import model
 from .. import params as library_params
+from ..i18n import N_, _
 from ._core import (
     Mistake,
     call,
@@ -52,11 +53,12 @@ def relu(student_relu: Any) -> str:
         want = model.relu(shape_x)
         what = f"relu(x) for x of shape {tuple(shape_x.shape)}"
         got = call(student_relu, shape_x, what=what, hints={
-            ("scalar index", "0-d array"): "jnp.max(a, axis) is the largest entry of ONE array "
-            "(its second argument is an axis); for max(0, x) entry by entry use "
-            "jnp.maximum(0, x)",
-            "truth value": "Python's max(0, x) asks whether 0 < x is True for a whole array "
-            "(\"the truth value ... is ambiguous\"); use jnp.maximum(0, x), entry by entry"})
+            ("scalar index", "0-d array"): N_("jnp.max(a, axis) is the largest entry of ONE "
+                                              "array (its second argument is an axis); for "
+                                              "max(0, x) entry by entry use jnp.maximum(0, x)"),
+            "truth value": N_("Python's max(0, x) asks whether 0 < x is True for a whole array "
+                              "(\"the truth value ... is ambiguous\"); use jnp.maximum(0, x), "
+                              "entry by entry")})
         got = expect_shape(got, want.shape, what)
         negative = np.asarray(shape_x) < 0
         if np.any(got[negative] != 0):
@@ -71,15 +73,18 @@ def relu(student_relu: Any) -> str:
 def _check_layer(layer: Any, m: int, n: int, what: str) -> tuple[np.ndarray, np.ndarray]:
     """``layer`` as NumPy ``(W, b)``, or a Mistake if it is not a pair of float32 (n, m), (n,)."""
     if not (isinstance(layer, (tuple, list)) and len(layer) == 2):
-        raise Mistake(f"{what} should be a tuple (W, b); got {summary(layer)}")
+        raise Mistake(_("{what} should be a tuple (W, b); got {summary_layer}").format(
+                          what=what, summary_layer=summary(layer)))
     w, b = np.asarray(layer[0]), np.asarray(layer[1])
     if w.shape == (m, n) and m != n:
-        raise Mistake(f"W of {what} has shape {w.shape}, the transpose: W has one ROW per output "
-                      f"and one column per input, shape (n, m) = {(n, m)}")
+        raise Mistake(_("W of {what} has shape {shape}, the transpose: W has one ROW "
+                        "per output and one column per input, shape (n, m) = {value}").format(
+                          what=what, shape=w.shape, value=(n, m)))
     w, b = expect_shape(w, (n, m), f"W of {what}"), expect_shape(b, (n,), f"b of {what}")
     if w.dtype != np.float32 or b.dtype != np.float32:
-        raise Mistake(f"W and b of {what} should be float32 (jax.random.normal's default); "
-                      f"got {w.dtype} and {b.dtype}")
+        raise Mistake(_("W and b of {what} should be float32 (jax.random.normal's "
+                        "default); got {dtype} and {dtype2}").format(
+                          what=what, dtype=w.dtype, dtype2=b.dtype))
     return w, b
 
 
@@ -103,23 +108,26 @@ def random_layer_params(student_fn: Any) -> str:
     keys = {"key": key, "w_key": w_key, "b_key": b_key}
     w_from, b_from = _drawn_from(w, keys), _drawn_from(b, keys)
     if w_from == "key" or b_from == "key":
-        raise Mistake(f"{'W' if w_from == 'key' else 'b'} was drawn with `key` itself, which you "
-                      f"also split: a key is used once, so draw W and b from the two new keys, "
-                      f"w_key, b_key = jax.random.split(key)")
+        raise Mistake(_("{value} was drawn with `key` itself, which you also split: a "
+                        "key is used once, so draw W and b from the two new keys, "
+                        "w_key, b_key = jax.random.split(key)").format(
+                          value='W' if w_from == 'key' else 'b'))
     if (w_from is not None and w_from == b_from) or np.allclose(b, w.ravel()[:n]):
         raise Mistake("b repeats the first numbers of W: both were drawn with the same key. "
                       "Split it first: w_key, b_key = jax.random.split(key)")
     for name, array in (("W", w), ("b", b)):
         if not 0.006 < array.std() < 0.015:
-            raise Mistake(f"{name}'s standard deviation is {array.std():.3g}; with the default "
-                          f"scale=1e-2 it should be about 0.01: multiply the normal draws by "
-                          f"scale, W and b alike")
+            raise Mistake(_("{name}'s standard deviation is {std:.3g}; with the default "
+                            "scale=1e-2 it should be about 0.01: multiply the normal "
+                            "draws by scale, W and b alike").format(
+                              name=name, std=array.std()))
     big = f"random_layer_params({m}, {n}, key, scale=0.5)"
     w_big, b_big = _check_layer(call(student_fn, m, n, key, 0.5, what=big), m, n, big)
     if not (np.allclose(w_big, 50 * w, rtol=1e-4) and np.allclose(b_big, 50 * b, rtol=1e-4)):
-        raise Mistake(f"with scale=0.5 and the same key, W and b should be exactly 50 times "
-                      f"those with scale=0.01: return scale * normal draws, for W and b alike "
-                      f"(got {summary(b_big)} for b)")
+        raise Mistake(_("with scale=0.5 and the same key, W and b should be exactly 50 "
+                        "times those with scale=0.01: return scale * normal draws, for "
+                        "W and b alike (got {summary_b_big} for b)").format(
+                          summary_b_big=summary(b_big)))
     again = call(student_fn, m, n, key, what="random_layer_params again with the same key")
     if not np.array_equal(np.asarray(again[0]), w):
         raise Mistake("the same key gave different weights: draw only from `key` (no global "
@@ -165,8 +173,11 @@ def init_network_params(student_fn: Any) -> str:
     recorded = _recorded(student_fn, sizes, key, what)
     got = recorded[0] if recorded else call(student_fn, sizes, key, what=what)
     if not isinstance(got, list) or len(got) != len(sizes) - 1:
-        raise Mistake(f"expected a list of {len(sizes) - 1} (W, b) tuples for {len(sizes)} layer "
-                      f"sizes, one per pair of consecutive sizes; got {summary(got)}")
+        raise Mistake(_("expected a list of {len_sizes} (W, b) tuples for {len_sizes2} "
+                        "layer sizes, one per pair of consecutive sizes; got "
+                        "{summary_got}").format(
+                          len_sizes=len(sizes) - 1, len_sizes2=len(sizes),
+                          summary_got=summary(got)))
     layers = [_check_layer(layer, m, n, f"layer {i}")
               for i, (layer, m, n) in enumerate(zip(got, sizes[:-1], sizes[1:]))]
     keys = jax.random.split(key, len(sizes) - 1)
@@ -177,10 +188,10 @@ def init_network_params(student_fn: Any) -> str:
     passed = (f"{len(sizes) - 1} layers of the right shapes, layer i from the i-th of the "
               f"split keys")
     if recorded:  # the lesson's way: check what was passed to random_layer_params, in order
-        used = [_key_bits(layer_key) for _, _, layer_key in recorded[1]]
+        used = [_key_bits(layer_key) for _unused, _unused, layer_key in recorded[1]]
         if len(used) > 1 and all(np.array_equal(bits, _key_bits(key)) for bits in used):
             raise Mistake(same_key)
-        if not all(np.all(w == i + 1) for i, (w, _) in enumerate(layers)) or not all(
+        if not all(np.all(w == i + 1) for i, (w, _unused) in enumerate(layers)) or not all(
                 np.array_equal(bits, want) for bits, want in zip(used, _key_bits(keys))):
             raise Mistake(in_order)
         return passed
@@ -223,9 +234,10 @@ def predict(student_predict: Any) -> str:
         what = f"predict(params, image) for layers {sizes}"
         got = np.asarray(fast_call(student_predict, params, image, what=what))
         if got.shape != want.shape:
-            raise Mistake(f"returned shape {got.shape} for one example of shape ({sizes[0]},); "
-                          f"expected ({sizes[-1]},) — predict takes ONE example; use "
-                          f"batched_predict for a batch")
+            raise Mistake(_("returned shape {shape} for one example of shape "
+                            "({sizes},); expected ({sizes2},) — predict takes ONE "
+                            "example; use batched_predict for a batch").format(
+                              shape=got.shape, sizes=sizes[0], sizes2=sizes[-1]))
         if np.allclose(got, np.exp(want), atol=1e-5):
             raise Mistake("returned probabilities (a softmax); predict returns LOG-probabilities: "
                           "logits - logsumexp(logits)")
@@ -237,16 +249,18 @@ def predict(student_predict: Any) -> str:
                           "and so can their sum; subtract logsumexp(logits), log Σ exp(logits)")
         shift = got - want
         if np.allclose(shift, shift[0], atol=1e-5) and abs(shift[0]) > 1e-4:
-            raise Mistake(f"the log-probabilities are all off by the same {-shift[0]:.3g}: the "
-                          f"wrong normaliser was subtracted. Subtract logsumexp(logits) = "
-                          f"log Σ exp(logits), so that their exp sums to 1")
+            raise Mistake(_("the log-probabilities are all off by the same {value:.3g}: "
+                            "the wrong normaliser was subtracted. Subtract "
+                            "logsumexp(logits) = log Σ exp(logits), so that their exp "
+                            "sums to 1").format(value=-shift[0]))
         relu_last = _log_softmax(_logits(params, image, last_relu=True))
         if np.allclose(got, relu_last, atol=1e-5) and not np.allclose(want, relu_last, atol=1e-5):
             raise Mistake("applied relu to the last layer too: the last layer's outputs are the "
                           "logits, with no relu")
         expect_close(got, want, what, hint="each layer computes relu(W @ a + b), the last one "
                                            "W @ a + b, then logits - logsumexp(logits)")
-    return f"matches the reference on {len(NETWORKS)} random networks"
+    return _("matches the reference on {len_NETWORKS} random networks").format(
+               len_NETWORKS=len(NETWORKS))
 
 
 @exercise(LESSON, 5, "batched_predict")
@@ -256,12 +270,14 @@ def batched_predict(student_fn: Any) -> str:
         images = _uniform(200 + seed, (12, sizes[0]))
         what = f"batched_predict(params, images) for images of shape {images.shape}"
         got = fast_call(student_fn, params, images, what=what, hints={
-            ("inconsistent sizes", "vmap"): "vmap tried to map over the parameters too: they "
-            "are shared by every example, so give them in_axes None: "
-            "jax.vmap(predict, in_axes=(None, 0))"})
+            ("inconsistent sizes", "vmap"): N_("vmap tried to map over the parameters too: they "
+                                               "are shared by every example, so give them "
+                                               "in_axes None: jax.vmap(predict, in_axes=(None, "
+                                               "0))")})
         if np.shape(got) != (12, sizes[-1]):
-            raise Mistake(f"returned shape {np.shape(got)} for a batch of 12 images; expected "
-                          f"(12, {sizes[-1]}): one row of log-probabilities per image")
+            raise Mistake(_("returned shape {shape_got} for a batch of 12 images; "
+                            "expected (12, {sizes}): one row of log-probabilities per "
+                            "image").format(shape_got=np.shape(got), sizes=sizes[-1]))
         expect_close(got, _log_softmax(_logits(params, images)), what,
                      hint="row i must equal predict(params, images[i])")
     return "equals predict row by row on batches for 3 networks"
@@ -277,15 +293,17 @@ def parameter_count(student_fn: Any) -> str:
         if got == weights + sum(sizes[1:]):
             continue
         reject_known_wrong(got, {
-            f"{what} = {got:,} counts only the weights: every layer also has one bias per "
-            f"output": weights,
-            f"{what} = {got:,} gives each layer one bias per INPUT; a layer has one bias per "
-            f"output, n": weights + sum(sizes[:-1]),
-            f"{what} = {got:,} counts one layer too many: the layers are the PAIRS of "
-            f"consecutive sizes, zip(sizes[:-1], sizes[1:])": weights + sum(sizes[1:]) + sizes[0],
+            _("{what} = {got:,} counts only the weights: every layer also has one bias "
+              "per output").format(what=what, got=got): weights,
+            _("{what} = {got:,} gives each layer one bias per INPUT; a layer has one "
+              "bias per output, n").format(what=what, got=got): weights + sum(sizes[:-1]),
+            _("{what} = {got:,} counts one layer too many: the layers are the PAIRS of "
+              "consecutive sizes, zip(sizes[:-1], sizes[1:])").format(
+                what=what, got=got): weights + sum(sizes[1:]) + sizes[0],
         })
-        raise Mistake(f"{what} = {summary(got)}; count m * n weights plus n biases for each "
-                      f"layer (m inputs, n outputs)")
+        raise Mistake(_("{what} = {summary_got}; count m * n weights plus n biases for "
+                        "each layer (m inputs, n outputs)").format(
+                          what=what, summary_got=summary(got)))
     return "m * n weights plus n biases per layer, on 3 networks"
 
 
@@ -305,20 +323,22 @@ def last_hidden_std(student_fn: Any) -> str:
         what = f"last_hidden_std(params, image) for layers {sizes}"
         got = fast_call(student_fn, params, image, what=what)
         if np.ndim(got) != 0:
-            raise Mistake(f"{what} returned {summary(got)}; return one number, the standard "
-                          f"deviation of the last hidden layer's activations (jnp.std)")
+            raise Mistake(_("{what} returned {summary_got}; return one number, the "
+                            "standard deviation of the last hidden layer's activations "
+                            "(jnp.std)").format(what=what, summary_got=summary(got)))
         value, want = float(got), _last_hidden_std(params, image)
         if np.isclose(value, want, rtol=1e-4):
             continue
         reject_known_wrong(value, {
-            "that is the variance; return the standard deviation, jnp.std": want ** 2,
-            "that ran through the last layer too: the hidden layers are params[:-1]":
+            N_("that is the variance; return the standard deviation, jnp.std"): want ** 2,
+            N_("that ran through the last layer too: the hidden layers are params[:-1]"):
                 _last_hidden_std(params, image, slice(None)),
-            "that has no relu: each hidden layer computes relu(W @ a + b)":
+            N_("that has no relu: each hidden layer computes relu(W @ a + b)"):
                 _last_hidden_std(params, image, activation=lambda z: z),
-            "that is the std of the first hidden layer; run through every hidden layer, "
-            "params[:-1]": _last_hidden_std(params, image, slice(0, 1)),
+            N_("that is the std of the first hidden layer; run through every hidden layer, "
+               "params[:-1]"): _last_hidden_std(params, image, slice(0, 1)),
         }, rtol=1e-4, want=want)
-        raise Mistake(f"{what} gave {value:.4g}; expected {want:.4g}: a = relu(W @ a + b) for "
-                      f"each (W, b) in params[:-1], then jnp.std(a)")
+        raise Mistake(_("{what} gave {value:.4g}; expected {want:.4g}: a = relu(W @ a + "
+                        "b) for each (W, b) in params[:-1], then jnp.std(a)").format(
+                          what=what, value=value, want=want))
     return "the std of the last hidden layer's activations, on 2 networks"

@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..i18n import N_, _
 from ..parallel import AXIS
 from ._core import Mistake, call, exercise, expect_close, expect_shape, mlp_loss_and_grads, summary
 
@@ -48,9 +49,10 @@ def _run_per_device(fn: Any, in_axes: tuple[Any, ...], *args: Any, what: str) ->
     """``jit(vmap(fn, in_axes, axis_name=AXIS))(*args)``, an unknown axis name made a hint."""
     mapped = jax.jit(jax.vmap(fn, in_axes=in_axes, axis_name=AXIS))
     return call(mapped, *args, what=what, hints={
-        "unbound axis name": f"{what} used an axis name that the map does not have: name the "
-                             f"device axis AXIS (= {AXIS!r}) in lax.axis_index, lax.psum and "
-                             f"lax.pmean"})
+        "unbound axis name": _("{what} used an axis name that the map does not have: "
+                               "name the device axis AXIS (= {AXIS!r}) in "
+                               "lax.axis_index, lax.psum and lax.pmean").format(
+                                 what=what, AXIS=AXIS)})
 
 
 def _grad_leaves(grads: Any, what: str) -> list[np.ndarray]:
@@ -58,8 +60,10 @@ def _grad_leaves(grads: Any, what: str) -> list[np.ndarray]:
     leaves = jax.tree.leaves(grads)
     shapes = [(DEVICES, *a.shape) for layer in _network() for a in layer]
     if len(leaves) != len(shapes):
-        raise Mistake(f"{what} should return the gradients as params does, a list of (dW, db) "
-                      f"per layer: {len(shapes)} arrays in all; got {len(leaves)}")
+        raise Mistake(_("{what} should return the gradients as params does, a list of "
+                        "(dW, db) per layer: {len_shapes} arrays in all; got "
+                        "{len_leaves}").format(
+                          what=what, len_shapes=len(shapes), len_leaves=len(leaves)))
     return [expect_shape(leaf, shape, f"{what}, leaf {i}")
             for i, (leaf, shape) in enumerate(zip(leaves, shapes))]
 
@@ -73,19 +77,21 @@ def shard(student_fn: Any) -> str:
         got = np.asarray(call(student_fn, x, n, what=what))
         want = x.reshape(n, k, *shape[1:])
         if got.shape == (k, n, *shape[1:]) and k != n:
-            raise Mistake(f"{what} returned shape {got.shape}: the leading axis must be the "
-                          f"devices, ({n}, {k}, ...) — pmap maps over axis 0")
+            raise Mistake(_("{what} returned shape {shape}: the leading axis must be "
+                            "the devices, ({n}, {k}, ...) — pmap maps over axis 0").format(
+                              what=what, shape=got.shape, n=n, k=k))
         if got.ndim == 2 and len(shape) >= 2 and got.shape[0] == n:
-            raise Mistake(f"{what} returned shape {got.shape}: keep each example's own shape, "
-                          f"(n, batch // n, *x.shape[1:])")
+            raise Mistake(_("{what} returned shape {shape}: keep each example's own "
+                            "shape, (n, batch // n, *x.shape[1:])").format(
+                              what=what, shape=got.shape))
         got = expect_shape(got, want.shape, what)
         if not np.array_equal(got, want):
             if np.array_equal(got, x.reshape(k, n, *shape[1:]).swapaxes(0, 1)):
                 raise Mistake("the rows are dealt out like cards (device 0 gets rows 0, n, "
                               "2n, ...); device d should get the consecutive rows d*k to "
                               "(d+1)*k - 1, k = batch // n, as x.reshape(n, k, ...) gives")
-            raise Mistake(f"{what}: device d should get rows d*k to (d+1)*k - 1 of x, "
-                          f"k = batch // n, in order")
+            raise Mistake(_("{what}: device d should get rows d*k to (d+1)*k - 1 of x, "
+                            "k = batch // n, in order").format(what=what))
     uneven = np.arange(30, dtype=np.float32).reshape(10, 3)
     for x, kind in ((uneven, "NumPy"), (jnp.asarray(uneven), "JAX")):
         what = f"shard(x, 4) for a {kind} array of 10 rows"
@@ -96,12 +102,15 @@ def shard(student_fn: Any) -> str:
         except ValueError:
             continue  # right: 10 rows do not split over 4 devices
         except Exception as err:
-            raise Mistake(f"{what} raised {type(err).__name__} ({summary(str(err))}): check "
-                          f"the batch yourself before reshaping, and raise a ValueError that "
-                          f"says it does not split evenly over n devices") from None
-        raise Mistake(f"{what} returned {summary(out)}: 10 rows do not split evenly over 4 "
-                      f"devices, and dropping or repeating rows silently changes the batch. "
-                      f"Raise a ValueError that says so")
+            raise Mistake(_("{what} raised {name} ({summary_str_err}): check the batch "
+                            "yourself before reshaping, and raise a ValueError that "
+                            "says it does not split evenly over n devices").format(
+                              what=what, name=type(err).__name__,
+                              summary_str_err=summary(str(err)))) from None
+        raise Mistake(_("{what} returned {summary_out}: 10 rows do not split evenly "
+                        "over 4 devices, and dropping or repeating rows silently "
+                        "changes the batch. Raise a ValueError that says so").format(
+                          what=what, summary_out=summary(out)))
     return "device d gets rows d*k to (d+1)*k - 1; an uneven batch is refused"
 
 
@@ -112,8 +121,9 @@ def _key_data(keys: Any, what: str) -> np.ndarray:
         return expect_shape(jax.random.key_data(keys), (DEVICES, 2), f"the key data of {what}")
     if dtype == np.uint32 and np.shape(keys) == (DEVICES, 2):
         return np.asarray(keys)  # raw keys, jax.random.PRNGKey style
-    raise Mistake(f"{what} should return ONE key per device, made with jax.random.fold_in or "
-                  f"split; got {type(keys).__name__} of shape {np.shape(keys)}")
+    raise Mistake(_("{what} should return ONE key per device, made with "
+                    "jax.random.fold_in or split; got {name} of shape {shape_keys}").format(
+                      what=what, name=type(keys).__name__, shape_keys=np.shape(keys)))
 
 
 @exercise(LESSON, 2, "a key per device")
@@ -123,8 +133,9 @@ def device_key(student_fn: Any) -> str:
 
     def keys_for(seed: int) -> np.ndarray:
         return _key_data(call(mapped, jax.random.key(seed), what=what, hints={
-            "unbound axis name": f"{what} used an axis name that the map does not have: name "
-                                 f"the device axis AXIS (= {AXIS!r}) in lax.axis_index"}), what)
+            "unbound axis name": _("{what} used an axis name that the map does not "
+                                   "have: name the device axis AXIS (= {AXIS!r}) in "
+                                   "lax.axis_index").format(what=what, AXIS=AXIS)}), what)
 
     keys, given = keys_for(5), np.asarray(jax.random.key_data(jax.random.key(5)))
     if all(np.array_equal(k, keys[0]) for k in keys):
@@ -133,8 +144,9 @@ def device_key(student_fn: Any) -> str:
                       "jax.random.fold_in(key, lax.axis_index(AXIS))")
     reused = [d for d, k in enumerate(keys) if np.array_equal(k, given)]
     if reused:
-        raise Mistake(f"device {reused[0]} returned the key it was given, the one every device "
-                      f"shares: derive a new key on every device, fold_in(key, index)")
+        raise Mistake(_("device {reused} returned the key it was given, the one every "
+                        "device shares: derive a new key on every device, fold_in(key, "
+                        "index)").format(reused=reused[0]))
     if len({k.tobytes() for k in keys}) < DEVICES:
         raise Mistake("some devices got the same key: each device needs its own")
     if not np.array_equal(keys_for(5), keys):
@@ -161,14 +173,15 @@ def data_parallel_grads(student_fn: Any) -> str:
         raise Mistake("the devices ended with different gradients; after lax.pmean(grads, AXIS) "
                       "every device holds the same average")
     if all(np.allclose(g[0], DEVICES * f, rtol=1e-4, atol=1e-6) for g, f in zip(got, full)):
-        raise Mistake(f"the gradients are {DEVICES}x too big: lax.psum adds the devices' "
-                      f"gradients; lax.pmean averages them")
+        raise Mistake(_("the gradients are {DEVICES}x too big: lax.psum adds the "
+                        "devices' gradients; lax.pmean averages them").format(
+                          DEVICES=DEVICES))
     for i, (g, f) in enumerate(zip(got, full)):
         expect_close(g[0], f, f"leaf {i} of the averaged gradient",
                      hint="each device computes jax.grad(loss)(params, x, y) on its slice, "
                           "then lax.pmean(grads, AXIS)")
-    return (f"on {DEVICES} simulated devices, every device ends with the gradient of the "
-            f"whole batch")
+    return (_("on {DEVICES} simulated devices, every device ends with the gradient of "
+              "the whole batch").format(DEVICES=DEVICES))
 
 
 @exercise(LESSON, 4, "pmap's step with vmap")
@@ -178,10 +191,12 @@ def simulated_update(student_fn: Any) -> str:
     replicated = jax.tree.map(lambda a: np.broadcast_to(a, (DEVICES, *a.shape)).copy(), params)
     what = "simulated_update(params, x, y, 0.1) with params replicated over 4 devices"
     got = call(jax.jit(student_fn), replicated, x, y, step_size, what=what, hints={  # one compile
-        "unbound axis name": f"the per-device step calls lax.pmean over the axis {AXIS!r}: give "
-                             f"vmap that name too, jax.vmap(..., axis_name=AXIS)",
-        ("vmap", "dot_general", "shape"): "map every argument as pmap_update does: the params, "
-        "x and y over their leading device axis (0) and the step size not at all (None)"})
+        "unbound axis name": _("the per-device step calls lax.pmean over the axis "
+                               "{AXIS!r}: give vmap that name too, jax.vmap(..., "
+                               "axis_name=AXIS)").format(AXIS=AXIS),
+        ("vmap", "dot_general", "shape"): N_("map every argument as pmap_update does: the "
+                                             "params, x and y over their leading device axis "
+                                             "(0) and the step size not at all (None)")})
     leaves = _grad_leaves(got, what)
     want = [p - step_size * g for p, g in zip(jax.tree.leaves(params), _reference_grads(
         params, x.reshape(-1, SIZES[0]), y.reshape(-1, SIZES[-1])))]  # update on one device

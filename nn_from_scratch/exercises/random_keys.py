@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..i18n import _
 from ._core import Mistake, call, exercise, expect_shape, summary
 
 LESSON = "01_random_keys"
@@ -22,7 +23,8 @@ def _scalar(value: Any, what: str) -> float:
     try:
         return float(value)
     except (TypeError, ValueError):
-        raise Mistake(f"{what} should return one number; got {summary(value)}") from None
+        raise Mistake(_("{what} should return one number; got {summary_value}").format(
+                          what=what, summary_value=summary(value))) from None
 
 
 def _key_data(keys: Any, what: str) -> np.ndarray:
@@ -35,8 +37,8 @@ def _key_data(keys: Any, what: str) -> np.ndarray:
     array = np.asarray(keys) if dtype is not None else None
     if array is not None and array.dtype == np.uint32 and array.shape[-1:] == (2,):
         return array  # legacy keys from jax.random.PRNGKey
-    raise Mistake(f"{what} should be a JAX key (from jax.random.split or fold_in); got "
-                  f"{summary(keys)}")
+    raise Mistake(_("{what} should be a JAX key (from jax.random.split or fold_in); got "
+                    "{summary_keys}").format(what=what, summary_keys=summary(keys)))
 
 
 def _draws(key: jax.Array, n: int) -> list[float]:
@@ -80,8 +82,9 @@ def foo(student_foo: Any) -> str:
             continue
         if any(np.isclose(got, a + b, atol=1e-6) for a, b in pairs):
             raise Mistake("that is bar + baz; foo is bar(bar_key) + 2 * baz(baz_key)")
-        raise Mistake(f"{what} = {got:.6g}; expected bar(bar_key) + 2 * baz(baz_key) with "
-                      f"bar_key, baz_key = jax.random.split(key)")
+        raise Mistake(_("{what} = {got:.6g}; expected bar(bar_key) + 2 * baz(baz_key) "
+                        "with bar_key, baz_key = jax.random.split(key)").format(
+                          what=what, got=got))
     return "bar and baz draw from two subkeys of one split: same key, same foo; no reuse"
 
 
@@ -91,12 +94,14 @@ def uniform_per_key(student_fn: Any) -> str:
     what = f"uniform_per_key(key, {n})"
     out = call(student_fn, key, n, what=what)
     if isinstance(out, (list, tuple)):
-        raise Mistake(f"{what} returned a {type(out).__name__} of {len(out)} numbers; return "
-                      f"ONE array of shape ({n},): jnp.stack(the list)")
+        raise Mistake(_("{what} returned a {name} of {len_out} numbers; return ONE "
+                        "array of shape ({n},): jnp.stack(the list)").format(
+                          what=what, name=type(out).__name__, len_out=len(out), n=n))
     got = expect_shape(out, (n,), what)
     if np.allclose(got, got[0]):
-        raise Mistake(f"all {n} numbers are equal: every draw used the same key. Split key into "
-                      f"n keys, one per draw: keys = jax.random.split(key, n)")
+        raise Mistake(_("all {n} numbers are equal: every draw used the same key. Split "
+                        "key into n keys, one per draw: keys = jax.random.split(key, n)").format(
+                          n=n))
     if np.allclose(got, np.asarray(jax.random.uniform(key, (n,)))):
         raise Mistake("these are n numbers drawn from ONE key: fine for one array of noise, but "
                       "here we want one number from each of n keys, jax.random.split(key, n): "
@@ -109,10 +114,12 @@ def uniform_per_key(student_fn: Any) -> str:
         raise Mistake("another key gave the same numbers: they must come from `key`, split "
                       "into n keys with jax.random.split(key, n)")
     if not (np.all((got >= 0) & (got < 1)) and len(np.unique(got)) == n):
-        raise Mistake(f"expected {n} different numbers in [0, 1) from jax.random.uniform; got "
-                      f"values from {got.min():.3g} to {got.max():.3g}, {len(np.unique(got))} "
-                      f"different")
-    return f"{n} numbers in [0, 1), one from each of {n} keys (mean {got.mean():.2f})"
+        raise Mistake(_("expected {n} different numbers in [0, 1) from "
+                        "jax.random.uniform; got values from {min:.3g} to {max:.3g}, "
+                        "{len_unique_got} different").format(
+                          n=n, min=got.min(), max=got.max(), len_unique_got=len(np.unique(got))))
+    return _("{n} numbers in [0, 1), one from each of {n} keys (mean {mean:.2f})").format(
+               n=n, mean=got.mean())
 
 
 @exercise(LESSON, 3, "keys for init and steps")
@@ -121,14 +128,16 @@ def init_and_step_keys(student_fn: Any) -> str:
     what = f"init_and_step_keys(key, {num_steps})"
     out = call(student_fn, key, num_steps, what=what)
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        raise Mistake(f"return a pair (init_key, step_keys); got {summary(out)}")
+        raise Mistake(_("return a pair (init_key, step_keys); got {summary_out}").format(
+                          summary_out=summary(out)))
     init = _key_data(out[0], "init_key")
     steps = _key_data(out[1], "step_keys")
     if init.shape != (2,):
-        raise Mistake(f"init_key should be ONE key; got {init.size // 2} keys")
+        raise Mistake(_("init_key should be ONE key; got {size} keys").format(
+                          size=init.size // 2))
     if steps.shape != (num_steps, 2):
-        raise Mistake(f"expected {num_steps} step keys for num_steps={num_steps}; got "
-                      f"{steps.size // 2}")
+        raise Mistake(_("expected {num_steps} step keys for num_steps={num_steps}; got "
+                        "{size}").format(num_steps=num_steps, size=steps.size // 2))
     rows = [tuple(row) for row in steps]
     if len(set(rows)) < num_steps:
         raise Mistake("some steps share a key: fold a different number into the base for each "
@@ -139,10 +148,11 @@ def init_and_step_keys(student_fn: Any) -> str:
                       "each job its own key, init_key, step_base = jax.random.split(key)")
     if tuple(init) in rows:
         step = rows.index(tuple(init))
-        raise Mistake(f"init_key is the same key as step {step}'s: with today's JAX, "
-                      f"fold_in(key, {step}) equals split(key, n)[{step}], so folding into a key "
-                      f"you also split collides. Split first, init_key, step_base = "
-                      f"jax.random.split(key), and fold only into step_base")
+        raise Mistake(_("init_key is the same key as step {step}'s: with today's JAX, "
+                        "fold_in(key, {step}) equals split(key, n)[{step}], so folding "
+                        "into a key you also split collides. Split first, init_key, "
+                        "step_base = jax.random.split(key), and fold only into step_base").format(
+                          step=step))
     split_bits, folded_bits = _handed_out(key, out[0], num_steps)
     if {tuple(row) for row in np.asarray(folded_bits)} & set(rows):
         raise Mistake("the step keys are folded into init_key itself, the key that will draw the "
@@ -154,16 +164,16 @@ def init_and_step_keys(student_fn: Any) -> str:
     handed_out = [step for step, row in enumerate(rows) if row in family]
     if handed_out:
         step = handed_out[0]
-        raise Mistake(f"step {step}'s key is one that split(key, ...) hands out, so it repeats "
-                      f"a key of any split of `key` (remember: fold_in(key, i) EQUALS "
-                      f"split(key, n)[i] for every n > i). Fold only into a key kept for folding: "
-                      f"init_key, step_base = jax.random.split(key), then "
-                      f"jax.random.fold_in(step_base, step)")
+        raise Mistake(_("step {step}'s key is one that split(key, ...) hands out, so it "
+                        "repeats a key of any split of `key` (remember: fold_in(key, i) "
+                        "EQUALS split(key, n)[i] for every n > i). Fold only into a key "
+                        "kept for folding: init_key, step_base = jax.random.split(key), "
+                        "then jax.random.fold_in(step_base, step)").format(step=step))
     again = call(student_fn, key, num_steps, what=what)
     if not np.array_equal(_key_data(again[1], "step_keys"), steps):
         raise Mistake("the same key gave different step keys: derive them from `key` only")
-    return (f"1 init key and {num_steps} step keys, all different, folded into a key kept for "
-            f"folding")
+    return (_("1 init key and {num_steps} step keys, all different, folded into a key "
+              "kept for folding").format(num_steps=num_steps))
 
 
 @exercise(LESSON, 4, "two independent normal vectors")
@@ -172,13 +182,15 @@ def two_normals(student_fn: Any) -> str:
     what = f"two_normals(key, {n})"
     out = call(student_fn, key, n, what=what)
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        raise Mistake(f"return a pair of vectors (a, b); got {summary(out)}")
+        raise Mistake(_("return a pair of vectors (a, b); got {summary_out}").format(
+                          summary_out=summary(out)))
     a = expect_shape(out[0], (n,), "a")
     b = expect_shape(out[1], (n,), "b")
     correlation = float(np.corrcoef(a, b)[0, 1])
     if np.allclose(a, b):
-        raise Mistake(f"a and b are the same numbers (correlation {correlation:.2f}): both were "
-                      f"drawn with the same key. Split it: key_a, key_b = jax.random.split(key)")
+        raise Mistake(_("a and b are the same numbers (correlation {correlation:.2f}): "
+                        "both were drawn with the same key. Split it: key_a, key_b = "
+                        "jax.random.split(key)").format(correlation=correlation))
     direct = np.asarray(jax.random.normal(key, (n,)))
     children = [np.asarray(jax.random.normal(k, (n,))) for k in jax.random.split(key)]
     if any((np.allclose(u, direct) and any(np.allclose(v, c) for c in children))
@@ -188,15 +200,17 @@ def two_normals(student_fn: Any) -> str:
                       "first, and draw both from the subkeys")
     for name, v in (("a", a), ("b", b)):
         if not (abs(v.mean()) < 0.15 and 0.85 < v.std() < 1.15):
-            raise Mistake(f"{name} has mean {v.mean():.2f} and standard deviation {v.std():.2f}; "
-                          f"standard normal draws (jax.random.normal) have 0 and 1")
+            raise Mistake(_("{name} has mean {mean:.2f} and standard deviation "
+                            "{std:.2f}; standard normal draws (jax.random.normal) have "
+                            "0 and 1").format(name=name, mean=v.mean(), std=v.std()))
     if abs(correlation) > 0.15:
-        raise Mistake(f"a and b are correlated ({correlation:+.2f}): independent draws from two "
-                      f"keys are not")
+        raise Mistake(_("a and b are correlated ({correlation:+.2f}): independent draws "
+                        "from two keys are not").format(correlation=correlation))
     again = call(student_fn, key, n, what=what)
     if not np.array_equal(np.asarray(again[0]), a):
         raise Mistake("the same key gave different vectors: draw only from `key` and its subkeys")
-    return f"two standard normal vectors from two keys, correlation {correlation:+.3f}"
+    return _("two standard normal vectors from two keys, correlation {correlation:+.3f}").format(
+               correlation=correlation)
 
 
 @exercise(LESSON, 5, "a new order every epoch")
@@ -207,8 +221,9 @@ def epoch_order(student_fn: Any) -> str:
         what = f"epoch_order(key, {epoch}, {n})"
         order = expect_shape(call(student_fn, key, epoch, n, what=what), (n,), what)
         if sorted(order.tolist()) != list(range(n)):
-            raise Mistake(f"{what} should be a permutation of 0..{n - 1} "
-                          f"(jax.random.permutation(k, n)); got {summary(order)}")
+            raise Mistake(_("{what} should be a permutation of 0..{n} "
+                            "(jax.random.permutation(k, n)); got {summary_order}").format(
+                              what=what, n=n - 1, summary_order=summary(order)))
         orders.append(order)
     if np.array_equal(orders[0], orders[1]) and np.array_equal(orders[1], orders[2]):
         raise Mistake("every epoch got the same order: all epochs shuffled with the same key. "

@@ -16,6 +16,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from ..i18n import _
 from ..parallel import AXIS, data_parallel_mesh
 from ..train import update
 from ._core import Mistake, call, exercise, expect_close, expect_shape, mlp_loss_and_grads
@@ -37,9 +38,10 @@ def mesh_2d() -> Mesh:
     """The devices as a ``(devices // 2, 2)`` mesh with the axes ``("data", "model")``."""
     devices = np.array(jax.devices())
     if len(devices) % 2:
-        raise Mistake(f"this check needs an even number of devices, for a mesh of "
-                      f"{AXIS!r} x {MODEL!r}; JAX has {len(devices)}: run the lesson's first "
-                      f"cell first, in a fresh kernel")
+        raise Mistake(_("this check needs an even number of devices, for a mesh of "
+                        "{AXIS!r} x {MODEL!r}; JAX has {len_devices}: run the lesson's "
+                        "first cell first, in a fresh kernel").format(
+                          AXIS=AXIS, MODEL=MODEL, len_devices=len(devices)))
     return Mesh(devices.reshape(-1, 2), (AXIS, MODEL))
 
 
@@ -61,8 +63,9 @@ def _batch(n: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
 def _placement(array: Any, what: str) -> list[tuple[tuple[int, ...], tuple[slice, ...]]]:
     """``(shape, index)`` of each device's piece of ``array``, a placed ``jax.Array``."""
     if not isinstance(array, jax.Array):
-        raise Mistake(f"{what} is a {type(array).__name__}, not a jax.Array placed on the "
-                      f"devices: use jax.device_put(x, NamedSharding(mesh, spec))")
+        raise Mistake(_("{what} is a {name}, not a jax.Array placed on the devices: use "
+                        "jax.device_put(x, NamedSharding(mesh, spec))").format(
+                          what=what, name=type(array).__name__))
     return [(tuple(s.data.shape), s.index) for s in array.addressable_shards]
 
 
@@ -71,26 +74,32 @@ def _expect_split(array: Any, full: np.ndarray, axis: int | None, what: str, fix
     pieces = _placement(array, what)
     devices = jax.device_count()
     if len(pieces) < devices:
-        raise Mistake(f"{what} lives on {len(pieces)} device(s), not on all {devices}: {fix}")
+        raise Mistake(_("{what} lives on {len_pieces} device(s), not on all {devices}: "
+                        "{fix}").format(
+                          what=what, len_pieces=len(pieces), devices=devices, fix=fix))
     if not np.array_equal(np.asarray(array), full):
-        raise Mistake(f"{what} holds other values than the array you were given: only place it")
-    replicated = all(shape == full.shape for shape, _ in pieces)
+        raise Mistake(_("{what} holds other values than the array you were given: only "
+                        "place it").format(what=what))
+    replicated = all(shape == full.shape for shape, _unused in pieces)
     if axis is None:
         if not replicated:
-            raise Mistake(f"{what} is split (each device holds {pieces[0][0]} of {full.shape}); "
-                          f"it should be whole on every device: {fix}")
+            raise Mistake(_("{what} is split (each device holds {pieces} of {shape}); "
+                            "it should be whole on every device: {fix}").format(
+                              what=what, pieces=pieces[0][0], shape=full.shape, fix=fix))
         return
     if replicated:
-        raise Mistake(f"every device holds the whole {what} {full.shape}: nothing is split; "
-                      f"{fix}")
+        raise Mistake(_("every device holds the whole {what} {shape}: nothing is split; "
+                        "{fix}").format(what=what, shape=full.shape, fix=fix))
     want = list(full.shape)
     want[axis] //= devices
-    for shape, _ in pieces:
+    for shape, _unused in pieces:
         if shape != tuple(want):
             other = [a for a in range(full.ndim) if a != axis and shape[a] < full.shape[a]]
             where = f"axis {other[0]}" if other else "another way"
-            raise Mistake(f"each device holds a {shape} piece of {what} {full.shape}, split "
-                          f"along {where}; it should hold {tuple(want)}: {fix}")
+            raise Mistake(_("each device holds a {shape} piece of {what} {shape2}, "
+                            "split along {where}; it should hold {tuple_want}: {fix}").format(
+                              shape=shape, what=what, shape2=full.shape, where=where,
+                              tuple_want=tuple(want), fix=fix))
 
 
 @exercise(LESSON, 1, "shard_columns")
@@ -103,11 +112,12 @@ def shard_columns(student_fn: Any) -> str:
     _expect_split(got, x, 1, "x", "split the columns, axis 1, over the mesh axis: a "
                                    "PartitionSpec has one entry per array axis, "
                                    "NamedSharding(mesh, P(None, AXIS))")
-    columns = sorted(index[1].start for _, index in _placement(got, "x"))
+    columns = sorted(index[1].start for _unused, index in _placement(got, "x"))
     if columns != list(range(0, 2 * devices, 2)):
-        raise Mistake(f"the devices hold columns starting at {columns}: each should hold its "
-                      f"own 2 consecutive columns")
-    return f"each of the {devices} devices holds its own 2 consecutive columns of {x.shape}"
+        raise Mistake(_("the devices hold columns starting at {columns}: each should "
+                        "hold its own 2 consecutive columns").format(columns=columns))
+    return _("each of the {devices} devices holds its own 2 consecutive columns of "
+             "{shape}").format(devices=devices, shape=x.shape)
 
 
 def _shard_map_grads(fn: Any, params: Any, x: np.ndarray, y: np.ndarray, what: str) -> Any:
@@ -119,13 +129,15 @@ def _shard_map_grads(fn: Any, params: Any, x: np.ndarray, y: np.ndarray, what: s
         if "unbound axis name" in str(err) or (isinstance(err.__cause__, AssertionError)
                                                 and not str(err.__cause__)):
             # JAX 0.10 raises a bare AssertionError for a collective over an unknown axis here
-            raise Mistake(f"{what} raised an error that, inside shard_map, usually means a "
-                          f"collective named an axis the mesh does not have: the mesh axis is "
-                          f"AXIS = {AXIS!r}") from None
+            raise Mistake(_("{what} raised an error that, inside shard_map, usually "
+                            "means a collective named an axis the mesh does not have: "
+                            "the mesh axis is AXIS = {AXIS!r}").format(
+                              what=what, AXIS=AXIS)) from None
         if "vma" in str(err) or "varying" in str(err) or "out_specs" in str(err):
-            raise Mistake(f"{what} returned gradients that differ from device to device, but "
-                          f"out_specs=P() promises one value for all: make the loss the same "
-                          f"everywhere, lax.pmean(loss(p, x, y), AXIS), inside jax.grad"
+            raise Mistake(_("{what} returned gradients that differ from device to "
+                            "device, but out_specs=P() promises one value for all: make "
+                            "the loss the same everywhere, lax.pmean(loss(p, x, y), "
+                            "AXIS), inside jax.grad").format(what=what)
                           ) from None
         raise
 
@@ -138,22 +150,26 @@ def per_device_grads(student_fn: Any) -> str:
     got = jax.tree.leaves(_shard_map_grads(student_fn, params, x, y, what))
     want = _reference_grads(params, x, y)
     if len(got) != len(want):
-        raise Mistake(f"{what} should return the gradients as params does, a list of (dW, db) "
-                      f"per layer: {len(want)} arrays; got {len(got)}")
+        raise Mistake(_("{what} should return the gradients as params does, a list of "
+                        "(dW, db) per layer: {len_want} arrays; got {len_got}").format(
+                          what=what, len_want=len(want), len_got=len(got)))
     got = [expect_shape(g, w.shape, f"leaf {i} of the gradient")
            for i, (g, w) in enumerate(zip(got, want))]
     ratio = np.linalg.norm(got[0]) / np.linalg.norm(want[0])
     if devices > 1 and abs(ratio - devices) < 0.01 * devices:
-        raise Mistake(f"the gradient is {devices}x too big: it is the SUM of the devices' "
-                      f"gradients. With check_vma=True, the gradient with respect to the "
-                      f"replicated params adds up every device's part, so average the LOSS "
-                      f"over devices inside grad: jax.grad(lambda p: lax.pmean(loss(p, x, y), "
-                      f"AXIS))(params). (A pmean of the gradients afterwards changes nothing: "
-                      f"they are already the same everywhere; a psum of the loss adds.)")
+        raise Mistake(_("the gradient is {devices}x too big: it is the SUM of the "
+                        "devices' gradients. With check_vma=True, the gradient with "
+                        "respect to the replicated params adds up every device's part, "
+                        "so average the LOSS over devices inside grad: jax.grad(lambda "
+                        "p: lax.pmean(loss(p, x, y), AXIS))(params). (A pmean of the "
+                        "gradients afterwards changes nothing: they are already the "
+                        "same everywhere; a psum of the loss adds.)").format(
+                          devices=devices))
     for i, (g, w) in enumerate(zip(got, want)):
         expect_close(g, w, f"leaf {i} of the gradient", hint="the gradient of the whole batch's "
                      "mean loss: lax.pmean(loss(p, x, y), AXIS) inside jax.grad")
-    return f"the whole batch's gradient from {devices} devices, with check_vma=True"
+    return _("the whole batch's gradient from {devices} devices, with check_vma=True").format(
+               devices=devices)
 
 
 @exercise(LESSON, 3, "process_rows")
@@ -165,8 +181,9 @@ def process_rows(student_fn: Any) -> str:
             what = f"process_rows(batch, {index}, {count}) for a batch of 24"
             parts.append(np.asarray(call(student_fn, batch, index, count, what=what)))
         if all(len(part) == len(batch) for part in parts):
-            raise Mistake(f"every process took the whole batch: with {count} processes each row "
-                          f"would be fed {count} times. Take this process's share only")
+            raise Mistake(_("every process took the whole batch: with {count} processes "
+                            "each row would be fed {count} times. Take this process's "
+                            "share only").format(count=count))
         want = np.split(batch, count)
         if all(np.array_equal(p, w) for p, w in zip(parts, want)):
             continue
@@ -176,10 +193,12 @@ def process_rows(student_fn: Any) -> str:
                           "global array puts process 0's rows first, then process 1's")
         together = np.sort(np.concatenate(parts)) if parts else np.array([])
         if not np.array_equal(together, np.sort(batch)):
-            raise Mistake(f"with {count} processes, their rows together are not the batch, each "
-                          f"row once: process i should take np.array_split(batch, n)[i]")
-        raise Mistake(f"with {count} processes, process i should take the i-th of {count} "
-                      f"consecutive blocks of the batch, in order")
+            raise Mistake(_("with {count} processes, their rows together are not the "
+                            "batch, each row once: process i should take "
+                            "np.array_split(batch, n)[i]").format(count=count))
+        raise Mistake(_("with {count} processes, process i should take the i-th of "
+                        "{count} consecutive blocks of the batch, in order").format(
+                          count=count))
     return "process i of n feeds the i-th consecutive block: together, the batch, each row once"
 
 
@@ -205,19 +224,23 @@ def _expect_layout(array: Any, full: np.ndarray, mesh: Mesh, want: P, wrong: dic
     """``array`` holds ``full`` laid out as ``NamedSharding(mesh, want)``, else a hint."""
     _placement(array, what)  # a placed jax.Array
     if tuple(array.shape) != full.shape or not np.array_equal(np.asarray(array), full):
-        raise Mistake(f"{what} holds other values than the array you were given: only place it")
+        raise Mistake(_("{what} holds other values than the array you were given: only "
+                        "place it").format(what=what))
     layout = _layout(array)
     if len(layout) < mesh.size:
-        raise Mistake(f"{what} lives on {len(layout)} device(s), not on all {mesh.size} of "
-                      f"the mesh: {fix}")
+        raise Mistake(_("{what} lives on {len_layout} device(s), not on all {size} of "
+                        "the mesh: {fix}").format(
+                          what=what, len_layout=len(layout), size=mesh.size, fix=fix))
     if layout == _spec_layout(mesh, want, full.shape):
         return
     for spec, hint in wrong.items():
         if layout == _spec_layout(mesh, spec, full.shape):
-            raise Mistake(f"{what} is {hint}: {fix}")
+            raise Mistake(_("{what} is {hint}: {fix}").format(
+                              what=what, hint=hint, fix=fix))
     pieces = sorted({tuple(b - a for a, b in part) for part in layout.values()})
-    raise Mistake(f"{what} is split into pieces of shape {', '.join(map(str, pieces))}, "
-                  f"not as asked: {fix}")
+    raise Mistake(_("{what} is split into pieces of shape {join_map_str}, not as asked: "
+                    "{fix}").format(
+                      what=what, join_map_str=', '.join(map(str, pieces)), fix=fix))
 
 
 @exercise(LESSON, 4, "shard_weights")
@@ -229,19 +252,23 @@ def shard_weights(student_fn: Any) -> str:
         placed = call(student_fn, params, mesh, what=what)
     except Mistake as err:
         if "divide" in str(err) or "Indivisible" in str(err):
-            raise Mistake(f"{what} asked for a split that does not divide evenly (the last "
-                          f"layer has only {SIZES[-1]} outputs): split each W's columns, its "
-                          f"{SIZES[0]} or {SIZES[1]} inputs, along {MODEL!r}, and keep each b "
-                          f"whole") from None
+            raise Mistake(_("{what} asked for a split that does not divide evenly (the "
+                            "last layer has only {SIZES} outputs): split each W's "
+                            "columns, its {SIZES2} or {SIZES3} inputs, along {MODEL!r}, "
+                            "and keep each b whole").format(
+                              what=what, SIZES=SIZES[-1], SIZES2=SIZES[0], SIZES3=SIZES[1],
+                              MODEL=MODEL)) from None
         if "mesh" in str(err) and ("axis" in str(err) or "name" in str(err)):
             cause = str(err.__cause__ or err).strip().splitlines()[0]
-            raise Mistake(f"{what} named a mesh axis that this mesh does not have ({cause}): "
-                          f"its axes are {AXIS!r} and {MODEL!r}") from None
+            raise Mistake(_("{what} named a mesh axis that this mesh does not have "
+                            "({cause}): its axes are {AXIS!r} and {MODEL!r}").format(
+                              what=what, cause=cause, AXIS=AXIS, MODEL=MODEL)) from None
         raise
     leaves = jax.tree.leaves(placed)
     if len(leaves) != 2 * len(params):
-        raise Mistake(f"{what} should return params of the same structure, [(W, b), ...]; got "
-                      f"{len(leaves)} arrays for {len(params)} layers")
+        raise Mistake(_("{what} should return params of the same structure, [(W, b), "
+                        "...]; got {len_leaves} arrays for {len_params} layers").format(
+                          what=what, len_leaves=len(leaves), len_params=len(params)))
     w_fix = f"split each W's columns, its inputs (axis 1), along {MODEL!r}: P(None, {MODEL!r})"
     b_fix = "keep every b whole on every device: NamedSharding(mesh, P())"
     for i, (w, b) in enumerate(params):
@@ -262,5 +289,6 @@ def shard_weights(student_fn: Any) -> str:
     for i, (g, w) in enumerate(zip(jax.tree.leaves(got), want)):
         expect_close(np.asarray(g), w, f"leaf {i} after the step",
                      hint="the same step as on one device")
-    return (f"every W split by columns along {MODEL!r} (half of it on each device), every b "
-            f"whole; jax.jit(update) takes the same step on them as on one device")
+    return (_("every W split by columns along {MODEL!r} (half of it on each device), "
+              "every b whole; jax.jit(update) takes the same step on them as on one "
+              "device").format(MODEL=MODEL))

@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..i18n import N_, _
 from ._core import Mistake, call, exercise, expect_close, expect_shape, summary
 
 LESSON = "05_sharp_bits"
@@ -41,8 +42,9 @@ def lookup(student_fn: Any) -> str:
         what = f"lookup(table, idx) for a table of shape {t.shape} and idx = {INDICES.tolist()}"
         got = np.asarray(call(student_fn, t, INDICES, what=what))
         if t.ndim == 2 and got.shape == (len(INDICES),):
-            raise Mistake(f"{what} has shape {got.shape}, one number per index: jnp.take "
-                          f"flattens the table unless you pass axis=0")
+            raise Mistake(_("{what} has shape {shape}, one number per index: jnp.take "
+                            "flattens the table unless you pass axis=0").format(
+                              what=what, shape=got.shape))
         got = expect_shape(got, want.shape, what)
         if np.allclose(got, _rows(t, INDICES, "clamp")):
             raise Mistake("out-of-bounds indices were clamped to the first or last row, as "
@@ -55,8 +57,9 @@ def lookup(student_fn: Any) -> str:
         if not np.allclose(got, want, equal_nan=True):
             wrong = [i for i, row_ok in zip(INDICES.tolist(), np.all(np.isclose(
                 got, want, equal_nan=True).reshape(len(INDICES), -1), axis=1)) if not row_ok]
-            raise Mistake(f"{what} is wrong at indices {wrong}: rows of table in range, NaN "
-                          f"for an index >= n or < -n")
+            raise Mistake(_("{what} is wrong at indices {wrong}: rows of table in "
+                            "range, NaN for an index >= n or < -n").format(
+                              what=what, wrong=wrong))
     jitted = np.asarray(jax.jit(student_fn)(table, INDICES))
     if not np.allclose(jitted, _rows(table, INDICES, "fill"), equal_nan=True):
         raise Mistake("jax.jit(lookup) gives other rows than lookup: no Python `if` or NumPy "
@@ -82,29 +85,34 @@ def pad_batch(student_fn: Any) -> str:
         what = f"pad_batch(x, {size}) for x of shape {x.shape}"
         out = call(student_fn, x, size, what=what)
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
-            raise Mistake(f"{what} should return a pair (padded, mask); got {type(out).__name__}")
+            raise Mistake(_("{what} should return a pair (padded, mask); got {name}").format(
+                              what=what, name=type(out).__name__))
         padded, mask = np.asarray(out[0]), np.asarray(out[1])
         if padded.shape == (n + size, 2):
-            raise Mistake(f"{what} has {n + size} rows: pad TO {size} rows, adding {size} - n")
+            raise Mistake(_("{what} has {n} rows: pad TO {size} rows, adding {size} - n").format(
+                              what=what, n=n + size, size=size))
         padded = expect_shape(padded, (size, 2), f"padded from {what}")
         mask = expect_shape(mask, (size,), f"mask from {what}")
         if not np.all((mask == 0) | (mask == 1)):
-            raise Mistake(f"the mask should be True for real rows and False for padding; got "
-                          f"{mask.tolist()}")
+            raise Mistake(_("the mask should be True for real rows and False for "
+                            "padding; got {tolist}").format(tolist=mask.tolist()))
         mask = mask.astype(bool)
         if n < size and np.array_equal(mask, np.arange(size) >= n):
             raise Mistake("the mask is inverted: True marks the n real rows, False the padding")
         if not np.array_equal(mask, np.arange(size) < n):
-            raise Mistake(f"mask {mask.astype(int).tolist()} for {n} real rows: the real rows "
-                          f"come first, then the padding (pad at the end)")
+            raise Mistake(_("mask {tolist} for {n} real rows: the real rows come first, "
+                            "then the padding (pad at the end)").format(
+                              tolist=mask.astype(int).tolist(), n=n))
         if not np.array_equal(padded[:n], x):
-            raise Mistake(f"the first {n} rows of padded should be x itself (pad at the end)")
+            raise Mistake(_("the first {n} rows of padded should be x itself (pad at "
+                            "the end)").format(n=n))
         if np.any(padded[n:] != 0):
             raise Mistake("the padding rows should be zeros")
         expect_close(masked_mean(out[0], out[1]), x.mean(axis=0), "the masked mean")
     if traces != 1:
-        raise Mistake(f"a jitted function of (padded, mask) was traced {traces} times for 3 batch "
-                      f"sizes: give every output the same shape and dtype")
+        raise Mistake(_("a jitted function of (padded, mask) was traced {traces} times "
+                        "for 3 batch sizes: give every output the same shape and dtype").format(
+                          traces=traces))
     return "same shapes for every batch size, so one compiled program serves them all"
 
 
@@ -125,8 +133,9 @@ def ema(student_fn: Any) -> str:
     got = np.asarray(call(student_fn, xs, decay, what=what))
     want = _ema_reference(xs, decay)
     if got.shape == ():
-        raise Mistake(f"{what} returned one number: return the average after EVERY step, the "
-                      f"second output of lax.scan (the ys)")
+        raise Mistake(_("{what} returned one number: return the average after EVERY "
+                        "step, the second output of lax.scan (the ys)").format(
+                          what=what))
     got = expect_shape(got, want.shape, what)
     if np.allclose(got, _ema_reference(xs, 1 - decay), atol=1e-5):
         raise Mistake("decay and 1 - decay are swapped: m = decay * m + (1 - decay) * x keeps "
@@ -138,15 +147,18 @@ def ema(student_fn: Any) -> str:
         try:
             sizes[n] = len(jax.make_jaxpr(lambda v: student_fn(v, decay))(long_xs[:n]).eqns)
         except Exception as err:
-            raise Mistake(f"jax.make_jaxpr(ema) raised {type(err).__name__}: {str(err)[:120]}; "
-                          f"ema must work on traced arrays (lax.scan, no float() or NumPy "
-                          f"inside)") from err
+            raise Mistake(_("jax.make_jaxpr(ema) raised {name}: {str_err}; ema must "
+                            "work on traced arrays (lax.scan, no float() or NumPy "
+                            "inside)").format(
+                              name=type(err).__name__, str_err=str(err)[:120])) from err
     if sizes[100] > sizes[10]:
-        raise Mistake(f"the traced program has {sizes[10]} operations for 10 steps and "
-                      f"{sizes[100]} for 100: a Python loop was unrolled. Use lax.scan, whose "
-                      f"program has the same size for any length")
-    return (f"right averages, and a traced program of the same size for 10 and 100 steps "
-            f"({sizes[100]} operation{'s' if sizes[100] != 1 else ''})")
+        raise Mistake(_("the traced program has {sizes} operations for 10 steps and "
+                        "{sizes2} for 100: a Python loop was unrolled. Use lax.scan, "
+                        "whose program has the same size for any length").format(
+                          sizes=sizes[10], sizes2=sizes[100]))
+    return (_("right averages, and a traced program of the same size for 10 and 100 "
+              "steps ({sizes} operation{value})").format(
+                sizes=sizes[100], value='s' if sizes[100] != 1 else ''))
 
 
 # Lists whose spread is tiny next to their size: float32 loses it, float64 keeps it.
@@ -159,31 +171,35 @@ def variance64(student_fn: Any) -> str:
     for xs in _VARIANCE_INPUTS:
         what = f"variance64({xs})"
         value = call(student_fn, list(xs), what=what, hints={
-            "requires ndarray": "jnp.var takes an array, not a list: make one with jnp.array(xs), "
-                                "inside the `with jax.enable_x64(True):` block"})
+            "requires ndarray": N_("jnp.var takes an array, not a list: make one with "
+                                   "jnp.array(xs), inside the `with jax.enable_x64(True):` block")})
         if isinstance(value, (np.ndarray, np.generic)) and not isinstance(value, jax.Array):
             raise Mistake("that is a NumPy value: compute it with jnp.var, inside "
                           "`with jax.enable_x64(True):`")
         if isinstance(value, jax.Array) and value.dtype != jnp.float64:
-            raise Mistake(f"{what} is a JAX array of dtype {value.dtype}: create the array "
-                          f"INSIDE `with jax.enable_x64(True):`; an array made outside stays "
-                          f"float32")
+            raise Mistake(_("{what} is a JAX array of dtype {dtype}: create the array "
+                            "INSIDE `with jax.enable_x64(True):`; an array made outside "
+                            "stays float32").format(what=what, dtype=value.dtype))
         try:
             number = float(value)
         except (TypeError, ValueError):
-            raise Mistake(f"{what} should be one number, the variance; got "
-                          f"{summary(value)}") from None
+            raise Mistake(_("{what} should be one number, the variance; got "
+                            "{summary_value}").format(
+                              what=what, summary_value=summary(value))) from None
         want = float(np.var(np.array(xs, np.float64)))
         if want > 0.1 and abs(number) < 1e-3 * want:
-            raise Mistake(f"{what} = {number:.3g}, float32's answer: near 1e8, float32 numbers "
-                          f"are 8 apart, so 1e8 + 1, + 2 and + 3 all become 1e8. Make the array "
-                          f"and compute inside `with jax.enable_x64(True):`")
+            raise Mistake(_("{what} = {number:.3g}, float32's answer: near 1e8, float32 "
+                            "numbers are 8 apart, so 1e8 + 1, + 2 and + 3 all become "
+                            "1e8. Make the array and compute inside `with "
+                            "jax.enable_x64(True):`").format(what=what, number=number))
         if np.isclose(number, float(np.var(np.array(xs, np.float64), ddof=1)), rtol=1e-9):
-            raise Mistake(f"{what} = {number:.6g}, the sample variance (ddof=1); use jnp.var's "
-                          f"default, the mean of the squared deviations")
+            raise Mistake(_("{what} = {number:.6g}, the sample variance (ddof=1); use "
+                            "jnp.var's default, the mean of the squared deviations").format(
+                              what=what, number=number))
         if not np.isclose(number, want, rtol=1e-9):
-            raise Mistake(f"{what} = {number!r}; expected jnp.var of these numbers in float64, "
-                          f"{want!r}")
+            raise Mistake(_("{what} = {number!r}; expected jnp.var of these numbers in "
+                            "float64, {want!r}").format(
+                              what=what, number=number, want=want))
     return "float64 variances of three lists, two of which float32 says are 0"
 
 
@@ -195,21 +211,24 @@ def softplus(student_fn: Any) -> str:
     got = np.asarray(call(student_fn, xs, what=f"softplus(x) for x = {xs.tolist()}"))
     got = expect_shape(got, xs.shape, "softplus(x)")
     if not np.all(np.isfinite(got)):
-        raise Mistake(f"softplus(x) = {got.tolist()}: exp(100) overflows float32 (its largest "
-                      f"value is about 3.4e38, exp(88.7)). Rewrite it so that exp only sees "
-                      f"numbers <= 0: log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|))")
+        raise Mistake(_("softplus(x) = {tolist}: exp(100) overflows float32 (its "
+                        "largest value is about 3.4e38, exp(88.7)). Rewrite it so that "
+                        "exp only sees numbers <= 0: log(1 + exp(x)) = max(x, 0) + "
+                        "log1p(exp(-|x|))").format(tolist=got.tolist()))
     expect_close(got, np.logaddexp(0.0, xs.astype(np.float64)), "softplus(x)", rtol=1e-5,
                  atol=1e-6, hint="softplus(x) = log(1 + exp(x))")
     xs = xs[xs != 0]  # at exactly 0, max(x, 0) and |x| have kinks: the lesson shows it apart
     try:
         grads = np.asarray(jax.jit(jax.vmap(jax.grad(student_fn)))(xs))  # one compile
     except Exception as err:
-        raise Mistake(f"jax.grad(softplus) raised {type(err).__name__}: {str(err)[:120]}") from err
+        raise Mistake(_("jax.grad(softplus) raised {name}: {str_err}").format(
+                          name=type(err).__name__, str_err=str(err)[:120])) from err
     if not np.all(np.isfinite(grads)):
-        raise Mistake(f"the gradient is {grads.tolist()}: NaN where exp overflowed. If you used "
-                      f"jnp.where, this is lesson 04's trap: the branch not taken still "
-                      f"computes exp(x) = inf, and inf * 0 = NaN. Use max(x, 0) + "
-                      f"log1p(exp(-|x|)), which never overflows")
+        raise Mistake(_("the gradient is {tolist}: NaN where exp overflowed. If you "
+                        "used jnp.where, this is lesson 04's trap: the branch not taken "
+                        "still computes exp(x) = inf, and inf * 0 = NaN. Use max(x, 0) "
+                        "+ log1p(exp(-|x|)), which never overflows").format(
+                          tolist=grads.tolist()))
     expect_close(grads, 1 / (1 + np.exp(-xs.astype(np.float64))), "the gradient of softplus",
                  rtol=1e-5, atol=1e-6, hint="it should be sigmoid(x)")
     return "finite, right values from -100 to 100, gradients sigmoid(x) away from 0"

@@ -15,6 +15,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from ..i18n import N_, _
 from ..train import History
 from ._core import (
     Mistake,
@@ -97,19 +98,23 @@ def one_hot(student_fn: Any) -> str:
         got = np.asarray(fast_call(student_fn, labels, k, what=what, static_argnums=(1,)))
         batch = len(labels)
         if got.shape == (k, batch):
-            raise Mistake(f"{what} returned shape {got.shape}, the transpose: one ROW per label, "
-                          f"shape ({batch}, {k}). Compare labels[:, None] (a column) with "
-                          f"jnp.arange(k) (a row)")
+            raise Mistake(_("{what} returned shape {shape}, the transpose: one ROW per "
+                            "label, shape ({batch}, {k}). Compare labels[:, None] (a "
+                            "column) with jnp.arange(k) (a row)").format(
+                              what=what, shape=got.shape, batch=batch, k=k))
         if got.shape == (batch, int(labels.max()) + 1) and k != labels.max() + 1:
-            raise Mistake(f"{what} returned {got.shape[1]} columns, labels.max() + 1; it must "
-                          f"have k = {k} columns, one per class, even when a batch lacks the "
-                          f"top classes")
+            raise Mistake(_("{what} returned {shape} columns, labels.max() + 1; it must "
+                            "have k = {k} columns, one per class, even when a batch "
+                            "lacks the top classes").format(
+                              what=what, shape=got.shape[1], k=k))
         got = expect_shape(got, (batch, k), what)
         if got.dtype != np.float32:
-            raise Mistake(f"{what} has dtype {got.dtype}; make it float32, like jax.nn.one_hot "
-                          f"and the library (jnp.array(..., dtype=jnp.float32)): the targets "
-                          f"multiply the float32 log-probabilities in the loss, and jit compiles "
-                          f"update again for every new dtype")
+            raise Mistake(_("{what} has dtype {dtype}; make it float32, like "
+                            "jax.nn.one_hot and the library (jnp.array(..., "
+                            "dtype=jnp.float32)): the targets multiply the float32 "
+                            "log-probabilities in the loss, and jit compiles update "
+                            "again for every new dtype").format(
+                              what=what, dtype=got.dtype))
         expect_close(got, np.eye(k, dtype=np.float32)[labels], what,
                      hint="row i must hold a single 1, in column labels[i], and 0 elsewhere")
     return "(batch, k) float32 rows with a 1 at each label, for k larger than any label"
@@ -124,11 +129,13 @@ def loss(student_fn: Any) -> str:
         got = np.asarray(fast_call(student_fn, params, images, targets, what=what))
         want = _loss(params, images, targets)
         if got.shape == (N,):
-            raise Mistake(f"{what} returned shape ({N},), one loss per example; return their "
-                          f"mean, a single number (grad needs a scalar)")
+            raise Mistake(_("{what} returned shape ({N},), one loss per example; return "
+                            "their mean, a single number (grad needs a scalar)").format(
+                              what=what, N=N))
         if got.shape != ():
-            raise Mistake(f"{what} returned shape {got.shape}; the loss is a single number: "
-                          f"-jnp.mean(jnp.sum(preds * targets, axis=1))")
+            raise Mistake(_("{what} returned shape {shape}; the loss is a single "
+                            "number: -jnp.mean(jnp.sum(preds * targets, axis=1))").format(
+                              what=what, shape=got.shape))
         value = float(got)
         log_probs = _log_probs(params, images)
         p_true = np.exp(log_probs)[np.arange(N), labels]
@@ -154,22 +161,22 @@ def loss(student_fn: Any) -> str:
         expect_close(value, want, what, hint="-mean over examples of sum over classes of "
                                              "targets * log-probabilities")
     params = _network(SIZES, 0)
-    images, _, targets = _batch(10)
+    images, _unused, targets = _batch(10)
     try:
         jax.make_jaxpr(jax.grad(student_fn))(params, images, targets)  # traced, not compiled
     except (NotImplementedError, NotDone):
         raise
     except Exception as err:
-        raise Mistake(f"jax.grad could not differentiate your loss ({type(err).__name__}): "
-                      f"build it from jnp operations on batched_predict's output, with no np. "
-                      f"functions and no float()") from None
+        raise Mistake(_("jax.grad could not differentiate your loss ({name}): build it "
+                        "from jnp operations on batched_predict's output, with no np. "
+                        "functions and no float()").format(name=type(err).__name__)) from None
     return "mean cross-entropy, equal to the library's on 2 networks, and jax.grad works on it"
 
 
 @exercise(LESSON, 3, "accuracy")
 def accuracy(student_fn: Any) -> str:
     params = _network(SIZES, 3)
-    images, _, _ = _batch(20)
+    images, _unused, _unused = _batch(20)
     predicted = np.argmax(_log_probs(params, images), axis=1)
     # 9 of the 12 targets are what the network predicts, 3 are another class: accuracy 0.75
     right = np.arange(N) < 9
@@ -178,77 +185,86 @@ def accuracy(student_fn: Any) -> str:
     want = 0.75
     what = f"accuracy(params, images, targets) for {N} examples, 9 of them right"
     got = np.asarray(fast_call(student_fn, params, images, targets, what=what, hints={
-        ("broadcast", "shapes"): "compared class indices (batch,) with the one-hot targets "
-        "(batch, k): turn the targets into classes first, jnp.argmax(targets, axis=1)"}))
+        ("broadcast", "shapes"): N_("compared class indices (batch,) with the one-hot targets "
+                                    "(batch, k): turn the targets into classes first, "
+                                    "jnp.argmax(targets, axis=1)")}))
     if got.shape == (N,):
         raise Mistake("returned one True/False per example; accuracy is their mean, the "
                       "fraction right: jnp.mean(...)")
     if got.shape != ():
-        raise Mistake(f"returned shape {got.shape}; accuracy is one number, the fraction of "
-                      f"examples whose predicted class equals the target class")
+        raise Mistake(_("returned shape {shape}; accuracy is one number, the fraction "
+                        "of examples whose predicted class equals the target class").format(
+                          shape=got.shape))
     value = float(got)
     entrywise = 1 - 2 * (1 - want) / N_CLASSES  # a wrong row still matches in k - 2 places
     if np.isclose(value, entrywise):
-        raise Mistake(f"got {value:.3g}, not 0.75: one-hot rows were compared entry by entry, so "
-                      f"a wrong row still agrees in {N_CLASSES - 2} of its {N_CLASSES} places. "
-                      f"Compare classes: jnp.argmax(predictions, axis=1) == "
-                      f"jnp.argmax(targets, axis=1)")
+        raise Mistake(_("got {value:.3g}, not 0.75: one-hot rows were compared entry by "
+                        "entry, so a wrong row still agrees in {N_CLASSES} of its "
+                        "{N_CLASSES2} places. Compare classes: jnp.argmax(predictions, "
+                        "axis=1) == jnp.argmax(targets, axis=1)").format(
+                          value=value, N_CLASSES=N_CLASSES - 2, N_CLASSES2=N_CLASSES))
     if np.isclose(value, 9):
         raise Mistake("returned the count of right answers, 9; accuracy is the fraction, 0.75 "
                       "(jnp.mean, not jnp.sum)")
     if np.isclose(value, 75):
         raise Mistake("returned a percentage, 75; return the fraction, 0.75")
     if not np.isclose(value, want, atol=1e-6):
-        raise Mistake(f"got {value:.4g}, expected 0.75: take the argmax over the classes "
-                      f"(axis=1) of both the predictions and the targets, and the mean of where "
-                      f"they agree")
-    return f"the fraction of examples whose argmax matches the target's (0.75 on {N} examples)"
+        raise Mistake(_("got {value:.4g}, expected 0.75: take the argmax over the "
+                        "classes (axis=1) of both the predictions and the targets, and "
+                        "the mean of where they agree").format(value=value))
+    return _("the fraction of examples whose argmax matches the target's (0.75 on {N} "
+             "examples)").format(N=N)
 
 
 @exercise(LESSON, 4, "update")
 def update(student_fn: Any) -> str:
     finish_first(student_fn, "loss", loss)  # update takes the gradient of the student's loss
     params = _network(SIZES, 4)
-    images, _, targets = _batch(40)
+    images, _unused, targets = _batch(40)
     grads = _grads(params, images, targets)
     structure = jax.tree.structure(params)
     for step_size in (0.1, 0.5):
         what = f"update(params, x, y, {step_size})"
         got = fast_call(student_fn, params, images, targets, step_size, what=what, hints={
-            "iteration over a 0-d array": "the loss is one number, with nothing to take apart "
-            "per layer: its gradient, jax.grad(loss)(params, x, y), is a (dW, db) per layer"},
+            "iteration over a 0-d array": N_("the loss is one number, with nothing to take "
+                                             "apart per layer: its gradient, "
+                                             "jax.grad(loss)(params, x, y), is a (dW, db) per "
+                                             "layer")},
             needs_jit=f"{what} works as written but not under jax.jit, and the training loop "
             f"compiles it: use jnp operations on the values, with no float() or if on them")
         if str(jax.tree.structure(got)) != str(structure):  # e.g. lists instead of tuples
-            raise Mistake(f"{what} returned {jax.tree.structure(got)}; return the same structure "
-                          f"as params, a list of (W, b) tuples, so that the result can be passed "
-                          f"straight back in (jit and lax.scan need that)")
+            raise Mistake(_("{what} returned {structure_got}; return the same structure "
+                            "as params, a list of (W, b) tuples, so that the result can "
+                            "be passed straight back in (jit and lax.scan need that)").format(
+                              what=what, structure_got=jax.tree.structure(got)))
         new = [(np.asarray(w), np.asarray(b)) for w, b in got]
         w0, dw0 = params[0][0], grads[0][0]
         moved = (w0 - new[0][0]).ravel() @ dw0.ravel() / (dw0.ravel() @ dw0.ravel())
-        if all(np.allclose(nw, dw, atol=1e-6) for (nw, _), (dw, _) in zip(new, grads)):
+        if all(np.allclose(nw, dw, atol=1e-6) for (nw, _w), (dw, _b) in zip(new, grads)):
             raise Mistake("returned the gradients; return the new parameters, "
                           "w - step_size * dw and b - step_size * db")
-        if all(np.allclose(nw, step_size * dw, atol=1e-6) for (nw, _), (dw, _) in zip(new, grads)):
+        if all(np.allclose(nw, step_size * dw, atol=1e-6)
+               for (nw, _w), (dw, _b) in zip(new, grads)):
             raise Mistake("returned the step itself, step_size * dw; return the new parameters, "
                           "the old ones minus that step: w - step_size * dw, b - step_size * db")
         if np.isclose(moved, -step_size, rtol=1e-3):
             raise Mistake("the step goes UP the gradient (w + step_size * dw), so the loss grows; "
                           "subtract: w - step_size * dw")
-        if all(np.array_equal(nb, b) for (_, nb), (_, b) in zip(new, params)) and not np.isclose(
+        if all(np.array_equal(nb, b) for (_w, nb), (_v, b) in zip(new, params)) and not np.isclose(
                 moved, 0):
             raise Mistake("the weights moved but the biases did not: update every (W, b), "
                           "b - step_size * db too")
-        if all(np.array_equal(nw, w) for (nw, _), (w, _) in zip(new, params)):
+        if all(np.array_equal(nw, w) for (nw, _unused), (w, _unused) in zip(new, params)):
             raise Mistake("the weights did not move: update W as well as b, "
                           "w - step_size * dw")
         if np.isclose(moved, step_size / N_CLASSES, rtol=1e-3):
-            raise Mistake(f"the step is {N_CLASSES}x too small: that is the gradient of the seed "
-                          f"tutorial's loss, our loss / n_classes. Take grad of the lesson's "
-                          f"loss")
+            raise Mistake(_("the step is {N_CLASSES}x too small: that is the gradient "
+                            "of the seed tutorial's loss, our loss / n_classes. Take "
+                            "grad of the lesson's loss").format(N_CLASSES=N_CLASSES))
         if not np.isclose(moved, step_size, rtol=1e-3) and moved > 0:
-            raise Mistake(f"the weights moved by {moved:.3g} x the gradient with step_size = "
-                          f"{step_size}: use the step_size argument, w - step_size * dw")
+            raise Mistake(_("the weights moved by {moved:.3g} x the gradient with "
+                            "step_size = {step_size}: use the step_size argument, w - "
+                            "step_size * dw").format(moved=moved, step_size=step_size))
         for i, ((nw, nb), (w, b), (dw, db)) in enumerate(zip(new, params, grads)):
             expect_close(nw, w - step_size * dw, f"W of layer {i} after {what}",
                          hint="W - step_size * dW, with dW from jax.grad(loss)")
@@ -282,18 +298,20 @@ def best_epoch(student_fn: Any) -> str:
         if got == want:
             continue
         if got == want - 1:
-            raise Mistake(f"returned {got}, the index in the list; epochs count from 1 (the "
-                          f"first epoch is epoch 1), so add 1")
+            raise Mistake(_("returned {got}, the index in the list; epochs count from 1 "
+                            "(the first epoch is epoch 1), so add 1").format(got=got))
         if got == len(val_accuracy) and want != got:
-            raise Mistake(f"returned the last epoch, {got}, where the training accuracy is "
-                          f"highest; choose by the VALIDATION accuracy, which peaked at epoch "
-                          f"{want}")
+            raise Mistake(_("returned the last epoch, {got}, where the training "
+                            "accuracy is highest; choose by the VALIDATION accuracy, "
+                            "which peaked at epoch {want}").format(got=got, want=want))
         if got == 1 + int(np.argmin(val_loss)):
-            raise Mistake(f"returned {got}, where the validation LOSS is lowest; the exercise "
-                          f"asks for the highest validation accuracy (epoch {want} here)")
-        raise Mistake(f"returned {got} for a run whose validation accuracy per epoch was "
-                      f"{val_accuracy}; expected {want}: 1 + the argmax of "
-                      f"history.val_accuracy")
+            raise Mistake(_("returned {got}, where the validation LOSS is lowest; the "
+                            "exercise asks for the highest validation accuracy (epoch "
+                            "{want} here)").format(got=got, want=want))
+        raise Mistake(_("returned {got} for a run whose validation accuracy per epoch "
+                        "was {val_accuracy}; expected {want}: 1 + the argmax of "
+                        "history.val_accuracy").format(
+                          got=got, val_accuracy=val_accuracy, want=want))
     return "the epoch with the highest validation accuracy, counted from 1, on 3 runs"
 
 
@@ -301,36 +319,42 @@ def best_epoch(student_fn: Any) -> str:
 def seed_gradient_ratio(student_fn: Any) -> str:
     finish_first(student_fn, "loss", loss)
     params = _network([SIZES[0], 6, N_CLASSES], 6)  # one hidden layer: two gradients compile
-    images, _, targets = _batch(60)                 # faster, and the ratio is the same
+    images, _unused, targets = _batch(60)                 # faster, and the ratio is the same
     what = (f"gradient_norm_ratio(params, images, targets) for a network with {N_CLASSES} "
             f"classes")
     got = fast_call(student_fn, params, images, targets, what=what)
     if np.ndim(got) != 0:
-        raise Mistake(f"{what} returned {summary(got)}; return one number, the ratio of the two "
-                      f"global norms")
+        raise Mistake(_("{what} returned {summary_got}; return one number, the ratio of "
+                        "the two global norms").format(
+                          what=what, summary_got=summary(got)))
     value = float(got)
     if np.isclose(value, N_CLASSES, rtol=1e-3):
-        return (f"our gradients are exactly {N_CLASSES}x the seed's for {N_CLASSES} classes: "
-                f"the seed's loss at step size s trains like ours at s / (number of classes)")
+        return (_("our gradients are exactly {N_CLASSES}x the seed's for {N_CLASSES} "
+                  "classes: the seed's loss at step size s trains like ours at s / "
+                  "(number of classes)").format(N_CLASSES=N_CLASSES))
     if not np.isfinite(value):
-        raise Mistake(f"{what} gave {value}; divide the global norm of our loss's gradient by "
-                      f"that of the seed's, both positive")
+        raise Mistake(_("{what} gave {value}; divide the global norm of our loss's "
+                        "gradient by that of the seed's, both positive").format(
+                          what=what, value=value))
     reject_known_wrong(value, {
-        f"got 10 on a network with {N_CLASSES} classes: compute the ratio from the two "
-        f"gradients rather than typing the lesson's 10": 10,
-        f"got {value:.3g}, the other way up: the ratio is (our gradient norm) / (the seed's)":
+        _("got 10 on a network with {N_CLASSES} classes: compute the ratio from the two "
+          "gradients rather than typing the lesson's 10").format(N_CLASSES=N_CLASSES): 10,
+        _("got {value:.3g}, the other way up: the ratio is (our gradient norm) / (the "
+          "seed's)").format(value=value):
             1 / N_CLASSES,
-        "got 1: both gradients are the same, so one of the two losses is not the seed's "
-        "-jnp.mean(preds * targets)": 1,
-        f"got {value:.3g}, the square of the ratio: the global norm is the square root of the "
-        f"sum of the squares": N_CLASSES ** 2,
-        f"got {value:.3g}: a norm is never negative; check the signs of the two losses":
+        N_("got 1: both gradients are the same, so one of the two losses is not the seed's "
+           "-jnp.mean(preds * targets)"): 1,
+        _("got {value:.3g}, the square of the ratio: the global norm is the square root "
+          "of the sum of the squares").format(value=value): N_CLASSES ** 2,
+        _("got {value:.3g}: a norm is never negative; check the signs of the two losses").format(
+            value=value):
             -N_CLASSES,
     }, rtol=1e-3)
-    raise Mistake(f"{what} gave {value:.4g}; the seed's loss averages over the {N_CLASSES} classes "
-                  f"as well as the examples, so its gradient is ours / {N_CLASSES} exactly: "
-                  f"expected {N_CLASSES}. Take the global norms of jax.grad(loss) and "
-                  f"jax.grad(seed_loss)")
+    raise Mistake(_("{what} gave {value:.4g}; the seed's loss averages over the "
+                    "{N_CLASSES} classes as well as the examples, so its gradient is "
+                    "ours / {N_CLASSES} exactly: expected {N_CLASSES}. Take the global "
+                    "norms of jax.grad(loss) and jax.grad(seed_loss)").format(
+                      what=what, value=value, N_CLASSES=N_CLASSES))
 
 
 @exercise(LESSON, 7, "a smaller network")
@@ -346,24 +370,26 @@ def small_network_gap(student_fn: Any) -> str:
                 f"{small_acc} (small)")
         got = call(student_fn, big, small, what=what)
         if np.ndim(got) != 0:
-            raise Mistake(f"{what} returned {summary(got)}; return one number")
+            raise Mistake(_("{what} returned {summary_got}; return one number").format(
+                              what=what, summary_got=summary(got)))
         value, want = float(got), big_acc[-1] - small_acc[-1]
         if np.isclose(value, want, atol=1e-9):
             continue
         reject_known_wrong(value, {
-            "the sign is wrong: big minus small, positive when the big network does better":
+            N_("the sign is wrong: big minus small, positive when the big network does better"):
                 -want,
-            "compared the TRAINING accuracies; compare the last validation accuracies, "
-            "history.val_accuracy[-1]": big.train_accuracy[-1] - small.train_accuracy[-1],
-            "compared the best epochs; compare the LAST validation accuracies, "
-            "history.val_accuracy[-1]": max(big_acc) - max(small_acc),
-            "compared the first epochs; the last one is history.val_accuracy[-1]":
+            N_("compared the TRAINING accuracies; compare the last validation accuracies, "
+               "history.val_accuracy[-1]"): big.train_accuracy[-1] - small.train_accuracy[-1],
+            N_("compared the best epochs; compare the LAST validation accuracies, "
+               "history.val_accuracy[-1]"): max(big_acc) - max(small_acc),
+            N_("compared the first epochs; the last one is history.val_accuracy[-1]"):
                 big_acc[0] - small_acc[0],
-            "compared the validation LOSSES; compare the validation accuracies":
+            N_("compared the validation LOSSES; compare the validation accuracies"):
                 big_loss[-1] - small_loss[-1],
-            "a percentage: accuracies are fractions in [0, 1], so is their difference":
+            N_("a percentage: accuracies are fractions in [0, 1], so is their difference"):
                 100 * want,
         }, atol=1e-9, want=want)
-        raise Mistake(f"{what} gave {value:.4g}; expected {want:.4g} = big.val_accuracy[-1] - "
-                      f"small.val_accuracy[-1]")
+        raise Mistake(_("{what} gave {value:.4g}; expected {want:.4g} = "
+                        "big.val_accuracy[-1] - small.val_accuracy[-1]").format(
+                          what=what, value=value, want=want))
     return "the last validation accuracy of the big run minus the small one's, on 2 made-up pairs"

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..i18n import N_, _
 from ._core import (
     Mistake,
     call,
@@ -37,7 +38,8 @@ def _call_mapped(fn: Any, *args: Any, what: str, shared: str) -> Any:
     # vmap's own complaints, or convolve given a number where a mapped vector was cut up
     return call(fn, *args, what=what, hints={
         ("inconsistent sizes", "rank", "len(in_axes)", "unsized object"):
-            f"{what}: vmap could not map the inputs as asked. {shared}"})
+            _("{what}: vmap could not map the inputs as asked. {shared}").format(
+                what=what, shared=shared)})
 
 
 # The three inputs of the dot-product checks: (6, 4) batches with different rows.
@@ -48,9 +50,11 @@ A, B = _normal(0, (6, 4)), _normal(1, (6, 4))
 def dot_vmap(student_fn: Any) -> str:
     what = "dot_vmap(a, b) for a, b of shape (6, 4)"
     got = call(student_fn, A, B, what=what, hints={
-        ("contracting dimensions", "dot_general"): "jnp.dot was given a whole (6, 4) matrix, "
-        "and two of those do not multiply: vmap it over axis 0 of both inputs, "
-        "jax.vmap(jnp.dot, in_axes=(0, 0)), so that every call gets one row of each"})
+        ("contracting dimensions", "dot_general"): N_("jnp.dot was given a whole (6, 4) matrix, "
+                                                      "and two of those do not multiply: vmap "
+                                                      "it over axis 0 of both inputs, "
+                                                      "jax.vmap(jnp.dot, in_axes=(0, 0)), so "
+                                                      "that every call gets one row of each")})
     got = np.asarray(got)
     if got.shape == (6, 6):
         raise Mistake("returned shape (6, 6): every row of a against every row of b. Map BOTH "
@@ -74,9 +78,10 @@ def convolve_shared(student_fn: Any) -> str:
     want = np.stack([_convolve(x, w) for x in xs])
     got = np.asarray(got)
     if got.shape != want.shape:
-        raise Mistake(f"{what} returned shape {got.shape}; expected {want.shape}, one row per "
-                      f"signal: map the signals over axis 0 and pass the kernel whole "
-                      f"(in_axes=(0, None))")
+        raise Mistake(_("{what} returned shape {shape}; expected {shape2}, one row per "
+                        "signal: map the signals over axis 0 and pass the kernel whole "
+                        "(in_axes=(0, None))").format(
+                          what=what, shape=got.shape, shape2=want.shape))
     expect_close(got, want, what, atol=1e-4, hint="row i must be convolve(xs[i], w)")
     return "every signal convolved with the one shared kernel (in_axes=(0, None))"
 
@@ -88,20 +93,21 @@ def zipped(student_fn: Any) -> str:
     for scale in (2.5, -1.0):
         what = f"zipped(xs, ws, {scale}) for xs (5, 3) and ws (3, 5)"
         got = call(student_fn, xs, ws, scale, what=what, hints={
-            "len(in_axes)": "in_axes needs one entry per argument of weighted_sum: three, "
-                            "e.g. (0, 1, None)",
-            "rank": "the scale is one number shared by every call, so it cannot be mapped: its "
-                    "in_axes entry is None",
-            "inconsistent sizes": "ws keeps its batch in axis 1 (its columns), so its in_axes "
-                                  "entry is 1: in_axes=(0, 1, None)"})
+            "len(in_axes)": N_("in_axes needs one entry per argument of weighted_sum: three, "
+                               "e.g. (0, 1, None)"),
+            "rank": N_("the scale is one number shared by every call, so it cannot be mapped: "
+                       "its in_axes entry is None"),
+            "inconsistent sizes": N_("ws keeps its batch in axis 1 (its columns), so its "
+                                     "in_axes entry is 1: in_axes=(0, 1, None)")})
         got = np.asarray(got)
         if got.shape == (5, 5):
             raise Mistake("returned shape (5, 5), every row against every column; zipping pairs "
                           "row i of xs with column i of ws only: one vmap, in_axes=(0, 1, None)")
         if got.shape != (5,):
-            raise Mistake(f"{what} returned shape {got.shape}; expected (5,), one number per "
-                          f"pair: the batch is axis 0 of xs (its rows) and axis 1 of ws (its "
-                          f"columns), so in_axes=(0, 1, None)")
+            raise Mistake(_("{what} returned shape {shape}; expected (5,), one number "
+                            "per pair: the batch is axis 0 of xs (its rows) and axis 1 "
+                            "of ws (its columns), so in_axes=(0, 1, None)").format(
+                              what=what, shape=got.shape))
         want = scale * np.diag(every_pair)
         if not np.allclose(got, want, atol=1e-4):
             if np.allclose(np.sort(got), np.sort(want), atol=1e-4):
@@ -110,8 +116,10 @@ def zipped(student_fn: Any) -> str:
             if np.allclose(got, np.diag(every_pair), atol=1e-4):
                 raise Mistake("the scale was not applied: pass it to weighted_sum as the third "
                               "argument (in_axes None)")
-            raise Mistake(f"{what} gives {np.round(got, 3)}, expected {np.round(want, 3)}: call "
-                          f"i must pair row i of xs with COLUMN i of ws (in_axes=(0, 1, None))")
+            raise Mistake(_("{what} gives {round_got}, expected {round_want}: call i "
+                            "must pair row i of xs with COLUMN i of ws (in_axes=(0, 1, "
+                            "None))").format(
+                              what=what, round_got=np.round(got, 3), round_want=np.round(want, 3)))
     return "row i of xs zipped with column i of ws, the scale shared"
 
 
@@ -120,17 +128,19 @@ def pairwise(student_fn: Any) -> str:
     a, b = _normal(6, (5, 4)), _normal(7, (7, 4))
     what = "pairwise(a, b) for a (5, 4) and b (7, 4)"
     got = call(student_fn, a, b, what=what, hints={
-        "inconsistent sizes": "vmap tried to zip a's 5 rows with b's 7: one vmap over both "
-        "inputs pairs row i with row i only. Nest two: the inner one maps b "
-        "(in_axes=(None, 0)), the outer one maps a (in_axes=(0, None))"})
+        "inconsistent sizes": N_("vmap tried to zip a's 5 rows with b's 7: one vmap over both "
+                                 "inputs pairs row i with row i only. Nest two: the inner one "
+                                 "maps b (in_axes=(None, 0)), the outer one maps a (in_axes=(0, "
+                                 "None))")})
     got = np.asarray(got)
     want = a @ b.T
     if got.shape == (7, 5) and np.allclose(got, want.T, atol=1e-4):
         raise Mistake("returned (7, 5), the transpose: the OUTER vmap must map the rows of a "
                       "(in_axes=(0, None)) and the inner one the rows of b (in_axes=(None, 0))")
     if got.shape != (5, 7):
-        raise Mistake(f"{what} returned shape {got.shape}; expected (5, 7), one row per row of a "
-                      f"and one column per row of b: nest two vmaps")
+        raise Mistake(_("{what} returned shape {shape}; expected (5, 7), one row per "
+                        "row of a and one column per row of b: nest two vmaps").format(
+                          what=what, shape=got.shape))
     expect_close(got, want, what, atol=1e-4, hint="entry [i, j] must be jnp.dot(a[i], b[j])")
     return "(n, m) dot products of every row of a with every row of b, by nested vmap"
 
@@ -181,8 +191,9 @@ def convolve_kernels(student_fn: Any) -> str:
     want = np.stack([_convolve(x, k) for k in kernels])
     got = np.asarray(got)
     if got.shape != want.shape:
-        raise Mistake(f"{what} returned shape {got.shape}; expected {want.shape}, one row per "
-                      f"kernel: share the signal and map the kernels (in_axes=(None, 0))")
+        raise Mistake(_("{what} returned shape {shape}; expected {shape2}, one row per "
+                        "kernel: share the signal and map the kernels (in_axes=(None, "
+                        "0))").format(what=what, shape=got.shape, shape2=want.shape))
     expect_close(got, want, what, atol=1e-4, hint="row j must be convolve(x, kernels[j])")
     return "one signal convolved with each kernel (in_axes=(None, 0))"
 

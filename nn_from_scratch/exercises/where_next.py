@@ -17,6 +17,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from ..i18n import N_, _
 from ._core import (
     Mistake,
     call,
@@ -81,7 +82,8 @@ def _step_output(out: Any, what: str) -> tuple[Any, Any, Any]:
     if not (isinstance(out, (tuple, list)) and len(out) == 3):
         got = f"{type(out).__name__} of length {len(out)}" if isinstance(out, (tuple, list)) \
             else type(out).__name__
-        raise Mistake(f"{what} should return a tuple (params, opt_state, loss_value); got {got}")
+        raise Mistake(_("{what} should return a tuple (params, opt_state, loss_value); "
+                        "got {got}").format(what=what, got=got))
     return out[0], out[1], out[2]
 
 
@@ -95,8 +97,8 @@ def _sgd_with_momentum() -> Any:
 def optax_step(student_step: Any) -> str:
     tx = _sgd_with_momentum()
     if not callable(student_step):
-        raise Mistake(f"expected a function optax_step(params, opt_state, x, y, tx); got "
-                      f"{type(student_step).__name__}")
+        raise Mistake(_("expected a function optax_step(params, opt_state, x, y, tx); "
+                        "got {name}").format(name=type(student_step).__name__))
     # Jitted as a training loop would (the optimizer is a static argument): one compile
     # instead of one per operation, and the step must work on traced arrays.
     step_fn = jax.jit(student_step, static_argnums=4)
@@ -116,9 +118,10 @@ def optax_step(student_step: Any) -> str:
         raise
     new, state, value = _step_output(out, what)
     if str(jax.tree.structure(new)) != str(jax.tree.structure(params)):
-        raise Mistake(f"the new params should have the structure of the old ones (a list of "
-                      f"(W, b)); got {summary(new)}. Return "
-                      f"optax.apply_updates(params, updates)")
+        raise Mistake(_("the new params should have the structure of the old ones (a "
+                        "list of (W, b)); got {summary_new}. Return "
+                        "optax.apply_updates(params, updates)").format(
+                          summary_new=summary(new)))
     if _close(new, params):
         raise Mistake("the params came back unchanged: return the NEW params, "
                       "optax.apply_updates(params, updates)")
@@ -133,9 +136,9 @@ def optax_step(student_step: Any) -> str:
                       "apply the updates")
     want = _tree_map(lambda p, g: p - lr * g, params, g1)  # our update: the velocity starts at 0
     if not _close(new, want):
-        raise Mistake(f"the first step with optax.sgd({lr}) should give exactly our "
-                      f"update(params, x, y, {lr}): value_and_grad of loss, tx.update, "
-                      f"optax.apply_updates")
+        raise Mistake(_("the first step with optax.sgd({lr}) should give exactly our "
+                        "update(params, x, y, {lr}): value_and_grad of loss, tx.update, "
+                        "optax.apply_updates").format(lr=lr))
     expect_close(value, value_want, "the returned loss value",
                  hint="return the batch's loss at the params you were given, the value "
                       "from jax.value_and_grad(loss)(params, x, y)")
@@ -148,13 +151,13 @@ def optax_step(student_step: Any) -> str:
     g2 = _grads(jax.tree.unflatten(treedef, [w.astype(np.float32) for w in want]), x, y)
     want = _tree_map(lambda p, a, b: p - lr * (beta * a + b), want, g1, g2)
     what = "optax_step at step 2, with the state from step 1"
-    new, _, _ = _step_output(call(step_fn, new, state, x, y, tx, what=what), what)
+    new, _unused, _unused = _step_output(call(step_fn, new, state, x, y, tx, what=what), what)
     if not _close(new, want, atol=1e-5):
         raise Mistake("the second step does not follow from the first: call "
                       "tx.update(grads, opt_state, params) with the opt_state you were given, "
                       "and return the state it gives back")
-    return (f"with optax.sgd({lr}, momentum={beta}): step 1 equals our update, step 2 carries "
-            f"the optimizer's state along")
+    return (_("with optax.sgd({lr}, momentum={beta}): step 1 equals our update, step 2 "
+              "carries the optimizer's state along").format(lr=lr, beta=beta))
 
 
 def _momentum_tx(student_fn: Any, lr: float, beta: float | None) -> Any:
@@ -164,8 +167,9 @@ def _momentum_tx(student_fn: Any, lr: float, beta: float | None) -> Any:
     else:
         tx = call(student_fn, lr, beta, what=f"momentum({lr}, beta={beta})")
     if not (callable(getattr(tx, "init", None)) and callable(getattr(tx, "update", None))):
-        raise Mistake(f"momentum(...) should return optax.GradientTransformation(init, update), "
-                      f"an object with .init and .update; got {type(tx).__name__}")
+        raise Mistake(_("momentum(...) should return optax.GradientTransformation(init, "
+                        "update), an object with .init and .update; got {name}").format(
+                          name=type(tx).__name__))
     return tx
 
 
@@ -175,7 +179,7 @@ def momentum(student_fn: Any) -> str:
     rng = np.random.default_rng(5)
     grads = [[(rng.normal(size=w.shape).astype(np.float32),
                rng.normal(size=b.shape).astype(np.float32)) for w, b in params]
-             for _ in range(3)]
+             for _unused in range(3)]
     for lr, given in ((0.3, 0.5), (0.1, None)):  # None: beta left to its default, 0.9
         tx, beta = _momentum_tx(student_fn, lr, given), 0.9 if given is None else given
         state = call(tx.init, params, what="init(params)")
@@ -197,8 +201,8 @@ def momentum(student_fn: Any) -> str:
                                   "params too, for the optimizers that need them") from None
                 raise
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise Mistake(f"update should return a pair (updates, new_state); got "
-                              f"{type(out).__name__}")
+                raise Mistake(_("update should return a pair (updates, new_state); got "
+                                "{name}").format(name=type(out).__name__))
             updates, state = out
             velocity = _tree_map(lambda v, gi, b=beta: b * v + gi, velocity, g)
             want = _tree_map(lambda v, a=lr: -a * v, velocity)
@@ -213,13 +217,17 @@ def momentum(student_fn: Any) -> str:
                               "Adam's moving average. Momentum adds the whole gradient: "
                               "velocity = beta * velocity + grads")
             if step > 1 and _close(updates, _tree_map(lambda gi, a=lr: -a * gi, g)):
-                raise Mistake(f"step {step} ignored the earlier gradients: return the NEW "
-                              f"velocity as the state, and add beta * velocity to the gradient")
+                raise Mistake(_("step {step} ignored the earlier gradients: return the "
+                                "NEW velocity as the state, and add beta * velocity to "
+                                "the gradient").format(step=step))
             if given is None:
-                raise Mistake(f"momentum({lr}), with beta left out, should use the default "
-                              f"beta=0.9, as momentum({lr}, beta=0.9) would")
-            raise Mistake(f"the updates at step {step} (learning_rate={lr}, beta={beta}) should "
-                          f"be -learning_rate * velocity, with velocity = beta * velocity + grads")
+                raise Mistake(_("momentum({lr}), with beta left out, should use the "
+                                "default beta=0.9, as momentum({lr}, beta=0.9) would").format(
+                                  lr=lr))
+            raise Mistake(_("the updates at step {step} (learning_rate={lr}, "
+                            "beta={beta}) should be -learning_rate * velocity, with "
+                            "velocity = beta * velocity + grads").format(
+                              step=step, lr=lr, beta=beta))
     return ("equals optax.sgd(learning_rate, momentum=beta) over 3 steps, for two settings "
             "(beta=0.9 by default)")
 
@@ -237,8 +245,9 @@ SCHEDULES = ((1e-3, 10, 50), (0.5, 4, 20))  # (peak_value, warmup_steps, decay_s
 @exercise(LESSON, 3, "a warmup-cosine schedule")
 def warmup_cosine(student_fn: Any) -> str:
     if not callable(student_fn):
-        raise Mistake(f"expected a function warmup_cosine(step, peak_value, warmup_steps, "
-                      f"decay_steps); got {type(student_fn).__name__}")
+        raise Mistake(_("expected a function warmup_cosine(step, peak_value, "
+                        "warmup_steps, decay_steps); got {name}").format(
+                          name=type(student_fn).__name__))
     for peak, warmup, decay in SCHEDULES:
         steps = np.arange(60, dtype=np.int32)  # past the end of both schedules
         what = f"warmup_cosine(step, {peak}, {warmup}, {decay}) inside jax.jit"
@@ -254,8 +263,10 @@ def warmup_cosine(student_fn: Any) -> str:
             raise
         got = np.asarray(got, np.float64)
         if got.shape != steps.shape:
-            raise Mistake(f"given {len(steps)} steps at once, it returned shape {got.shape}; "
-                          f"compute elementwise with jnp.where rather than Python's `if`")
+            raise Mistake(_("given {len_steps} steps at once, it returned shape "
+                            "{shape}; compute elementwise with jnp.where rather than "
+                            "Python's `if`").format(
+                              len_steps=len(steps), shape=got.shape))
         want = _warmup_cosine_reference(steps, peak, warmup, decay)
         if np.allclose(got, want, rtol=1e-4, atol=1e-6 * peak):
             continue
@@ -264,25 +275,31 @@ def warmup_cosine(student_fn: Any) -> str:
                           "0.5 * (1 + cos(pi * progress)), which runs from 1 to 0")
         after = steps >= warmup
         if not np.allclose(got[~after], want[~after], rtol=1e-4, atol=1e-6 * peak):
-            raise Mistake(f"the warmup should rise linearly from 0 at step 0 to peak_value at "
-                          f"step warmup_steps: peak_value * step / warmup_steps (it gave "
-                          f"{got[1]:.3g} at step 1 for peak_value={peak}, warmup_steps={warmup})")
+            raise Mistake(_("the warmup should rise linearly from 0 at step 0 to "
+                            "peak_value at step warmup_steps: peak_value * step / "
+                            "warmup_steps (it gave {got:.3g} at step 1 for "
+                            "peak_value={peak}, warmup_steps={warmup})").format(
+                              got=got[1], peak=peak, warmup=warmup))
         unclipped = peak * 0.5 * (1 + np.cos(np.pi * (steps - warmup) / (decay - warmup)))
         if np.allclose(got[after], unclipped[after], rtol=1e-4, atol=1e-6 * peak):
             raise Mistake("after decay_steps the rate rises again: clip the progress to at most "
                           "1 (jnp.clip or jnp.minimum) so that it stays at 0")
         if abs(got[warmup] - peak) > 1e-4 * peak:
-            raise Mistake(f"at step warmup_steps the rate should be peak_value ({peak}); got "
-                          f"{got[warmup]:.3g}: the cosine starts where the warmup ends, "
-                          f"progress = (step - warmup_steps) / (decay_steps - warmup_steps)")
+            raise Mistake(_("at step warmup_steps the rate should be peak_value "
+                            "({peak}); got {got:.3g}: the cosine starts where the "
+                            "warmup ends, progress = (step - warmup_steps) / "
+                            "(decay_steps - warmup_steps)").format(
+                              peak=peak, got=got[warmup]))
         if got[decay] > 1e-3 * peak:
-            raise Mistake(f"at step decay_steps the rate should have reached 0; got "
-                          f"{got[decay]:.3g}. As in Optax, decay_steps counts the warmup too: "
-                          f"progress = (step - warmup_steps) / (decay_steps - warmup_steps)")
+            raise Mistake(_("at step decay_steps the rate should have reached 0; got "
+                            "{got:.3g}. As in Optax, decay_steps counts the warmup too: "
+                            "progress = (step - warmup_steps) / (decay_steps - "
+                            "warmup_steps)").format(got=got[decay]))
         worst = float(np.max(np.abs(got - want)))
-        raise Mistake(f"off by up to {worst:.3g} for peak_value={peak}, warmup_steps={warmup}, "
-                      f"decay_steps={decay}: a linear warmup to peak_value, then "
-                      f"peak_value * 0.5 * (1 + cos(pi * progress))")
+        raise Mistake(_("off by up to {worst:.3g} for peak_value={peak}, "
+                        "warmup_steps={warmup}, decay_steps={decay}: a linear warmup to "
+                        "peak_value, then peak_value * 0.5 * (1 + cos(pi * progress))").format(
+                          worst=worst, peak=peak, warmup=warmup, decay=decay))
     return ("equals optax.warmup_cosine_decay_schedule for two settings, all steps at once "
             "under jit")
 
@@ -311,29 +328,35 @@ def first_step_ratio(student_fn: Any) -> str:
     for name, tx in _optimizers():
         what = f"first_step_ratio({name}, params, grads)"
         got = call(student_fn, tx, params, grads, what=what, hints={
-            "requires the current value of parameters": f"{what} called tx.update without the "
-            f"params: AdamW's weight decay needs them, tx.update(grads, state, params)"})
+            "requires the current value of parameters": _("{what} called tx.update "
+                                                          "without the params: AdamW's "
+                                                          "weight decay needs them, "
+                                                          "tx.update(grads, state, "
+                                                          "params)").format(what=what)})
         if np.size(got) != 1:
-            raise Mistake(f"{what} returned {summary(got)}; it should return one number, the "
-                          f"mean over every parameter of every layer")
+            raise Mistake(_("{what} returned {summary_got}; it should return one "
+                            "number, the mean over every parameter of every layer").format(
+                              what=what, summary_got=summary(got)))
         got = float(np.asarray(got).ravel()[0])
-        updates, _ = tx.update(grads, tx.init(params), params)
+        updates, _unused = tx.update(grads, tx.init(params), params)
         want = _mean_abs(updates) / _mean_abs(params)
         if np.isclose(got, want, rtol=1e-4):
             continue
         reject_known_wrong(got, {
-            "the gradients are not the step: turn them into updates first, updates, _ = "
-            "tx.update(grads, tx.init(params), params)": _mean_abs(grads) / _mean_abs(params),
-            "the ratio is upside down: the size of the step over the size of the parameters":
+            N_("the gradients are not the step: turn them into updates first, updates, _ = "
+               "tx.update(grads, tx.init(params), params)"): _mean_abs(grads) / _mean_abs(params),
+            N_("the ratio is upside down: the size of the step over the size of the parameters"):
                 1 / want,
-            "take the mean over every parameter, the b's as well as the W's":
+            N_("take the mean over every parameter, the b's as well as the W's"):
                 _mean_abs(updates, True) / _mean_abs(params, True),
-            "a size is never negative: take |update| and |parameter| (jnp.abs) before the mean":
+            N_("a size is never negative: take |update| and |parameter| (jnp.abs) before the "
+               "mean"):
                 float(np.mean(np.concatenate([u.ravel() for u in _leaves(updates)])))
                 / float(np.mean(np.concatenate([p.ravel() for p in _leaves(params)]))),
         }, rtol=1e-4)
-        raise Mistake(f"{what} gave {got:.4g}; the first step's mean |update| over the mean "
-                      f"|parameter| is {want:.4g}: updates, _ = tx.update(grads, tx.init(params), "
-                      f"params), then the two means")
+        raise Mistake(_("{what} gave {got:.4g}; the first step's mean |update| over the "
+                        "mean |parameter| is {want:.4g}: updates, _ = tx.update(grads, "
+                        "tx.init(params), params), then the two means").format(
+                          what=what, got=got, want=want))
     return ("the first step's size for its parameters' size, with SGD, Adam and AdamW: Adam "
             "moves every parameter by about its learning rate, whatever its gradient")
