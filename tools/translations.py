@@ -32,6 +32,7 @@ filled in and writes it into the catalog.
 """
 import argparse
 import copy
+import fcntl
 import io
 import json
 import re
@@ -330,6 +331,8 @@ def main() -> None:
     parser.add_argument("file", nargs="?", help="with fill: the JSON list of translations")
     args = parser.parse_args()
     if args.command in ("todo", "fill") and args.lesson == "messages":
+        lock = (MESSAGES / ".lock").open("w")
+        fcntl.flock(lock, fcntl.LOCK_EX)  # translators fill the one catalog at the same time
         update_messages()
         catalog = _read_messages()
         if args.command == "todo":
