@@ -56,6 +56,7 @@ html_favicon = "_static/favicon.svg"   # also spares the browser a /favicon.ico 
 html_context = {"default_mode": "auto"}  # light or dark as the reader's system says
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
+html_js_files = [("zh-stemmer.js", {"priority": 100})]  # before Sphinx's language_data.js
 html_show_sourcelink = False
 html_copy_source = False
 html_last_updated_fmt = None

@@ -121,7 +121,7 @@ def parse(path: Path) -> Page:
 
 def pages(html: Path) -> list[Path]:
     return sorted(p for p in html.rglob("*.html")
-                  if not p.relative_to(html).parts[0].startswith("_"))
+                  if not any(part.startswith("_") for part in p.relative_to(html).parts))
 
 
 def test_the_build_is_clean_and_quick(built):
