@@ -165,3 +165,19 @@ def test_patching_the_checker_module_does_not_reach_the_graders_checkers(cunning
     ivan, rows = rows_of(cunning_class, "ivan")
     assert rows["07.1"].status == "not done"
     assert "the exercise cell of 07.1 names the checkers' package (exercises)" in ivan.notes
+
+
+def test_a_chinese_instructor_reads_every_hint_in_chinese(tmp_path, monkeypatch):
+    """grade --lang zh sets the language the kernels' checks answer in (the release's setup
+    cell sets none), for an English submission as for a Chinese one."""
+    from nn_from_scratch import i18n
+
+    nb = notebook(("exercise", "def relu(x):\n    return x  # forgot the max"),
+                  ("check", "check.relu(relu)"))
+    nbformat.write(nb, tmp_path / "wei.ipynb")
+    monkeypatch.setenv(i18n.ENV, "zh_CN")  # what --lang zh does before grading
+    [graded] = grade_paths([tmp_path], LIMITS, jobs=1,
+                           release_dir=small_release(tmp_path / "release"))
+    rows = {r.exercise: r for r in graded.rows}
+    assert rows["07.1"].status == "failed" and "relu" in rows["07.1"].message
+    assert rows["07.2"].status == "not done" and rows["07.2"].message.startswith("尚未完成")

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from .._checks import InputError, check_writable_folder
+from ..i18n import ENV as LANGUAGE_ENV
 from ..memory_watch import format_bytes, parse_bytes
 from ..notebook_runner import CELL_TIMEOUT, NOTEBOOK_TIMEOUT, Limits
 from .exports import format_table, write_csv, write_feedback
@@ -42,6 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     limits.add_argument("--shard", metavar="K/N", help="grade only the K-th of N slices of the "
                         "notebooks (stable, by file name), e.g. one task of a Slurm array")
     out = parser.add_argument_group("results")
+    out.add_argument("--lang", choices=("en", "zh"), default="en",
+                     help="the language of every check's result and hint in the reports: en, "
+                          "or zh for Chinese (English and Chinese submissions alike)")
     out.add_argument("--json", action="store_true", help="print the results as JSON")
     out.add_argument("--json-file", metavar="FILE", help="also write the JSON here (for --merge)")
     out.add_argument("--merge", action="store_true", help="PATHs are --json-file results of "
@@ -108,6 +112,9 @@ def _results(args: argparse.Namespace) -> list[Graded]:
 
 def grade_command(args: argparse.Namespace) -> int:
     check_outputs(args)
+    # The kernels inherit it: the grader's own checks answer in the instructor's language,
+    # whatever language the submission's edition set (the release's first cell sets none).
+    os.environ[LANGUAGE_ENV] = {"en": "en", "zh": "zh_CN"}[args.lang]
     graded = _results(args)
     print(to_json(graded) if args.json else format_table(graded))
     if args.json_file:
