@@ -52,3 +52,40 @@ def test_the_chinese_editions_run_the_same_code(lesson):
                 assert ast.dump(ast.parse(zh_cell.source)) == ast.dump(ast.parse(en_cell.source))
             else:
                 assert zh_cell.source != en_cell.source or not en_cell.source.strip()
+
+
+def test_the_chinese_readme_maps_every_lesson_and_links_back():
+    readme = (notebooks.ROOT / "README.zh-CN.md").read_text(encoding="utf-8")
+    assert "[English](README.md)" in readme.splitlines()[2]
+    assert "[简体中文](README.zh-CN.md)" in (notebooks.ROOT / "README.md").read_text()
+    for lesson in LESSONS:
+        assert f"(notebooks/zh/{lesson.stem}.ipynb)" in readme, f"{lesson.stem} in README.zh-CN"
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[p.stem for p in LESSONS])
+def test_every_lesson_has_its_chinese_editions_up_to_date(lesson):
+    """Both Chinese notebooks exist, match today's English and catalog, and the full one was
+    executed with every check passing, in Chinese."""
+    import nbformat
+
+    from nn_from_scratch.grade.verdicts import check_results
+
+    assert not translations.problems(lesson), translations.problems(lesson)[:3]
+    fix = f"rebuild with .venv/bin/python tools/translations.py build {lesson.stem}"
+    catalog = translations.read(lesson)
+    for edition, english in zip(("full", "student"), notebooks.editions(lesson)):
+        path = translations.zh_path(lesson, edition)
+        assert path.exists(), f"{path.relative_to(notebooks.ROOT)} is missing: {fix}"
+        committed = nbformat.read(path, as_version=4)
+        expected = translations.translate(english, catalog)
+        assert notebooks.cell_sources(committed) == notebooks.cell_sources(expected), (
+            f"{path.relative_to(notebooks.ROOT)} is stale: {fix}")
+        code = [c for c in committed.cells if c.cell_type == "code" and c.source.strip()]
+        if edition == "student":
+            assert not [c for c in code if c.outputs], "the student edition has no outputs"
+            continue
+        results = check_results(committed)
+        assert results and all(r["status"] == "passed" for r in results.values()), results
+        lines = [o["data"]["text/plain"] for c in code for o in c.outputs
+                 if "check" in c.metadata.get("tags", []) and "data" in o]
+        assert lines and all("：" in line for line in lines), "the checks answered in Chinese"
