@@ -3,9 +3,11 @@
 Each lesson runs in a fresh process, cell by cell, as a kernel runs it (the
 runner of ``tools/mutants.py``). At each exercise the check is timed twice, as a
 student meets it in a warm kernel: first with the lesson's solution (the check's
-first call, compiles included), then with a typical wrong answer (the first
-mutant of the solution that the check rejects with a hint). Lessons run one
-after another, never two at once, so that they do not compete for the cores.
+first call, compiles included), then with a typical wrong answer: the first
+mutant of the solution that computes a wrong value, which the check rejects
+with a hint (not one whose own code raises, which any check answers at once).
+Lessons run one after another, never two at once, so that they do not compete
+for the cores.
 
     .venv/bin/python benchmarks/check_latency.py                       # every lesson
     .venv/bin/python benchmarks/check_latency.py 07_mlp_from_scratch   # one
@@ -25,6 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 import mutants  # noqa: E402
+
 import notebooks  # noqa: E402
 
 
@@ -40,7 +43,8 @@ def main() -> None:
     for slug in slugs:
         report = mutants.lesson_report(slug, first_wrong_only=True)
         for exercise in report["exercises"]:
-            rejected = [m for m in exercise["mutants"] if m["status"] == "failed"]
+            rejected = [m for m in exercise["mutants"] if m["status"] == "failed"
+                        and mutants._a_wrong_value(m["message"])]
             right.append(exercise["seconds"])
             wrong_seconds = rejected[0]["seconds"] if rejected else float("nan")
             if rejected:

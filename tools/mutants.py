@@ -155,8 +155,8 @@ def run_lesson(slug: str, first_wrong_only: bool = False,
                                         "seconds": seconds})
             if status == "failed" and not wrong:
                 wrong = {k: ns[k] for k in ns if k not in base or ns[k] is not base[k]}
-                if first_wrong_only:
-                    break
+            if first_wrong_only and status == "failed" and _a_wrong_value(message):
+                break
         ns.clear()
         ns.update(base)
         _wrong_version(ns, base, cell.source, wrong)
@@ -168,6 +168,11 @@ def run_lesson(slug: str, first_wrong_only: bool = False,
         report["exercises"].append(exercise)
     report["seconds"] = time.perf_counter() - start
     return report
+
+
+def _a_wrong_value(message: str) -> bool:
+    """Does a check's hint answer a wrong value (not an error the mutant's own code raised)?"""
+    return " raised " not in message and "returned None" not in message
 
 
 def _exercise_id(check_source: str, slug: str) -> str:
