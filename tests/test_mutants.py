@@ -7,6 +7,7 @@ Each exercise must kill >= 90% of its non-equivalent mutants and each lesson
 >= 98% (so the course does too). The same run is "Run all" with a wrong answer
 in every exercise: every later cell must still run.
 """
+import json
 import os
 import sys
 from pathlib import Path
@@ -39,6 +40,10 @@ def test_checkers_kill_the_mutants_and_run_all_reaches_the_end(slug):
     if not WITH_MUTANTS:
         return
     table = mutants.scores(report)
+    if os.environ.get("NN_FROM_SCRATCH_MUTANT_SCORES"):  # a folder: keep the table for the README
+        folder = Path(os.environ["NN_FROM_SCRATCH_MUTANT_SCORES"])
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{slug}.json").write_text(json.dumps(table, indent=1))
     problems = []
     for exercise_id, row in table.items():
         if row["check raised"]:
