@@ -35,6 +35,8 @@ import copy
 import fcntl
 import io
 import json
+import os
+import platform
 import re
 import sys
 import tokenize
@@ -200,6 +202,7 @@ def zh_path(lesson: Path, edition: str = "full") -> Path:
 def build(lesson: Path) -> None:
     """Write both Chinese editions: the full one executed for real (its checks answer in
     Chinese, and must all pass), the student one with no outputs."""
+    import jax
     import nbformat
 
     catalog = read(lesson)
@@ -209,7 +212,9 @@ def build(lesson: Path) -> None:
               if r["status"] != "passed"}
     if failed:
         raise AssertionError(f"{lesson.name} (zh_CN): checks that fail on the solutions: {failed}")
-    full.metadata["nn_from_scratch"]["executed"] = {"seconds": round(seconds, 1)}
+    full.metadata["nn_from_scratch"]["executed"] = {  # as the English build records it
+        "seconds": round(seconds, 1), "python": platform.python_version(),
+        "jax": jax.__version__, "cpu_cores": os.cpu_count()}
     for edition, nb in (("full", full), ("student", student)):
         zh_path(lesson, edition).parent.mkdir(exist_ok=True)
         nbformat.write(nb, zh_path(lesson, edition))
