@@ -383,7 +383,7 @@ def mlp_loss_and_grads(params: Any, x: Any, y: Any) -> tuple[float, list[tuple[n
     shifted = logits - logits.max(axis=1, keepdims=True)
     log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
     delta = (np.exp(log_p) - y) / len(acts[0])  # d loss / d logits, as sum(y) = 1
-    grads = []
+    grads: list[tuple[np.ndarray, ...]] = []
     for i in reversed(range(len(layers))):
         grads.append((delta.T @ acts[i], delta.sum(axis=0)))
         delta = (delta @ layers[i][0]) * (acts[i] > 0)

@@ -208,8 +208,8 @@ def tanh(student_tanh: Any) -> str:
 
 @exercise(LESSON, 3, "topological order")
 def topological_order(student_fn: Any) -> str:
-    for index, (name, _unused, _unused) in enumerate(GRAPHS):
-        _unused, root = _graph(index)
+    for index, (name, _fn, _point) in enumerate(GRAPHS):
+        _values, root = _graph(index)
         nodes = autodiff.topological_order(root)
         what = f"topological_order(root) for {name}"
         got = call(student_fn, root, what=what)

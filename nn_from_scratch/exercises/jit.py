@@ -168,10 +168,10 @@ _CLIP_CASES = [("a long g", [3.0, 4.0, 0.0], 1.0), ("a short g", [0.3, -0.4, 0.1
 @exercise(LESSON, 3, "clip_norm without NaN gradients")
 def clip_norm(student_fn: Any) -> str:
     cases = [(name, np.array(g, np.float32), limit) for name, g, limit in _CLIP_CASES]
-    for (name, g, limit), (_unused, shown, _unused) in zip(cases, _CLIP_CASES):
+    for (name, g, limit), (_name, shown, _limit) in zip(cases, _CLIP_CASES):
         what = f"clip_norm(g, {limit}) for {name}, {shown}"
         got = np.asarray(call(student_fn, g, limit, what=what))
-        want, _unused = _reference_clip(g, limit)
+        want, _grad = _reference_clip(g, limit)
         if np.allclose(got, np.clip(g, -limit, limit)) and not np.allclose(want, g):
             raise Mistake("clip the norm of the whole vector, not each element: g * limit / "
                           "norm(g) when norm(g) > limit")

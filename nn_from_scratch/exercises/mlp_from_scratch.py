@@ -209,7 +209,7 @@ def init_network_params(student_fn: Any) -> str:
     raise Mistake(in_order)
 
 
-def _logits(params: Any, x: np.ndarray, last_relu: bool = False) -> np.ndarray:
+def _logits(params: Any, x: Any, last_relu: bool = False) -> np.ndarray:
     """The last layer's outputs in NumPy (no JAX compile) for ONE example or a batch."""
     *hidden, (w_last, b_last) = [(np.asarray(w), np.asarray(b)) for w, b in params]
     a = np.asarray(x)

@@ -93,7 +93,8 @@ def shard(student_fn: Any) -> str:
             raise Mistake(_("{what}: device d should get rows d*k to (d+1)*k - 1 of x, "
                             "k = batch // n, in order").format(what=what))
     uneven = np.arange(30, dtype=np.float32).reshape(10, 3)
-    for x, kind in ((uneven, "NumPy"), (jnp.asarray(uneven), "JAX")):
+    arrays: list[tuple[Any, str]] = [(uneven, "NumPy"), (jnp.asarray(uneven), "JAX")]
+    for x, kind in arrays:
         what = f"shard(x, 4) for a {kind} array of 10 rows"
         try:
             out = student_fn(x, 4)

@@ -81,7 +81,7 @@ def _grads(params: Any, images: np.ndarray, targets: np.ndarray) -> list[tuple[n
     """jax.grad(losses.loss), by hand: backpropagation through the layers, in NumPy."""
     inputs, log_probs = _forward(params, images)
     delta = (np.exp(log_probs) - targets) / len(images)  # d loss / d logits, (N, classes)
-    grads = []
+    grads: list[tuple[np.ndarray, ...]] = []
     for i in reversed(range(len(params))):
         grads.append((delta.T @ inputs[i], delta.sum(axis=0)))
         if i:  # back through W, then through the relu of the layer before

@@ -104,8 +104,8 @@ def optax_step(student_step: Any) -> str:
     step_fn = jax.jit(student_step, static_argnums=4)
     params, (x, y) = _network(), _batch()
     lr, beta = STEP_LR, STEP_BETA
-    value_want, g1 = mlp_loss_and_grads(params, x, y)
-    g1 = _leaves(g1)
+    value_want, layer_grads = mlp_loss_and_grads(params, x, y)
+    g1 = _leaves(layer_grads)
     first_state = tx.init(params)
     what = f"optax_step(params, opt_state, x, y, optax.sgd({lr}, momentum={beta}))"
     try:
