@@ -253,9 +253,11 @@ def message_problems() -> list[str]:
     found = []
     for message in message_template():
         entry = catalog.get(message.id, context=message.context)
-        if message.id and (entry is None or not entry.string or entry.fuzzy):
-            found.append(f"{message.locations[0][0]}: no up-to-date translation of "
-                         f"{message.id!r}")
+        if message.id and entry is not None and entry.string and entry.fuzzy:
+            found.append(f"{message.locations[0][0]}: the English changed, the translation is "
+                         f"out of date (fuzzy): {message.id!r}")
+        elif message.id and (entry is None or not entry.string):
+            found.append(f"{message.locations[0][0]}: no translation of {message.id!r}")
     return found
 
 
