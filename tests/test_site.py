@@ -456,14 +456,20 @@ def test_next_links_walk_the_lessons_in_order(browser, server):
         assert browser.js("location.href") == server + expected
 
 
-def test_search_finds_a_lesson(browser, server):
-    word = "vmap" if any("vmap" in s for s in LESSON_IDS) else "predict"
-    assert not browser.open(f"{server}search.html?q={word}")
+def search(browser, page_url: str) -> list[str]:
+    """The result links of a site search (the page fills them in after it loads)."""
+    assert not browser.open(page_url)
     deadline, links = time.monotonic() + 15, []
     while time.monotonic() < deadline and not links:
         links = browser.js("[...document.querySelectorAll('#search-results li a')]"
                            ".map(a => a.getAttribute('href'))")
         time.sleep(0.2)
+    return links
+
+
+def test_search_finds_a_lesson(browser, server):
+    word = "vmap" if any("vmap" in s for s in LESSON_IDS) else "predict"
+    links = search(browser, f"{server}search.html?q={word}")
     assert any("lessons/" in link for link in links), f"search for {word!r} found {links}"
 
 
@@ -526,11 +532,6 @@ def test_chinese_search_finds_chinese_words(browser, server, html):
     index = (html / "zh" / "searchindex.js").read_text(encoding="utf-8")
     terms = json.loads(index[index.index("(") + 1:index.rindex(")")])["terms"]
     assert {"密钥", "批次", "参数"} <= set(terms), "Chinese words are indexed as words"
-    assert not browser.open(f"{server}zh/search.html?q=密钥")
-    deadline, links = time.monotonic() + 15, []
-    while time.monotonic() < deadline and not links:
-        links = browser.js("[...document.querySelectorAll('#search-results li a')]"
-                           ".map(a => a.getAttribute('href'))")
-        time.sleep(0.2)
+    links = search(browser, f"{server}zh/search.html?q=密钥")
     assert any("lessons/" in link for link in links), f"search for 密钥 found {links}"
     browser.screenshot(SCREENSHOTS / "zh-search.png")
