@@ -100,7 +100,7 @@ def random_transpose(student_fn: Any) -> str:
     want = np.stack([GRAY.T if f else GRAY for f in flags])
     if batch.shape != want.shape or not np.array_equal(batch, want):
         raise Mistake("under vmap, each flag must choose for its own image")
-    return "swaps H and W (channels stay last) when the flag is True, under jit and vmap too"
+    return N_("swaps H and W (channels stay last) when the flag is True, under jit and vmap too")
 
 
 @exercise(LESSON, 2, "one_to_many")
@@ -119,7 +119,7 @@ def one_to_many(student_fn: Any) -> str:
         if not np.array_equal(got, want):
             raise Mistake(_("{what}: image i must be the input turned a quarter if "
                             "flags[i], else unchanged").format(what=what))
-    return "one image and 5 flags give 5 images, each turned or not by its own flag"
+    return N_("one image and 5 flags give 5 images, each turned or not by its own flag")
 
 
 def _is_key_reuse(err: BaseException) -> bool:
@@ -186,7 +186,7 @@ def epoch_flags(student_fn: Any) -> str:
                                 what=f"{what} with another key"))
         if np.array_equal(other, got):
             raise Mistake("another key gave the same flags: draw from the key you are given")
-    return "a new subkey per epoch, no key used twice (jax.debug_key_reuse agrees)"
+    return N_("a new subkey per epoch, no key used twice (jax.debug_key_reuse agrees)")
 
 
 @exercise(LESSON, 4, "augment_images_p")

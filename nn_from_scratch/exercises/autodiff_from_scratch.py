@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import autodiff
-from ..i18n import _
+from ..i18n import N_, _
 from ._core import Hints, Mistake, NotDone, _library_name, call, exercise, finish_first, summary
 
 LESSON = "03_autodiff_from_scratch"
@@ -179,7 +179,7 @@ def mul(student_mul: Any) -> str:
                               tuple_grads=tuple(grads), a_data=a_data, b_data=b_data,
                               tuple_want=tuple(want)))
         _expect_op(out, what, "*")
-    return "a * b, with d(a*b)/da = b and d(a*b)/db = a as jax.grad says, at 3 points"
+    return N_("a * b, with d(a*b)/da = b and d(a*b)/db = a as jax.grad says, at 3 points")
 
 
 @exercise(LESSON, 2, "tanh")
@@ -203,7 +203,7 @@ def tanh(student_tanh: Any) -> str:
                             "says {want:.6g}. d tanh(x)/dx = 1 - tanh(x)², and t = "
                             "tanh(x)").format(got=got, x=x, want=want))
         _expect_op(out, what, "tanh")
-    return "tanh(a), with d tanh(a)/da = 1 - t² as jax.grad(jnp.tanh) says, at 4 points"
+    return N_("tanh(a), with d tanh(a)/da = 1 - t² as jax.grad(jnp.tanh) says, at 4 points")
 
 
 @exercise(LESSON, 3, "topological order")

@@ -86,7 +86,7 @@ def conv2d(student_conv2d: Any) -> str:
         }, rtol=1e-4, atol=1e-4, want=want)
         expect_close(got, want, what, hint="out[i, j] is the window image[i:i+kh, j:j+kw] "
                                            "times the kernel, summed")
-    return "one image, two kernels (3x3 and 2x3): every window dotted with the kernel"
+    return N_("one image, two kernels (3x3 and 2x3): every window dotted with the kernel")
 
 
 @exercise(LESSON, 2, "channels: vmap and sum")
@@ -108,7 +108,7 @@ def conv2d_channels(student_fn: Any) -> str:
     }, rtol=1e-4, atol=1e-4, want=want)
     expect_close(got, want, what, hint="channel c goes with kernel c: "
                                        "jnp.sum(jax.vmap(conv2d)(image, kernels), axis=0)")
-    return "3 channels, each with its own kernel, summed into one map"
+    return N_("3 channels, each with its own kernel, summed into one map")
 
 
 def _vmapped(student_fn: Any, args: tuple[Any, ...], want: np.ndarray, what: str,
@@ -127,7 +127,7 @@ def all_filters(student_fn: Any) -> str:
              "WHOLE image, so its in_axes entry is None: "
              "jax.vmap(conv2d_channels, in_axes=(None, 0))",
              "map over the filters (axis 0 of w) and share the image: in_axes=(None, 0)")
-    return "4 filters on one 3-channel image: the image shared, the filters mapped"
+    return N_("4 filters on one 3-channel image: the image shared, the filters mapped")
 
 
 @exercise(LESSON, 4, "the batch: in_axes")
@@ -139,7 +139,7 @@ def batched_conv(student_fn: Any) -> str:
              "by every image, so their in_axes are None: "
              "jax.vmap(conv_layer, in_axes=(0, None, None))",
              "image i of the batch through conv_layer with the same w and b")
-    return "a batch of 2 images, weights shared: the numbers of lax.conv_general_dilated"
+    return N_("a batch of 2 images, weights shared: the numbers of lax.conv_general_dilated")
 
 
 @exercise(LESSON, 5, "max_pool")
@@ -168,7 +168,7 @@ def max_pool(student_fn: Any) -> str:
                "// 2, 2) and take the max over axes 1 and 3"): scrambled,
         }, rtol=1e-5, atol=1e-6, want=want)
         expect_close(got, want, what, hint="the largest value of each non-overlapping 2x2 block")
-    return "2x2 blocks, the largest of each, on an even and an odd size"
+    return N_("2x2 blocks, the largest of each, on an even and an odd size")
 
 
 def _tiny_cnn(seed: int) -> list[tuple[jax.Array, jax.Array]]:
@@ -211,7 +211,7 @@ def predict_cnn(student_fn: Any) -> str:
             raise Mistake("returned the raw logits: subtract logsumexp(logits)")
         expect_close(got, want, what, hint="each convolution: conv_layer, relu, then "
                                            "vmap(max_pool); then flatten and the dense layer(s)")
-    return "matches the reference on 2 random CNNs"
+    return N_("matches the reference on 2 random CNNs")
 
 
 @exercise(LESSON, 7, "parameters of a conv layer")
@@ -230,4 +230,4 @@ def conv_param_count(student_fn: Any) -> str:
             raise Mistake(_("{what} = {got!r}; a filter has c_in kernels of k x k "
                             "weights and one bias, and there are c_out filters. The "
                             "image size plays no part").format(what=what, got=got))
-    return "c_out * (c_in * k * k + 1), whatever the image size"
+    return N_("c_out * (c_in * k * k + 1), whatever the image size")

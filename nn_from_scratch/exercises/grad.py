@@ -73,7 +73,7 @@ def derivatives_at(student_fn: Any) -> str:
                         "{tuple_tolist2}. Compose grad: d2g = jax.grad(jax.grad(g))").format(
                           x=x, tuple_tolist=tuple(want.tolist()),
                           tuple_tolist2=tuple(got.tolist())))
-    return "14, 12 and 6 at x = 2, and right at x = -1 and 0.5 too"
+    return N_("14, 12 and 6 at x = 2, and right at x = -1 and 0.5 too")
 
 
 @exercise(LESSON, 2, "gradient of an array function")
@@ -97,7 +97,7 @@ def grad_sum_tanh(student_fn: Any) -> str:
         if np.allclose(got, 1 - t, atol=1e-6):
             raise Mistake("1 - tanh(x) is not the derivative: it is 1 - tanh(x)**2")
         expect_close(got, 1 - t ** 2, what, hint="the gradient of sum(tanh(x)) is 1 - tanh(x)**2")
-    return "equals 1 - tanh(x)**2, elementwise, for a vector and a matrix"
+    return N_("equals 1 - tanh(x)**2, elementwise, for a vector and a matrix")
 
 
 def _trees() -> list[tuple[Any, Any]]:
@@ -142,7 +142,7 @@ def sgd_step(student_fn: Any) -> str:
             if np.allclose(new, p - g, atol=1e-6):
                 raise Mistake("took a whole gradient step: multiply the gradient by step_size")
             expect_close(new, p - step_size * g, what, hint="each leaf is p - step_size * g")
-    return "p - step_size * g on every leaf, for a dict and for a list of (W, b) tuples"
+    return N_("p - step_size * g on every leaf, for a dict and for a list of (W, b) tuples")
 
 
 def _cube(x: float) -> float:
@@ -167,7 +167,7 @@ def central_difference(student_fn: Any) -> str:
         if not math.isclose(got, want, rel_tol=1e-7):
             raise Mistake(_("{what} = {got:.10g}; expected (f(x + h) - f(x - h)) / (2 * "
                             "h) = {want:.10g}").format(what=what, got=got, want=want))
-    return "(f(x + h) - f(x - h)) / 2h, on x**3 and sin"
+    return N_("(f(x + h) - f(x - h)) / 2h, on x**3 and sin")
 
 
 @exercise(LESSON, 5, "a Hessian")
@@ -186,7 +186,7 @@ def hessian_at(student_fn: Any) -> str:
                               x=x, y=y))
         expect_close(got, want, what, hint="the Hessian of x**2 y + y**3 is "
                                            "[[2y, 2x], [2x, 6y]]")
-    return "[[2y, 2x], [2x, 6y]] at three points"
+    return N_("[[2y, 2x], [2x, 6y]] at three points")
 
 
 class _Bowl:

@@ -43,7 +43,7 @@ def sigmoid(student_sigmoid: Any) -> str:
             raise Mistake("sigmoid(6) should be close to 1 and sigmoid(-6) close to 0; yours is "
                           "the other way round: 1 / (1 + jnp.exp(-x)), with a minus sign")
         expect_close(got, _sigmoid(x), what, hint="sigmoid(x) = 1 / (1 + exp(-x)), elementwise")
-    return "1 / (1 + exp(-x)) on a matrix and a scalar, as a jax.Array"
+    return N_("1 / (1 + exp(-x)) on a matrix and a scalar, as a jax.Array")
 
 
 @exercise(LESSON, 2, "set the diagonal with .at")
@@ -77,7 +77,7 @@ def set_diagonal(student_fn: Any) -> str:
                     f"(x.shape[0]), not a fixed 3" if 0 < done < n else
                     f"the diagonal should be all {value} (the value argument)")
             raise Mistake(_("for a {n}x{n} x, {hint}").format(n=n, hint=hint))
-    return "a new array with its diagonal set, the rest untouched, for two values"
+    return N_("a new array with its diagonal set, the rest untouched, for two values")
 
 
 class _InFlight:
@@ -222,8 +222,8 @@ def add_speedup(student_fn: Any) -> str:
                               what=what, seconds=seconds,
                               format_seconds_t_np=format_seconds(t_np),
                               format_seconds_t_jnp=format_seconds(t_jnp), want=want))
-    return ("NumPy's time / JAX's time, with two float32 arrays of n ones each, for n = 100 "
-            "and 10**6")
+    return (N_("NumPy's time / JAX's time, with two float32 arrays of n ones each, for n = 100 "
+            "and 10**6"))
 
 
 @exercise(LESSON, 5, "lax.add with mixed types")
@@ -244,4 +244,4 @@ def add_with_lax(student_fn: Any) -> str:
                         "jnp.add does").format(dtype=got.dtype))
     expect_close(got, np.arange(4) + np.asarray(floats), what,
                  hint="convert the ints to float32, then lax.add")
-    return "int32 + float32 -> float32, with the conversion written out"
+    return N_("int32 + float32 -> float32, with the conversion written out")

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..i18n import _
+from ..i18n import N_, _
 from ..timing import format_seconds, time_fn
 from ._core import Mistake, NotDone, call, exercise, expect_close, summary
 
@@ -147,7 +147,7 @@ def count_traces(student_fn: Any) -> str:
             raise Mistake(_("fn was traced {traces} times, for {want} traces: the "
                             "jitted function must call fn(x) (and return what it "
                             "returns)").format(traces=fn.traces, want=want))
-    return "counts traces, not calls: new shapes, dtypes and Python numbers trace again"
+    return N_("counts traces, not calls: new shapes, dtypes and Python numbers trace again")
 
 
 def _reference_clip(g: np.ndarray, limit: float) -> tuple[np.ndarray, np.ndarray]:
@@ -205,7 +205,8 @@ def clip_norm(student_fn: Any) -> str:
                             "1.0)), before any sqrt").format(
                               what=what, tolist=got.tolist()))
         expect_close(got, _reference_clip(g, limit)[1], what)
-    return "right values for three limits, works under jit, finite and right gradients at g = 0 too"
+    return N_("right values for three limits, works under jit, finite and right gradients at "
+              "g = 0 too")
 
 
 def _printed(fn: Callable[..., Any], *inputs: np.ndarray) -> tuple[list[Any], str]:
@@ -235,7 +236,7 @@ def debug_print(student_fn: Any) -> str:
     expect_close(results[0], 2 * first, "double_and_show([1.5, 2.5, 3.5])",
                  hint="return 2 * x")
     if "1.5" in printed and "7.25" in printed:
-        return "prints x on every call, with its values, from the compiled program"
+        return N_("prints x on every call, with its values, from the compiled program")
     if "Trace" in printed:  # Traced<...> in older JAX, JitTracer(...) today
         raise Mistake("it printed a tracer: print(...) and f-strings run while tracing, once; "
                       "use jax.debug.print('x = {x}', x=x), which formats at run time")

@@ -63,7 +63,7 @@ def epochs_to_repay(student_fn: Any) -> str:
         raise Mistake(_("{what} gave {value:.4g}; expected {want:.4g} = "
                         "jitted.compile_time / (median eager epoch - median jit epoch)").format(
                           what=what, value=value, want=want))
-    return "compile time / (median eager epoch - median jit epoch), on 2 made-up runs"
+    return N_("compile time / (median eager epoch - median jit epoch), on 2 made-up runs")
 
 
 def _tiny_step_inputs() -> tuple[Any, np.ndarray, np.ndarray]:
@@ -155,7 +155,7 @@ def max_examples_per_second(student_fn: Any) -> str:
         raise Mistake(_("{what} gave {value:.4g}; expected {want:.4g} = rate / (3 * 2 * "
                         "sum of m * n over the layers)").format(
                           what=what, value=value, want=want))
-    return "rate / (3 passes x 2 FLOPs x weights): the most examples per second SGD can reach"
+    return N_("rate / (3 passes x 2 FLOPs x weights): the most examples per second SGD can reach")
 
 
 @exercise(LESSON, 4, "time per example")
@@ -188,4 +188,4 @@ def per_example_time(student_fn: Any) -> str:
         raise Mistake(_("{what} gave {value:.4g}; expected {want:.4g} = median epoch "
                         "time / (steps_per_epoch * batch_size)").format(
                           what=what, value=value, want=want))
-    return "median epoch time / examples per epoch, at batch 128 and 32"
+    return N_("median epoch time / examples per epoch, at batch 128 and 32")

@@ -67,7 +67,7 @@ def relu(student_relu: Any) -> str:
         if not np.allclose(got[~negative], np.asarray(shape_x)[~negative]):
             raise Mistake("relu must return x unchanged where x > 0, however large "
                           "(relu(5.0) = 5.0); use jnp.maximum(0, x)")
-    return "max(0, x) on a matrix, a vector and two scalars, shapes kept"
+    return N_("max(0, x) on a matrix, a vector and two scalars, shapes kept")
 
 
 def _check_layer(layer: Any, m: int, n: int, what: str) -> tuple[np.ndarray, np.ndarray]:
@@ -135,7 +135,7 @@ def random_layer_params(student_fn: Any) -> str:
     other = call(student_fn, m, n, jax.random.key(8), what="random_layer_params with another key")
     if np.array_equal(np.asarray(other[0]), w):
         raise Mistake("another key gave the same weights: draw from the key you are given")
-    return "shapes (n, m) and (n,), scale * normal draws, W and b from different subkeys"
+    return N_("shapes (n, m) and (n,), scale * normal draws, W and b from different subkeys")
 
 
 def _recorded(student_fn: Any, sizes: list[int], key: Any, what: str) -> tuple[Any, list] | None:
@@ -280,7 +280,7 @@ def batched_predict(student_fn: Any) -> str:
                             "image").format(shape_got=np.shape(got), sizes=sizes[-1]))
         expect_close(got, _log_softmax(_logits(params, images)), what,
                      hint="row i must equal predict(params, images[i])")
-    return "equals predict row by row on batches for 3 networks"
+    return N_("equals predict row by row on batches for 3 networks")
 
 
 @exercise(LESSON, 6, "parameter count")
@@ -304,7 +304,7 @@ def parameter_count(student_fn: Any) -> str:
         raise Mistake(_("{what} = {summary_got}; count m * n weights plus n biases for "
                         "each layer (m inputs, n outputs)").format(
                           what=what, summary_got=summary(got)))
-    return "m * n weights plus n biases per layer, on 3 networks"
+    return N_("m * n weights plus n biases per layer, on 3 networks")
 
 
 def _last_hidden_std(params: list[tuple[jax.Array, jax.Array]], image: jax.Array,
@@ -341,4 +341,4 @@ def last_hidden_std(student_fn: Any) -> str:
         raise Mistake(_("{what} gave {value:.4g}; expected {want:.4g}: a = relu(W @ a + "
                         "b) for each (W, b) in params[:-1], then jnp.std(a)").format(
                           what=what, value=value, want=want))
-    return "the std of the last hidden layer's activations, on 2 networks"
+    return N_("the std of the last hidden layer's activations, on 2 networks")

@@ -112,7 +112,7 @@ def shard(student_fn: Any) -> str:
                         "over 4 devices, and dropping or repeating rows silently "
                         "changes the batch. Raise a ValueError that says so").format(
                           what=what, summary_out=summary(out)))
-    return "device d gets rows d*k to (d+1)*k - 1; an uneven batch is refused"
+    return N_("device d gets rows d*k to (d+1)*k - 1; an uneven batch is refused")
 
 
 def _key_data(keys: Any, what: str) -> np.ndarray:
@@ -155,7 +155,7 @@ def device_key(student_fn: Any) -> str:
     if np.array_equal(keys_for(6), keys):
         raise Mistake("another key gave the same device keys: derive them from the key you "
                       "are given")
-    return "one program, a different key on every device, all from the one shared key (SPMD)"
+    return N_("one program, a different key on every device, all from the one shared key (SPMD)")
 
 
 @exercise(LESSON, 3, "data_parallel_grads")
@@ -209,4 +209,4 @@ def simulated_update(student_fn: Any) -> str:
         expect_close(a[0], w, f"leaf {i} of the new parameters",
                      hint="every simulated device should take the single-device step on the "
                           "whole batch")
-    return "vmap with an axis name runs pmap's per-device code on one device: the same step"
+    return N_("vmap with an axis name runs pmap's per-device code on one device: the same step")

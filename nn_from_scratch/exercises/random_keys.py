@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..i18n import _
+from ..i18n import N_, _
 from ._core import Mistake, call, exercise, expect_shape, summary
 
 LESSON = "01_random_keys"
@@ -85,7 +85,7 @@ def foo(student_foo: Any) -> str:
         raise Mistake(_("{what} = {got:.6g}; expected bar(bar_key) + 2 * baz(baz_key) "
                         "with bar_key, baz_key = jax.random.split(key)").format(
                           what=what, got=got))
-    return "bar and baz draw from two subkeys of one split: same key, same foo; no reuse"
+    return N_("bar and baz draw from two subkeys of one split: same key, same foo; no reuse")
 
 
 @exercise(LESSON, 2, "one key per draw")
@@ -235,4 +235,4 @@ def epoch_order(student_fn: Any) -> str:
     other = call(student_fn, jax.random.key(6), 1, n, what="epoch_order with another key")
     if np.array_equal(np.asarray(other), orders[1]):
         raise Mistake("another key gave the same order: shuffle with a key derived from `key`")
-    return "a different order each epoch, the same one again for the same (key, epoch)"
+    return N_("a different order each epoch, the same one again for the same (key, epoch)")

@@ -16,7 +16,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from ..i18n import _
+from ..i18n import N_, _
 from ..parallel import AXIS, data_parallel_mesh
 from ..train import update
 from ._core import Mistake, call, exercise, expect_close, expect_shape, mlp_loss_and_grads
@@ -199,7 +199,7 @@ def process_rows(student_fn: Any) -> str:
         raise Mistake(_("with {count} processes, process i should take the i-th of "
                         "{count} consecutive blocks of the batch, in order").format(
                           count=count))
-    return "process i of n feeds the i-th consecutive block: together, the batch, each row once"
+    return N_("process i of n feeds the i-th consecutive block: together, the batch, each row once")
 
 
 def _layout(array: Any) -> dict[Any, tuple[tuple[int, int], ...]]:

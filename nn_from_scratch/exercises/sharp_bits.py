@@ -64,7 +64,7 @@ def lookup(student_fn: Any) -> str:
     if not np.allclose(jitted, _rows(table, INDICES, "fill"), equal_nan=True):
         raise Mistake("jax.jit(lookup) gives other rows than lookup: no Python `if` or NumPy "
                       "on the indices; let the indexing's mode handle them")
-    return "rows in range, NaN for indices past either end, under jit too"
+    return N_("rows in range, NaN for indices past either end, under jit too")
 
 
 @exercise(LESSON, 2, "pad a batch to a fixed size")
@@ -113,7 +113,7 @@ def pad_batch(student_fn: Any) -> str:
         raise Mistake(_("a jitted function of (padded, mask) was traced {traces} times "
                         "for 3 batch sizes: give every output the same shape and dtype").format(
                           traces=traces))
-    return "same shapes for every batch size, so one compiled program serves them all"
+    return N_("same shapes for every batch size, so one compiled program serves them all")
 
 
 def _ema_reference(xs: np.ndarray, decay: float) -> np.ndarray:
@@ -200,7 +200,7 @@ def variance64(student_fn: Any) -> str:
             raise Mistake(_("{what} = {number!r}; expected jnp.var of these numbers in "
                             "float64, {want!r}").format(
                               what=what, number=number, want=want))
-    return "float64 variances of three lists, two of which float32 says are 0"
+    return N_("float64 variances of three lists, two of which float32 says are 0")
 
 
 @exercise(LESSON, 5, "softplus that neither overflows nor NaNs")
@@ -231,4 +231,4 @@ def softplus(student_fn: Any) -> str:
                           tolist=grads.tolist()))
     expect_close(grads, 1 / (1 + np.exp(-xs.astype(np.float64))), "the gradient of softplus",
                  rtol=1e-5, atol=1e-6, hint="it should be sigmoid(x)")
-    return "finite, right values from -100 to 100, gradients sigmoid(x) away from 0"
+    return N_("finite, right values from -100 to 100, gradients sigmoid(x) away from 0")

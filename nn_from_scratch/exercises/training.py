@@ -117,7 +117,7 @@ def one_hot(student_fn: Any) -> str:
                               what=what, dtype=got.dtype))
         expect_close(got, np.eye(k, dtype=np.float32)[labels], what,
                      hint="row i must hold a single 1, in column labels[i], and 0 elsewhere")
-    return "(batch, k) float32 rows with a 1 at each label, for k larger than any label"
+    return N_("(batch, k) float32 rows with a 1 at each label, for k larger than any label")
 
 
 @exercise(LESSON, 2, "loss")
@@ -170,7 +170,7 @@ def loss(student_fn: Any) -> str:
         raise Mistake(_("jax.grad could not differentiate your loss ({name}): build it "
                         "from jnp operations on batched_predict's output, with no np. "
                         "functions and no float()").format(name=type(err).__name__)) from None
-    return "mean cross-entropy, equal to the library's on 2 networks, and jax.grad works on it"
+    return N_("mean cross-entropy, equal to the library's on 2 networks, and jax.grad works on it")
 
 
 @exercise(LESSON, 3, "accuracy")
@@ -270,7 +270,7 @@ def update(student_fn: Any) -> str:
                          hint="W - step_size * dW, with dW from jax.grad(loss)")
             expect_close(nb, b - step_size * db, f"b of layer {i} after {what}",
                          hint="b - step_size * db, with db from jax.grad(loss)")
-    return "params - step_size * grad(loss), for every W and b, at two step sizes"
+    return N_("params - step_size * grad(loss), for every W and b, at two step sizes")
 
 
 def _history(val_accuracy: list[float], val_loss: list[float], train_end: float = 1.0) -> History:
@@ -312,7 +312,7 @@ def best_epoch(student_fn: Any) -> str:
                         "was {val_accuracy}; expected {want}: 1 + the argmax of "
                         "history.val_accuracy").format(
                           got=got, val_accuracy=val_accuracy, want=want))
-    return "the epoch with the highest validation accuracy, counted from 1, on 3 runs"
+    return N_("the epoch with the highest validation accuracy, counted from 1, on 3 runs")
 
 
 @exercise(LESSON, 6, "seed loss gradient ratio")
@@ -392,4 +392,5 @@ def small_network_gap(student_fn: Any) -> str:
         raise Mistake(_("{what} gave {value:.4g}; expected {want:.4g} = "
                         "big.val_accuracy[-1] - small.val_accuracy[-1]").format(
                           what=what, value=value, want=want))
-    return "the last validation accuracy of the big run minus the small one's, on 2 made-up pairs"
+    return N_("the last validation accuracy of the big run minus the small one's, on 2 "
+              "made-up pairs")

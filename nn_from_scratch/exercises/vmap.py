@@ -65,7 +65,7 @@ def dot_vmap(student_fn: Any) -> str:
                       "axis 0 (in_axes=(0, 0), the default)")
     expect_close(got, np.einsum("bi,bi->b", A, B), what, atol=1e-4,
                  hint="out[i] must be jnp.dot(a[i], b[i])")
-    return "(batch,) dot products of matching rows, as einsum('bi,bi->b', a, b)"
+    return N_("(batch,) dot products of matching rows, as einsum('bi,bi->b', a, b)")
 
 
 @exercise(LESSON, 2, "convolve_shared")
@@ -83,7 +83,7 @@ def convolve_shared(student_fn: Any) -> str:
                         "(in_axes=(0, None))").format(
                           what=what, shape=got.shape, shape2=want.shape))
     expect_close(got, want, what, atol=1e-4, hint="row i must be convolve(xs[i], w)")
-    return "every signal convolved with the one shared kernel (in_axes=(0, None))"
+    return N_("every signal convolved with the one shared kernel (in_axes=(0, None))")
 
 
 @exercise(LESSON, 3, "zipped")
@@ -120,7 +120,7 @@ def zipped(student_fn: Any) -> str:
                             "must pair row i of xs with COLUMN i of ws (in_axes=(0, 1, "
                             "None))").format(
                               what=what, round_got=np.round(got, 3), round_want=np.round(want, 3)))
-    return "row i of xs zipped with column i of ws, the scale shared"
+    return N_("row i of xs zipped with column i of ws, the scale shared")
 
 
 @exercise(LESSON, 4, "pairwise")
@@ -142,7 +142,7 @@ def pairwise(student_fn: Any) -> str:
                         "row of a and one column per row of b: nest two vmaps").format(
                           what=what, shape=got.shape))
     expect_close(got, want, what, atol=1e-4, hint="entry [i, j] must be jnp.dot(a[i], b[j])")
-    return "(n, m) dot products of every row of a with every row of b, by nested vmap"
+    return N_("(n, m) dot products of every row of a with every row of b, by nested vmap")
 
 
 def _linear_grads(theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -178,7 +178,7 @@ def per_example_grads(student_fn: Any) -> str:
                       "(no argnums)")
     expect_close(got, want, what, atol=1e-4,
                  hint="row i must be jax.grad(example_loss)(theta, X[i], Y[i])")
-    return "one gradient per example, (n, 3), by vmap(grad(example_loss))"
+    return N_("one gradient per example, (n, 3), by vmap(grad(example_loss))")
 
 
 @exercise(LESSON, 6, "convolve_kernels")
@@ -195,7 +195,7 @@ def convolve_kernels(student_fn: Any) -> str:
                         "kernel: share the signal and map the kernels (in_axes=(None, "
                         "0))").format(what=what, shape=got.shape, shape2=want.shape))
     expect_close(got, want, what, atol=1e-4, hint="row j must be convolve(x, kernels[j])")
-    return "one signal convolved with each kernel (in_axes=(None, 0))"
+    return N_("one signal convolved with each kernel (in_axes=(None, 0))")
 
 
 @exercise(LESSON, 7, "clipped_mean_grad")
@@ -228,4 +228,4 @@ def clipped_mean_grad(student_fn: Any) -> str:
         reject_known_wrong(got, wrong, atol=1e-4, want=want)
         expect_close(got, want, what, atol=1e-4,
                      hint="the mean over rows of g_i * min(1, max_norm / |g_i|)")
-    return "each example's gradient clipped to max_norm, then averaged"
+    return N_("each example's gradient clipped to max_norm, then averaged")

@@ -228,8 +228,8 @@ def momentum(student_fn: Any) -> str:
                             "beta={beta}) should be -learning_rate * velocity, with "
                             "velocity = beta * velocity + grads").format(
                               step=step, lr=lr, beta=beta))
-    return ("equals optax.sgd(learning_rate, momentum=beta) over 3 steps, for two settings "
-            "(beta=0.9 by default)")
+    return (N_("equals optax.sgd(learning_rate, momentum=beta) over 3 steps, for two settings "
+            "(beta=0.9 by default)"))
 
 
 def _warmup_cosine_reference(steps: np.ndarray, peak: float, warmup: int, decay: int) -> np.ndarray:
@@ -300,8 +300,8 @@ def warmup_cosine(student_fn: Any) -> str:
                         "warmup_steps={warmup}, decay_steps={decay}: a linear warmup to "
                         "peak_value, then peak_value * 0.5 * (1 + cos(pi * progress))").format(
                           worst=worst, peak=peak, warmup=warmup, decay=decay))
-    return ("equals optax.warmup_cosine_decay_schedule for two settings, all steps at once "
-            "under jit")
+    return (N_("equals optax.warmup_cosine_decay_schedule for two settings, all steps at once "
+            "under jit"))
 
 
 @functools.cache
@@ -358,5 +358,5 @@ def first_step_ratio(student_fn: Any) -> str:
                         "mean |parameter| is {want:.4g}: updates, _ = tx.update(grads, "
                         "tx.init(params), params), then the two means").format(
                           what=what, got=got, want=want))
-    return ("the first step's size for its parameters' size, with SGD, Adam and AdamW: Adam "
-            "moves every parameter by about its learning rate, whatever its gradient")
+    return (N_("the first step's size for its parameters' size, with SGD, Adam and AdamW: Adam "
+            "moves every parameter by about its learning rate, whatever its gradient"))
