@@ -121,21 +121,30 @@ def catalog_path(lesson: Path) -> Path:
     return CATALOGS / f"{lesson.stem}.po"
 
 
-def read(lesson: Path) -> Catalog:
-    """The lesson's catalog, or an empty one if it has none yet."""
-    path = catalog_path(lesson)
+def read_catalog(path: Path) -> Catalog:
+    """The catalog at ``path``, or an empty one if there is none yet."""
     if not path.exists():
         return Catalog(locale=LOCALE, project="nn_from_scratch", fuzzy=False)
     with path.open("rb") as f:
         return read_po(f, locale=LOCALE)
 
 
-def write(lesson: Path, catalog: Catalog) -> None:
-    path = catalog_path(lesson)
+def write_catalog(path: Path, catalog: Catalog) -> None:
+    """Write ``catalog`` to ``path`` as every catalog here is written (fuzzy ones with the
+    English they translated, no line numbers to churn)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     buffer = io.BytesIO()
     write_po(buffer, catalog, width=100, include_previous=True, include_lineno=False)
     path.write_bytes(buffer.getvalue())
+
+
+def read(lesson: Path) -> Catalog:
+    """The lesson's catalog, or an empty one if it has none yet."""
+    return read_catalog(catalog_path(lesson))
+
+
+def write(lesson: Path, catalog: Catalog) -> None:
+    write_catalog(catalog_path(lesson), catalog)
 
 
 def update(lesson: Path) -> Catalog:
@@ -248,8 +257,7 @@ MESSAGES_PO = MESSAGES / LOCALE / "LC_MESSAGES" / "nn_from_scratch.po"
 
 def message_problems() -> list[str]:
     """The package's messages that have no up-to-date Chinese (new, changed or fuzzy)."""
-    with MESSAGES_PO.open("rb") as f:
-        catalog = read_po(f, locale=LOCALE)
+    catalog = read_catalog(MESSAGES_PO)
     found = []
     for message in message_template():
         entry = catalog.get(message.id, context=message.context)
@@ -261,27 +269,16 @@ def message_problems() -> list[str]:
     return found
 
 
-def update_messages() -> list[str]:
-    """Extract the package's messages into the .pot, merge them into the zh_CN .po (changed
-    English becomes fuzzy) and return what is untranslated or fuzzy."""
+def update_messages() -> Catalog:
+    """Extract the package's messages into the .pot and merge them into the zh_CN .po
+    (changed English becomes fuzzy); return the merged catalog."""
     template_catalog = message_template()
-    MESSAGES.mkdir(exist_ok=True)
-    buffer = io.BytesIO()
-    write_po(buffer, template_catalog, width=100, include_lineno=False)
-    (MESSAGES / "nn_from_scratch.pot").write_bytes(buffer.getvalue())
-    po = MESSAGES_PO
-    catalog = Catalog(locale=LOCALE, project="nn_from_scratch", fuzzy=False)
-    if po.exists():
-        with po.open("rb") as f:
-            catalog = read_po(f, locale=LOCALE)
+    write_catalog(MESSAGES / "nn_from_scratch.pot", template_catalog)
+    catalog = read_catalog(MESSAGES_PO)
     catalog.update(template_catalog, update_creation_date=False)
     catalog.obsolete.clear()
-    po.parent.mkdir(parents=True, exist_ok=True)
-    buffer = io.BytesIO()
-    write_po(buffer, catalog, width=100, include_previous=True, include_lineno=False)
-    po.write_bytes(buffer.getvalue())
-    return [f"nn_from_scratch.po: {'fuzzy' if m.fuzzy else 'untranslated'}: {m.id!r}"
-            for m in catalog if m.id and (m.fuzzy or not m.string)]
+    write_catalog(MESSAGES_PO, catalog)
+    return catalog
 
 
 def todo(catalog: Catalog) -> list[dict]:
@@ -298,11 +295,6 @@ def fill(catalog: Catalog, items: list[dict], where: str) -> None:
             raise SystemExit(f"not a passage of {where}: {item['en'][:70]!r}")
         entry.string, entry.flags = item["zh"], entry.flags - {"fuzzy"}
         entry.previous_id = []
-
-
-def _read_messages() -> Catalog:
-    with MESSAGES_PO.open("rb") as f:
-        return read_po(f, locale=LOCALE)
 
 
 def show(lesson: Path) -> str:
@@ -340,15 +332,12 @@ def main() -> None:
     if args.command in ("todo", "fill") and args.lesson == "messages":
         lock = (MESSAGES / ".lock").open("w")
         fcntl.flock(lock, fcntl.LOCK_EX)  # translators fill the one catalog at the same time
-        update_messages()
-        catalog = _read_messages()
+        catalog = update_messages()
         if args.command == "todo":
             print(json.dumps(todo(catalog), ensure_ascii=False, indent=1))
             return
         fill(catalog, json.loads(Path(args.file).read_text(encoding="utf-8")), "the package")
-        buffer = io.BytesIO()
-        write_po(buffer, catalog, width=100, include_previous=True, include_lineno=False)
-        MESSAGES_PO.write_bytes(buffer.getvalue())
+        write_catalog(MESSAGES_PO, catalog)
         print(f"the package's messages: {len(todo(catalog))} left")
         return
     lessons = [p for p in notebooks.lesson_paths() if not args.lesson or p.stem == args.lesson]
@@ -360,8 +349,8 @@ def main() -> None:
             print(f"{catalog_path(lesson).relative_to(notebooks.ROOT)}: "
                   f"{len(problems(lesson))} passages to translate")
     elif args.command == "messages":
-        left = update_messages()
-        print("\n".join(left) or "every message of the package is translated")
+        update_messages()
+        print("\n".join(message_problems()) or "every message of the package is translated")
     elif args.command == "show":
         for lesson in lessons:
             print(show(lesson))
