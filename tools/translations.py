@@ -15,6 +15,7 @@ brought it up to date and removed the mark. Nothing can drift silently.
     .venv/bin/python tools/translations.py update                  # every lesson's catalog
     .venv/bin/python tools/translations.py status                  # what is missing or stale
     .venv/bin/python tools/translations.py todo 07_mlp_from_scratch > todo.json
+    .venv/bin/python tools/translations.py todo --all 07_mlp_from_scratch > review.json
     .venv/bin/python tools/translations.py fill 07_mlp_from_scratch done.json
     .venv/bin/python tools/translations.py build                   # notebooks/zh, student/zh
     .venv/bin/python tools/translations.py show 07_mlp_from_scratch  # read it as Markdown
@@ -281,8 +282,11 @@ def update_messages() -> Catalog:
     return catalog
 
 
-def todo(catalog: Catalog) -> list[dict]:
-    """What is left to translate in ``catalog``: ``en``, ``ctxt``, and ``was`` for a fuzzy one."""
+def todo(catalog: Catalog, everything: bool = False) -> list[dict]:
+    """What is left to translate in ``catalog``: ``en``, ``ctxt``, and ``was`` for a fuzzy one;
+    with ``everything``, every passage with its Chinese as ``zh`` (for a reviewer to revise)."""
+    if everything:
+        return [{"ctxt": m.context, "en": m.id, "zh": m.string} for m in catalog if m.id]
     return [{"ctxt": m.context, "en": m.id, **({"was": m.string} if m.fuzzy else {})}
             for m in catalog if m.id and (not m.string or m.fuzzy)]
 
@@ -328,13 +332,15 @@ def main() -> None:
     parser.add_argument("lesson", nargs="?", help="a lesson slug (default: every lesson), or "
                         "'messages' with todo and fill: the package's messages")
     parser.add_argument("file", nargs="?", help="with fill: the JSON list of translations")
-    args = parser.parse_args()
+    parser.add_argument("--all", action="store_true",
+                        help="with todo: every passage with its Chinese, to revise and fill back")
+    args = parser.parse_intermixed_args()
     if args.command in ("todo", "fill") and args.lesson == "messages":
         lock = (MESSAGES / ".lock").open("w")
         fcntl.flock(lock, fcntl.LOCK_EX)  # translators fill the one catalog at the same time
         catalog = update_messages()
         if args.command == "todo":
-            print(json.dumps(todo(catalog), ensure_ascii=False, indent=1))
+            print(json.dumps(todo(catalog, args.all), ensure_ascii=False, indent=1))
             return
         fill(catalog, json.loads(Path(args.file).read_text(encoding="utf-8")), "the package")
         write_catalog(MESSAGES_PO, catalog)
@@ -364,7 +370,7 @@ def main() -> None:
         print("\n".join(found) or "every passage of every lesson is translated and up to date")
         sys.exit(1 if found else 0)
     elif args.command == "todo":
-        print(json.dumps(todo(update(lessons[0])), ensure_ascii=False, indent=1))
+        print(json.dumps(todo(update(lessons[0]), args.all), ensure_ascii=False, indent=1))
     else:
         catalog = update(lessons[0])
         fill(catalog, json.loads(Path(args.file).read_text(encoding="utf-8")), lessons[0].name)
