@@ -1,4 +1,7 @@
+import functools
 import os
+import re
+from pathlib import Path
 
 # Tests never touch the internet: "auto" must not even try, and plots need no screen.
 os.environ.setdefault("NN_FROM_SCRATCH_OFFLINE", "1")
@@ -14,7 +17,22 @@ from nn_from_scratch.parallel import simulate_cpu_devices  # noqa: E402
 # Everything else runs on device 0 as usual.
 simulate_cpu_devices(4)
 
-from nn_from_scratch import init_network_params, load_dataset  # noqa: E402
+from nn_from_scratch import i18n, init_network_params, load_dataset  # noqa: E402
+
+LANGUAGES = ("en", "zh_CN")
+
+
+@pytest.fixture(autouse=True)
+def language(request, monkeypatch):
+    """Every test in English, except the checkers' tests: those run in both languages."""
+    lang = getattr(request, "param", "en")
+    monkeypatch.setattr(i18n, "_chosen", [lang])
+    return lang
+
+
+def pytest_generate_tests(metafunc):
+    if metafunc.module.__name__.startswith("test_exercises_"):
+        metafunc.parametrize("language", LANGUAGES, indirect=True)
 
 
 def assert_trees_close(a, b, rtol=1e-5, atol=1e-6):
@@ -41,12 +59,47 @@ def stub(*args, **kwargs):
     raise NotImplementedError
 
 
+_ENGLISH_WORD = re.compile(r"^(?:[a-z]+|[A-Z][a-z]+|[A-Z]{2,})$")
+
+
+def _is_english(fragment):
+    """Prose (a word such as ``whole`` or ``BOTH``), not code such as ``in_axes=(0, None)``."""
+    return any(_ENGLISH_WORD.match(token.strip(".,:;!?'\"()")) for token in fragment.split())
+
+
+@functools.cache
+def _english_phrases():
+    """Every run of 3+ words in the English of the package's messages, between placeholders:
+    one of them in a Chinese message is English that was never translated."""
+    from babel.messages.pofile import read_po
+    po = Path(i18n.__file__).parent / "locale" / "zh_CN" / "LC_MESSAGES" / "nn_from_scratch.po"
+    with po.open("rb") as f:
+        catalog = read_po(f)
+    phrases = set()
+    for message in catalog:
+        for piece in re.split(r"\{[^}]*\}|`[^`]*`", message.id if message.id else ""):
+            words = re.findall(r"[A-Za-z][a-z']+(?: [a-z']+){2,}", piece)
+            phrases.update(w for w in words if len(w) >= 15)
+    return frozenset(phrases)
+
+
 def assert_result(result, status, *fragments):
-    """A checker's result has ``status`` and its message contains every fragment (a hint)."""
+    """A checker's result has ``status`` and its message contains every fragment (a hint).
+
+    In Chinese (the checkers' tests run in both languages) the message must be Chinese, with
+    no English phrase of the package's messages left in it, and still contain every fragment
+    that is code (``in_axes=(0, None)``, ``(6, 4)``); the English prose fragments are left out.
+    """
     assert result.status == status, result.line
+    chinese = i18n.language() != "en"
     for fragment in fragments:
-        assert fragment in result.message, result.line
+        if not (chinese and _is_english(fragment)):
+            assert fragment in result.message, result.line
     assert result.line.startswith({"passed": "✓", "failed": "✗", "not done": "…"}[status])
+    if chinese:
+        assert re.search("[\u4e00-\u9fff]", result.line), f"not in Chinese: {result.line}"
+        leaked = [p for p in _english_phrases() if p in result.message]
+        assert not leaked, f"English left in a Chinese message: {leaked} in {result.line}"
 
 
 def own(fn):

@@ -59,3 +59,60 @@ def test_every_message_of_the_package_has_an_up_to_date_translation():
     assert len(problems) <= UNTRANSLATED_AT_MOST, (
         f"{len(problems)} messages without Chinese (at most {UNTRANSLATED_AT_MOST}: a new or "
         f"changed message needs its translation): {problems[:3]}; {fix}")
+
+
+# English that must stay English in a checker: text matched against the errors Python and
+# JAX raise (they are English in every edition), and messages for the course's developers.
+ENGLISH_ON_PURPOSE = {
+    "application/vnd.nn-from-scratch.check+json": "a MIME type",
+    "exercise {} is registered twice": "a developer's error, raised at import",
+    "unbound axis name": "matched against JAX's error",
+    "object has no attribute 'tanh'": "matched against Python's error",
+    "'float' object has no attribute": "matched against Python's error",
+    "iteration over a 0-d array": "matched against JAX's error",
+    "must be real number": "matched against Python's error",
+    "requires the current value of parameters": "matched against Optax's error",
+}
+
+
+def english_literals(path: Path) -> list[tuple[int, str]]:
+    """``(line, text)`` of every string in ``path`` with 3+ English words that is not marked for
+    translation (an argument of ``_``, ``N_``, ``Mistake``, ``NotDone`` or ``exercise``), not a
+    docstring, and not in :data:`ENGLISH_ON_PURPOSE`."""
+    import ast
+    import re
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = set()
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in {"_", "N_", "Mistake", "NotDone", "exercise"}):
+            skip.update(id(sub) for sub in ast.walk(node))
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                skip.add(id(first.value))
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.JoinedStr):
+            skip.update(id(value) for value in node.values)
+            text = "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        else:
+            continue
+        prose = re.sub(r"`[^`]*`|\{[^}]*\}", "", text)
+        if len(re.findall(r"\b[a-z]{2,}\b", prose)) >= 3 and text not in ENGLISH_ON_PURPOSE:
+            found.append((node.lineno, text))
+    return sorted(found)
+
+
+def test_every_english_message_of_the_checkers_is_marked_for_translation():
+    """A hint or a label (``what``) left as a plain string would reach a Chinese student in
+    English: mark it ``_("...").format(...)``, or ``N_("...")`` in a constant."""
+    exercises = Path(check.__file__).parent
+    unmarked = [f"{path.name}:{line}: {text[:80]!r}" for path in sorted(exercises.glob("*.py"))
+                for line, text in english_literals(path)]
+    assert not unmarked, f"{len(unmarked)} English strings not marked for translation:\n" + \
+        "\n".join(unmarked)

@@ -235,13 +235,17 @@ def expect_shape(got: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
 
 def expect_close(got: Any, want: Any, what: str, rtol: float = 1e-4, atol: float = 1e-5,
                  hint: str = "") -> None:
-    """A :class:`Mistake` unless ``got`` has ``want``'s shape and values (to float rounding)."""
+    """A :class:`Mistake` unless ``got`` has ``want``'s shape and values (to float rounding).
+
+    ``hint`` is marked for translation where it is written, ``hint=N_("...")`` (or
+    ``_("... {x}").format(x=...)`` when it has values), and said in the student's language.
+    """
     want = np.asarray(want)
     array = expect_shape(got, want.shape, what)
     if not np.allclose(array, want, rtol=rtol, atol=atol):
         worst = float(np.max(np.abs(array.astype(np.float64) - want)))
         raise Mistake(_("{what} is off by up to {worst:.3g}").format(what=what, worst=worst)
-                      + (f" — {hint}" if hint else ""))
+                      + (f" — {_(hint)}" if hint else ""))
 
 
 def reject_known_wrong(got: Any, wrong: Mapping[str, Any], rtol: float = 1e-5,
@@ -363,7 +367,7 @@ def expect_int(got: Any, what: str, hint: str) -> int:
         whole = False
     if not whole:
         raise Mistake(_("{what} returned {value}; {hint}").format(
-            what=what, value=summary(got), hint=hint))
+            what=what, value=summary(got), hint=_(hint)))
     return int(got)
 
 
