@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._checks import InputError, check_writable_folder
+from ._checks import InputError, check_positive_int, check_writable_folder
+from .augment import MAX_SHIFT
 from .train import BATCH_SIZE, EPOCHS, MODES, STEP_SIZE
 
 if TYPE_CHECKING:
@@ -26,10 +27,18 @@ if TYPE_CHECKING:
     from .params import Params
 
 HIDDEN = (512, 512)
+CNN_HIDDEN = (128,)  # the CNN's dense layer between its convolutions and the classes
 MODELS = ("mlp", "cnn")
-# (epochs, batch size, step size) per model: the CNN learns more per epoch, from more and
-# smaller steps, and each epoch costs more.
-DEFAULTS = {"mlp": (EPOCHS, BATCH_SIZE, STEP_SIZE), "cnn": (12, 32, 0.05)}
+SCHEDULES = ("constant", "cosine")
+AUGMENTS = ("none", "shift")
+# (epochs, batch size, step size, schedule, augmentation) per model: the CNN learns from more
+# and smaller steps; it has fewer weights to fit, and random shifts of a pixel or two and a
+# step size that falls to zero along a cosine (train.cosine_schedule) take its test accuracy
+# on mnist-5k from about 0.96 to 0.97 (README).
+DEFAULTS: dict[str, tuple[int, int, float, str, str]] = {
+    "mlp": (EPOCHS, BATCH_SIZE, STEP_SIZE, "constant", "none"),
+    "cnn": (24, 32, 0.1, "cosine", "shift"),
+}
 
 
 def parse_layers(text: str) -> list[int]:
@@ -78,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "images that need no download")
     train.add_argument("--model", choices=MODELS, default="mlp",
                        help="mlp: the seed tutorial's multi-layer perceptron; cnn: two 3x3 "
-                            "convolutions with max-pooling, then a dense layer (lesson 13)")
+                            "convolutions with max-pooling, then two dense layers (lesson 13)")
     train.add_argument("--epochs", type=int, default=None,
                        help=f"passes over the training set (default: {DEFAULTS['mlp'][0]} for "
                             f"the MLP, {DEFAULTS['cnn'][0]} for the CNN)")
@@ -88,6 +97,15 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--step-size", type=float, default=None,
                        help=f"SGD learning rate (default: {DEFAULTS['mlp'][2]} for the MLP, "
                             f"{DEFAULTS['cnn'][2]} for the CNN)")
+    train.add_argument("--schedule", choices=SCHEDULES, default=None,
+                       help=f"constant: the same step size every epoch; cosine: falling to 0 "
+                            f"along half a cosine (default: {DEFAULTS['mlp'][3]} for the MLP, "
+                            f"{DEFAULTS['cnn'][3]} for the CNN)")
+    train.add_argument("--augment", choices=AUGMENTS, default=None,
+                       help=f"shift: each epoch, every training image moved by up to "
+                            f"{MAX_SHIFT} pixels in each direction (default: "
+                            f"{DEFAULTS['mlp'][4]} for the MLP, {DEFAULTS['cnn'][4]} for the "
+                            f"CNN)")
     train.add_argument("--layers", type=parse_layers, default=None,
                        help="the MLP's layer sizes, inputs first, e.g. 784,512,512,10 (default: "
                             "the data's pixels, 512, 512, the data's classes)")
@@ -132,11 +150,12 @@ def build_model(args: argparse.Namespace, data: "Dataset",
         if args.layers or args.init != "he":
             raise InputError("--layers and --init are the MLP's options; the CNN has its own "
                              "layers and He init (leave them out, or use --model mlp).")
-        params = init_cnn_params(key, image_shape=data.image_shape)
+        params = init_cnn_params(key, image_shape=data.image_shape, hidden=CNN_HIDDEN)
         convs = [w.shape for w, _ in params if w.ndim == 4]
+        dense = [w.shape[1] for w, _ in params if w.ndim == 2] + [data.num_classes]
         about = (f"CNN: {', '.join(f'{s[0]} {s[2]}x{s[3]} filters' for s in convs)} "
-                 f"(each conv -> relu -> 2x2 max-pool), dense {params[-1][0].shape[1]} -> "
-                 f"{data.num_classes}, {count_params(params):,} parameters, He init")
+                 f"(each conv -> relu -> 2x2 max-pool), dense {' -> '.join(map(str, dense))}, "
+                 f"{count_params(params):,} parameters, He init")
         return params, batched_predict_cnn, about
     from .model import batched_predict
     sizes = args.layers or [data.num_features, *HIDDEN, data.num_classes]
@@ -148,24 +167,32 @@ def build_model(args: argparse.Namespace, data: "Dataset",
 def train_command(args: argparse.Namespace) -> int:
     import jax
 
+    from .augment import shift_images
     from .data import load_dataset
-    from .train import evaluate, fit
+    from .train import cosine_schedule, evaluate, fit
 
     if args.plot:
         check_plot_path(args.plot)
     data = load_dataset(args.dataset)
     init_key, shuffle_key = jax.random.split(jax.random.key(args.seed))
     params, predict, about = build_model(args, data, init_key)
-    default_epochs, default_batch_size, default_step_size = DEFAULTS[args.model]
+    default_epochs, default_batch_size, default_step_size, schedule, augment = DEFAULTS[args.model]
     epochs = default_epochs if args.epochs is None else args.epochs
     batch_size = default_batch_size if args.batch_size is None else args.batch_size
     step_size = default_step_size if args.step_size is None else args.step_size
-    print(f"{data}\nModel: {about}; {args.mode} mode on {jax.devices()[0].platform.upper()}.",
+    schedule = args.schedule or schedule
+    augment = args.augment or augment
+    check_positive_int(epochs, "--epochs")
+    steps = cosine_schedule(step_size, epochs) if schedule == "cosine" else step_size
+    print(f"{data}\nModel: {about}; {args.mode} mode on {jax.devices()[0].platform.upper()}.\n"
+          f"Training: {epochs} epochs, batches of {batch_size}, step size {step_size:g}"
+          f"{' falling to 0 along a cosine' if schedule == 'cosine' else ''}"
+          f"{f', images shifted by up to {MAX_SHIFT} pixels' if augment == 'shift' else ''}.",
           flush=True)
     start = time.perf_counter()
     params, history = fit(params, data, epochs=epochs, batch_size=batch_size,
-                          step_size=step_size, key=shuffle_key, mode=args.mode, verbose=True,
-                          predict=predict)
+                          step_size=steps, key=shuffle_key, mode=args.mode, verbose=True,
+                          predict=predict, augment=shift_images if augment == "shift" else None)
     _, test_accuracy = evaluate(params, data.x_test, data.y_test, predict)  # once, at the end
     total = time.perf_counter() - start
     print(f"Done: validation accuracy {history.val_accuracy[-1]:.4f}, test accuracy "

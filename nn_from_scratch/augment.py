@@ -5,6 +5,10 @@ also take a flag (a boolean scalar) that says whether to apply it. ``vmap``
 turns them into functions of a batch; ``augment_images`` draws the flags from
 keys split once per image and once per transform, so no two images share
 randomness and the same key always gives the same batch.
+
+Digits must not be flipped or turned (a mirrored 2 is no digit, a turned 6 is a 9);
+for them ``random_shift`` moves ONE image by a pixel or two, and ``shift_images``
+does it to a training set, which ``fit(..., augment=shift_images)`` calls each epoch.
 """
 import jax
 import jax.numpy as jnp
@@ -13,8 +17,11 @@ from jax.typing import ArrayLike
 
 from ._checks import InputError, check_key
 
-__all__ = ["augment_image", "augment_images", "flip_left_right", "flip_up_down", "identity",
-           "random_horizontal_flip", "random_rotate", "random_vertical_flip", "rotate_90"]
+__all__ = ["MAX_SHIFT", "augment_image", "augment_images", "flip_left_right", "flip_up_down",
+           "identity", "random_horizontal_flip", "random_rotate", "random_shift",
+           "random_vertical_flip", "rotate_90", "shift_images"]
+
+MAX_SHIFT = 2  # pixels: a 28x28 digit moved by up to 2 is still the same digit
 
 
 def identity(img: jax.Array) -> jax.Array:
@@ -105,3 +112,50 @@ def augment_images(images: jax.Array, key: jax.Array) -> jax.Array:
             f"{tuple(images.shape)}. For one image use augment_image(img, key) or images[None].")
     keys = random.split(key, images.shape[0])  # (batch,) keys
     return vmap(augment_image)(images, keys)
+
+
+def random_shift(img: jax.Array, key: jax.Array, max_shift: int = MAX_SHIFT) -> jax.Array:
+    """ONE image moved by a random whole number of pixels, from ``-max_shift`` to
+    ``max_shift`` along each axis (25 places for 2), the edge filled with zeros.
+
+    Args:
+      img: ``(H, W)``.
+      key: PRNG key for the two offsets.
+      max_shift: largest move in pixels (a Python int: the padding's size is a shape).
+
+    Pads ``max_shift`` zeros on every side, ``(H + 2s, W + 2s)``, and cuts the ``(H, W)``
+    window at the random offsets with ``lax.dynamic_slice``: a shape that does not depend
+    on the random numbers, so it works under ``jit`` and ``vmap``.
+    """
+    offsets = random.randint(key, (2,), 0, 2 * max_shift + 1)  # (row, column) of the window
+    padded = jnp.pad(img, max_shift)  # (H + 2s, W + 2s)
+    return lax.dynamic_slice(padded, (offsets[0], offsets[1]), img.shape)
+
+
+def shift_images(images: jax.Array, key: jax.Array, max_shift: int = MAX_SHIFT) -> jax.Array:
+    """``random_shift`` for every image of a set, each with its own key.
+
+    Args:
+      images: ``(n, H, W)``, or ``(n, H*W)`` square images stored flat as the data sets
+        store them (e.g. ``(4000, 784)``).
+      key: one PRNG key; split into ``n`` keys, one per image.
+      max_shift: largest move in pixels.
+
+    Returns:
+      the shifted images, in the shape of ``images``.
+    """
+    check_key(key)
+    images = jnp.asarray(images)
+    side = round(images.shape[-1] ** 0.5) if images.ndim == 2 else 0
+    if images.ndim == 2 and side * side == images.shape[1]:
+        square = images.reshape(-1, side, side)  # (n, H*W) -> (n, H, W)
+    elif images.ndim == 3:
+        square = images
+    else:
+        raise InputError(
+            f"shift_images takes a set of images of shape (n, H, W), or (n, H*W) for square "
+            f"images stored flat; got {tuple(images.shape)}. For one image use "
+            f"random_shift(img, key) or images[None].")
+    keys = random.split(key, images.shape[0])  # (n,) keys
+    shifted = vmap(random_shift, in_axes=(0, 0, None))(square, keys, max_shift)
+    return shifted.reshape(images.shape)

@@ -14,8 +14,9 @@ One loop trains every network: each function takes the model as its batched
 ``batched_predict`` by default and the CNN's ``batched_predict_cnn`` in lesson 13.
 Under ``jit`` it is a static argument: a program is compiled per model.
 """
+import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
@@ -32,7 +33,8 @@ from .model import batched_predict
 from .params import Params
 
 __all__ = ["BATCH_SIZE", "EPOCHS", "MODES", "STEP_SIZE", "DivergedError", "History",
-           "batch_indices", "evaluate", "fit", "format_epoch", "train_epoch", "update"]
+           "batch_indices", "cosine_schedule", "evaluate", "fit", "format_epoch", "train_epoch",
+           "update"]
 
 MODES = ("eager", "jit", "scan")
 # Defaults that reach about 0.93 test accuracy on the 5,000 real MNIST images with He
@@ -188,16 +190,20 @@ class History:
 
 
 # A runner prepares one mode once and returns (run_epoch, compile seconds), where
-# run_epoch(params, batches) -> (params, losses: (steps,)).
-Runner = Callable[[Params, jax.Array], tuple[Params, jax.Array]]
+# run_epoch(params, batches, step_size, x_epoch) -> (params, losses: (steps,)); x_epoch: this
+# epoch's training images, (n, n_in), augmented, or None for the training images as they are.
+Runner = Callable[[Params, jax.Array, float, "jax.Array | None"], tuple[Params, jax.Array]]
+Augment = Callable[[jax.Array, jax.Array], jax.Array]  # (images (n, n_in), key) -> same shape
 
 
-def _step_loop(step: Callable[..., Any], x: np.ndarray, y: np.ndarray, step_size: float) -> Runner:
+def _step_loop(step: Callable[..., Any], x: np.ndarray, y: np.ndarray) -> Runner:
     """An epoch as a Python loop over batches, feeding ``step`` from host NumPy arrays."""
-    def run_epoch(params: Params, batches: jax.Array) -> tuple[Params, jax.Array]:
+    def run_epoch(params: Params, batches: jax.Array, step_size: float,
+                  x_epoch: jax.Array | None = None) -> tuple[Params, jax.Array]:
+        images = x if x_epoch is None else np.asarray(x_epoch)
         losses = []
         for batch in np.asarray(batches):
-            params, value = step(params, x[batch], y[batch], step_size)
+            params, value = step(params, images[batch], y[batch], step_size)
             losses.append(value)
         return params, jnp.stack(losses)
     return run_epoch
@@ -205,7 +211,7 @@ def _step_loop(step: Callable[..., Any], x: np.ndarray, y: np.ndarray, step_size
 
 def _eager_runner(params: Params, x: np.ndarray, y: np.ndarray, batch_size: int, steps: int,
                   step_size: float, predict: Predict) -> tuple[Runner, float]:
-    return _step_loop(partial(_update_with_loss, predict=predict), x, y, step_size), 0.0
+    return _step_loop(partial(_update_with_loss, predict=predict), x, y), 0.0
 
 
 def _jit_runner(params: Params, x: np.ndarray, y: np.ndarray, batch_size: int, steps: int,
@@ -215,7 +221,7 @@ def _jit_runner(params: Params, x: np.ndarray, y: np.ndarray, batch_size: int, s
     # as PyTorch's optimizers do, instead of allocating 2.7 MB afresh every step.
     step = jit(_update_with_loss, donate_argnums=0, static_argnames="predict").lower(
         params, x[:batch_size], y[:batch_size], step_size, predict=predict).compile()
-    return _step_loop(step, x, y, step_size), time.perf_counter() - start
+    return _step_loop(step, x, y), time.perf_counter() - start
 
 
 def _scan_runner(params: Params, x: np.ndarray, y: np.ndarray, batch_size: int, steps: int,
@@ -224,16 +230,41 @@ def _scan_runner(params: Params, x: np.ndarray, y: np.ndarray, batch_size: int, 
     start = time.perf_counter()
     epoch = train_epoch.lower(params, x_dev, y_dev, jnp.zeros((steps, batch_size), jnp.int32),
                               step_size, predict=predict).compile()
-    return (lambda p, batches: epoch(p, x_dev, y_dev, batches, step_size),
-            time.perf_counter() - start)
+    def run_epoch(params: Params, batches: jax.Array, step_size: float,
+                  x_epoch: jax.Array | None = None) -> tuple[Params, jax.Array]:
+        return epoch(params, x_dev if x_epoch is None else x_epoch, y_dev, batches, step_size)
+    return run_epoch, time.perf_counter() - start
 
 
 _RUNNERS = {"eager": _eager_runner, "jit": _jit_runner, "scan": _scan_runner}
 
 
-def _check_fit_args(params: Params, data: TrainingData, epochs: int, batch_size: int,
-                    step_size: float, key: jax.Array, mode: str, predict: Predict) -> None:
+def cosine_schedule(step_size: float, epochs: int) -> tuple[float, ...]:
+    """One step size per epoch, falling from ``step_size`` towards 0 along half a cosine:
+    ``step_size * (1 + cos(pi * e / epochs)) / 2`` for epoch ``e = 0 .. epochs - 1``.
+
+    Large steps early cover ground; small steps at the end settle into a minimum instead of
+    bouncing around it. Pass the result to :func:`fit` as its ``step_size``.
+    """
     check_step_size(step_size)
+    check_positive_int(epochs, "epochs")
+    return tuple(step_size * (1 + math.cos(math.pi * e / epochs)) / 2 for e in range(epochs))
+
+
+def _epoch_step_sizes(step_size: "float | Sequence[float]", epochs: int) -> list[float]:
+    """``fit``'s ``step_size``, a number or one per epoch, as a list of ``epochs`` numbers."""
+    if not isinstance(step_size, (list, tuple)):
+        return [check_step_size(step_size)] * epochs
+    if len(step_size) != epochs:
+        raise InputError(f"step_size has {len(step_size)} step sizes, one per epoch, but "
+                         f"epochs={epochs}: give one number, or exactly one per epoch, e.g. "
+                         f"cosine_schedule({step_size[0] if step_size else 0.1}, {epochs}).")
+    return [check_step_size(value, f"step_size[{e}]") for e, value in enumerate(step_size)]
+
+
+def _check_fit_args(params: Params, data: TrainingData, epochs: int, batch_size: int,
+                    key: jax.Array, mode: str, predict: Predict,
+                    augment: Augment | None) -> None:
     check_key(key)
     check_choice(mode, "mode", MODES)
     check_positive_int(epochs, "epochs")
@@ -257,12 +288,22 @@ def _check_fit_args(params: Params, data: TrainingData, epochs: int, batch_size:
     if batch_size > len(data.x_train):
         raise InputError(f"batch_size must be between 1 and the {len(data.x_train)} training "
                          f"examples; got {batch_size}.")
+    if augment is not None:
+        if not callable(augment):
+            raise InputError(f"augment must be a function (images, key) -> images, such as "
+                             f"shift_images; got {type(augment).__name__} {augment!r:.60}.")
+        shape = jax.eval_shape(augment, data.x_train, key).shape  # shapes only, no compute
+        if shape != data.x_train.shape:
+            raise InputError(f"augment must return the images in their shape, "
+                             f"{data.x_train.shape}; {getattr(augment, '__name__', 'it')} "
+                             f"returned {shape}.")
 
 
 def fit(params: Params, data: TrainingData, *, epochs: int = EPOCHS,
-        batch_size: int = BATCH_SIZE, step_size: float = STEP_SIZE, key: jax.Array,
-        mode: str = "scan", verbose: bool = False,
-        predict: Predict = batched_predict) -> tuple[Params, History]:
+        batch_size: int = BATCH_SIZE, step_size: "float | Sequence[float]" = STEP_SIZE,
+        key: jax.Array,
+        mode: str = "scan", verbose: bool = False, predict: Predict = batched_predict,
+        augment: Augment | None = None) -> tuple[Params, History]:
     """Train ``params`` on ``data`` with SGD, watching the validation split.
 
     Args:
@@ -271,13 +312,19 @@ def fit(params: Params, data: TrainingData, *, epochs: int = EPOCHS,
       data: a :class:`~nn_from_scratch.data.Dataset` (train and validation splits).
       epochs: passes over the training set (int >= 1).
       batch_size: examples per step; the shuffled remainder is dropped each epoch.
-      step_size: learning rate (finite number > 0).
+      step_size: learning rate (finite number > 0), or one per epoch (a list or tuple of
+        ``epochs`` numbers), e.g. :func:`cosine_schedule`.
       key: PRNG key; epoch ``e`` shuffles with the ``e``-th split of it, so the
         same key gives the same run in every mode.
       mode: ``"eager"``, ``"jit"`` or ``"scan"`` (see the module docstring).
       verbose: print one line per epoch.
       predict: the model, batched: the MLP's ``batched_predict`` (the default),
         or another network's, such as the CNN's ``batched_predict_cnn``.
+      augment: ``None`` (the default), or a function ``(images, key) -> images`` of the
+        same shape, such as :func:`~nn_from_scratch.augment.shift_images`: each epoch
+        trains on ``augment(x_train, k)`` with a fresh key ``k``, so the network sees a
+        new variant of every image (jitted; its time counts in the epoch's). The
+        accuracies are measured on the images as they are.
 
     Returns:
       ``(params, history)``, a :class:`History`. The test split is never looked
@@ -287,12 +334,18 @@ def fit(params: Params, data: TrainingData, *, epochs: int = EPOCHS,
       DivergedError: when a step's loss is NaN or inf; names the epoch and step
         and carries the history so far.
     """
-    _check_fit_args(params, data, epochs, batch_size, step_size, key, mode, predict)
+    _check_fit_args(params, data, epochs, batch_size, key, mode, predict, augment)
+    step_sizes = _epoch_step_sizes(step_size, epochs)  # (epochs,) numbers, each checked
     n, steps = len(data.x_train), len(data.x_train) // batch_size
     y_train = np.asarray(one_hot(data.y_train, data.num_classes))  # (n, k) on the host
     params = jax.tree.map(jnp.copy, params)  # the scan mode donates: keep the caller's arrays
     run_epoch, compile_time = _RUNNERS[mode](params, data.x_train, y_train, batch_size, steps,
-                                             step_size, predict)
+                                             step_sizes[0], predict)
+    if augment is not None:  # compiled ahead too, so that its compile is not billed to epoch 1
+        start = time.perf_counter()
+        x_dev = jax.device_put(data.x_train)
+        augment_jit = jit(augment).lower(x_dev, key).compile()
+        compile_time += time.perf_counter() - start
     record: dict[str, list[float]] = {name: [] for name in (
         "epoch_time", "train_loss", "train_accuracy", "val_loss", "val_accuracy")}
 
@@ -305,7 +358,10 @@ def fit(params: Params, data: TrainingData, *, epochs: int = EPOCHS,
         # (steps, batch); wait for the shuffle so that it is not billed to the epoch
         batches = jax.block_until_ready(batch_indices(epoch_key, n, batch_size))
         start = time.perf_counter()
-        params, losses = jax.block_until_ready(run_epoch(params, batches))
+        # the epoch's images: None means x_train as it is; augmented, a new variant each epoch
+        x_epoch = None if augment is None else augment_jit(x_dev, random.fold_in(epoch_key, 1))
+        params, losses = jax.block_until_ready(
+            run_epoch(params, batches, step_sizes[epoch - 1], x_epoch))
         record["epoch_time"].append(time.perf_counter() - start)
 
         finite = np.isfinite(np.asarray(losses))
@@ -314,8 +370,8 @@ def fit(params: Params, data: TrainingData, *, epochs: int = EPOCHS,
             record["epoch_time"].pop()
             raise DivergedError(
                 f"The loss became {float(losses[bad])} at epoch {epoch}, step {bad + 1} of "
-                f"{steps}, with step_size={step_size}. The steps overshoot: try a smaller "
-                f"step size, e.g. step_size={step_size / 10:g}.", history())
+                f"{steps}, with step_size={step_sizes[epoch - 1]}. The steps overshoot: try a "
+                f"smaller step size, e.g. step_size={step_sizes[0] / 10:g}.", history())
         for split, x, labels in (("train", data.x_train, data.y_train),
                                  ("val", data.x_val, data.y_val)):
             split_loss, split_acc = evaluate(params, x, labels, predict)

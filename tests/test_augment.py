@@ -12,8 +12,10 @@ from nn_from_scratch.augment import (
     identity,
     random_horizontal_flip,
     random_rotate,
+    random_shift,
     random_vertical_flip,
     rotate_90,
+    shift_images,
 )
 
 IMG = jnp.array([[1, 2], [3, 4]])
@@ -67,3 +69,35 @@ def test_clear_errors():
         augment_images(jnp.zeros((4, 4)), jax.random.key(0))
     with pytest.raises(InputError, match="PRNG key"):
         augment_images(jnp.zeros((2, 4, 4)), 0)
+
+
+def test_random_shift_moves_the_whole_image_and_fills_with_zeros():
+    img = jnp.arange(1.0, 37.0).reshape(6, 6)  # no zero inside: a zero is always filling
+    padded = np.pad(np.asarray(img), 2)  # (10, 10): every move is a 6x6 window of it
+    seen = set()
+    for i in range(200):
+        out = np.asarray(random_shift(img, jax.random.key(i), 2))
+        windows = [(r, c) for r in range(5) for c in range(5)
+                   if np.array_equal(padded[r:r + 6, c:c + 6], out)]
+        assert len(windows) == 1, out
+        seen.add(windows[0])
+    assert seen == {(r, c) for r in range(5) for c in range(5)}  # all 25 moves, both ways
+
+
+def test_shift_images_keeps_the_shape_and_gives_each_image_its_own_move():
+    key = jax.random.key(0)
+    flat = jnp.tile(jnp.arange(1.0, 785.0), (8, 1))  # 8 copies of one 28x28 image, stored flat
+    out = shift_images(flat, key)
+    assert out.shape == (8, 784)
+    assert len({np.asarray(row).tobytes() for row in out}) > 1  # not one move for all
+    np.testing.assert_array_equal(out, shift_images(flat, key))  # same key, same images
+    square = shift_images(flat.reshape(8, 28, 28), key)
+    np.testing.assert_array_equal(square.reshape(8, 784), out)  # flat or square: the same
+    np.testing.assert_array_equal(jax.jit(shift_images)(flat, key), out)
+    assert float(out.sum()) < float(flat.sum())  # pixels pushed out at the edges
+
+
+@pytest.mark.parametrize("images", [jnp.ones((4, 10)), jnp.ones((28, 28, 1, 1)), jnp.ones(5)])
+def test_shift_images_says_what_it_takes(images):
+    with pytest.raises(InputError, match="shift_images takes a set of images of shape"):
+        shift_images(images, jax.random.key(0))

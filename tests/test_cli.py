@@ -43,10 +43,20 @@ def test_the_cnn_trains_with_the_same_loop_and_the_same_lines(capsys):
     assert main(["train", "--model", "cnn", "--dataset", "mnist-5k", "--epochs", "1"]) == 0
     out = capsys.readouterr().out
     assert ("Model: CNN: 16 3x3 filters, 32 3x3 filters (each conv -> relu -> 2x2 max-pool), "
-            "dense 800 -> 10, 12,810 parameters, He init; scan mode") in out
+            "dense 800 -> 128 -> 10, 108,618 parameters, He init; scan mode") in out
+    assert ("Training: 1 epochs, batches of 32, step size 0.1 falling to 0 along a cosine, "
+            "images shifted by up to 2 pixels.") in out
     assert len(re.findall(r"^epoch +1 .* val acc 0\.\d{4}$", out, re.M)) == 1
     found = re.search(r"Done: validation accuracy (0\.\d+), test accuracy (0\.\d+)", out)
     assert found and float(found.group(2)) > 0.5  # one epoch, far above chance (0.1)
+
+
+def test_the_mlp_takes_the_cnns_schedule_and_shifts_when_asked(capsys):
+    assert main(["train", "--dataset", "digits", "--epochs", "2", "--schedule", "cosine",
+                 "--augment", "shift"]) == 0
+    out = capsys.readouterr().out
+    assert ("Training: 2 epochs, batches of 128, step size 0.2 falling to 0 along a cosine, "
+            "images shifted by up to 2 pixels.") in out
 
 
 @pytest.mark.parametrize("args, message", [
@@ -56,6 +66,7 @@ def test_the_cnn_trains_with_the_same_loop_and_the_same_lines(capsys):
     (["--step-size", "0"], "step_size must be a finite number greater than 0; got 0.0"),
     (["--step-size", "1e6", "--epochs", "2"], "The loss became"),
     (["--epochs", "0"], "epochs must be a whole number >= 1; got 0"),
+    (["--schedule", "cosine", "--step-size", "-1"], "step_size must be a finite number greater"),
 ])
 def test_bad_input_is_one_clear_line(capsys, args, message):
     assert main(["train", "--dataset", "digits", *args]) == 2
@@ -123,7 +134,8 @@ def test_bad_layers_and_dataset_are_refused_by_the_parser(capsys):
 def test_help_lists_every_command_and_option():
     result = run_cli("train", "--help")
     for option in ("--model", "--dataset", "--epochs", "--batch-size", "--step-size", "--layers",
-                   "--mode", "--no-jit", "--seed", "--plot", "--init"):
+                   "--mode", "--no-jit", "--seed", "--plot", "--init", "--schedule",
+                   "--augment"):
         assert option in result.stdout
     top = run_cli("--help").stdout
     assert all(command in top for command in ("train", "grade", "doctor"))

@@ -1,4 +1,5 @@
 import math
+import re
 
 import jax
 import jax.numpy as jnp
@@ -19,7 +20,8 @@ from nn_from_scratch import (
     train_epoch,
     update,
 )
-from nn_from_scratch.train import _update_with_loss
+from nn_from_scratch.augment import shift_images
+from nn_from_scratch.train import _update_with_loss, cosine_schedule
 
 SIZES = [64, 32, 10]
 
@@ -74,9 +76,13 @@ def test_step_size_that_is_not_one_number(small_params, batch, step_size):
     (dict(batch_size=5000), "between 1 and the 1257 training examples; got 5000"),
     (dict(mode="fast"), "mode must be one of 'eager', 'jit', 'scan'; got 'fast'"),
     (dict(key=0), "key must be a JAX PRNG key"),
+    (dict(step_size=[0.1, 0.1]), "step_size has 2 step sizes, one per epoch, but epochs=1"),
+    (dict(step_size=[-0.1]), "step_size[0] must be a finite number greater than 0; got -0.1"),
+    (dict(augment="shift"), "augment must be a function (images, key) -> images"),
+    (dict(augment=lambda x, key: x[:10]), "augment must return the images in their shape"),
 ])
 def test_fit_refuses_bad_arguments_before_any_work(small_params, digits, kwargs, message):
-    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(InputError, match=re.escape(message)):
         fit(small_params, digits, **{"epochs": 1, "key": jax.random.key(0), **kwargs})
 
 
@@ -104,6 +110,45 @@ def test_all_three_modes_give_the_same_parameters(digits):
                                    results["eager"][1].val_accuracy, atol=1 / 180 + 1e-6)
     assert results["eager"][1].compile_time == 0.0
     assert results["jit"][1].compile_time > 0.0 or results["scan"][1].compile_time > 0.0
+
+
+def test_cosine_schedule_falls_from_the_step_size_towards_zero():
+    steps = cosine_schedule(0.1, 4)
+    np.testing.assert_allclose(steps, [0.1, 0.1 * (1 + math.cos(math.pi / 4)) / 2, 0.05,
+                                       0.1 * (1 + math.cos(3 * math.pi / 4)) / 2])
+    assert all(a > b > 0 for a, b in zip(steps, steps[1:]))
+    with pytest.raises(InputError, match="step_size must be a finite number greater than 0"):
+        cosine_schedule(0.0, 4)
+
+
+def test_one_step_size_per_epoch_is_used_epoch_by_epoch(digits):
+    params = init_network_params(SIZES, jax.random.key(0), init="he")
+    two, _ = fit(params, digits, epochs=2, batch_size=64, step_size=[0.1, 0.02],
+                 key=jax.random.key(3))
+    one, _ = fit(params, digits, epochs=1, batch_size=64, step_size=0.1, key=jax.random.key(3))
+    # fit's second epoch: the key that remains after the first epoch's split
+    by_hand, _ = fit(one, digits, epochs=1, batch_size=64, step_size=0.02,
+                     key=jax.random.split(jax.random.key(3))[0])
+    assert_trees_close(two, by_hand, rtol=1e-5, atol=1e-6)
+    constant, _ = fit(params, digits, epochs=2, batch_size=64, step_size=0.1,
+                      key=jax.random.key(3))
+    assert not np.allclose(constant[0][0], two[0][0])  # the second step size did something
+
+
+def test_augment_trains_on_new_images_each_epoch_and_measures_on_the_real_ones(digits):
+    params = init_network_params(SIZES, jax.random.key(0), init="he")
+    plain, history = fit(params, digits, epochs=2, batch_size=64, key=jax.random.key(0))
+    same, same_history = fit(params, digits, epochs=2, batch_size=64, key=jax.random.key(0),
+                             augment=lambda x, key: x)  # no change: the very same run
+    assert_trees_close(same, plain, rtol=1e-6, atol=1e-7)
+    assert same_history.val_accuracy == history.val_accuracy
+    shifted, shifted_history = fit(params, digits, epochs=2, batch_size=64,
+                                   key=jax.random.key(0), augment=shift_images)
+    assert not np.allclose(shifted[0][0], plain[0][0])
+    assert shifted_history.compile_time > 0 and len(shifted_history.val_accuracy) == 2
+    results = {mode: fit(params, digits, epochs=2, batch_size=64, key=jax.random.key(0),
+                         mode=mode, augment=shift_images)[0] for mode in ("jit", "scan")}
+    assert_trees_close(results["jit"], results["scan"], rtol=1e-4, atol=1e-5)
 
 
 def test_history_is_frozen_with_one_entry_per_epoch_on_the_validation_split(digits):
