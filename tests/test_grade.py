@@ -20,6 +20,8 @@ from nn_from_scratch.notebook_runner import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
+import translations  # noqa: E402
+
 import notebooks  # noqa: E402
 
 LESSON = "07_mlp_from_scratch"
@@ -96,7 +98,9 @@ def graded(tmp_path_factory):
     released = release.write_manifest(STUDENT, LESSON, folder / "release").parent
     for name, nb in (("a_honest", SOLUTION), ("b_extra_cell", extra_cell()),
                      ("c_edited_checks", edited_check_cells()), ("d_rebound", rebound_check()),
-                     ("e_library", library_functions())):
+                     ("e_library", library_functions()),
+                     ("f_honest_zh", translations.translate(SOLUTION, translations.read(
+                         ROOT / "lessons" / f"{LESSON}.md")))):
         nbformat.write(nb, folder / f"{name}.ipynb")
     results = grade_paths([folder], Limits(timeout=240, cell_timeout=60), jobs=2,
                           release_dir=released)
@@ -111,6 +115,14 @@ def test_the_honest_solution_passes_every_exercise_with_no_notes(graded):
     honest = graded["a_honest"]
     assert statuses(honest) == {e.id: "passed" for e in EXERCISES}
     assert honest.points == honest.max_points == len(EXERCISES)
+    assert honest.notes == ()
+
+
+def test_the_chinese_solution_passes_every_exercise_with_no_notes(graded):
+    """The Chinese edition: the same exercises, the same verdicts, nothing flagged (its prose,
+    comments and the lines that set the language are not edits)."""
+    honest = graded["f_honest_zh"]
+    assert statuses(honest) == {e.id: "passed" for e in EXERCISES}
     assert honest.notes == ()
 
 

@@ -44,8 +44,8 @@ def test_the_chinese_editions_run_the_same_code(lesson):
     for english in (full, student):
         chinese = translations.translate(english, catalog)
         first_code = next(cell for cell in chinese.cells if cell.cell_type == "code")
-        assert first_code.source.startswith(translations.LANGUAGE_LINES + "\n")
-        first_code.source = first_code.source[len(translations.LANGUAGE_LINES) + 1:]
+        assert first_code.source.startswith(translations.EDITION_LINES + "\n")
+        first_code.source = first_code.source[len(translations.EDITION_LINES) + 1:]
         for en_cell, zh_cell in zip(english.cells, chinese.cells, strict=True):
             assert en_cell.cell_type == zh_cell.cell_type
             if en_cell.cell_type == "code":  # comments may differ, nothing else

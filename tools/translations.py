@@ -51,6 +51,10 @@ TOOLS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TOOLS))
 import notebooks  # noqa: E402
 
+# What a Chinese edition adds to its first code cell, so that its checks answer in Chinese:
+# the only code that differs between the editions (tests/test_translations.py).
+from nn_from_scratch.i18n import EDITION_LINES  # noqa: E402
+
 LOCALE = "zh_CN"
 CATALOGS = notebooks.LESSONS / "locale" / LOCALE / "LC_MESSAGES"
 COMMENT = "comment"  # msgctxt of a code comment; Markdown passages have none
@@ -175,15 +179,9 @@ def problems(lesson: Path, catalog: Catalog | None = None) -> list[str]:
     return found
 
 
-# What a Chinese edition adds to its first code cell: the checks answer in Chinese. The only
-# code that differs between the editions (tests/test_translations.py).
-LANGUAGE_LINES = ('from nn_from_scratch.i18n import set_language\n'
-                  'set_language("zh_CN")  # 检查结果与提示用中文显示')
-
-
 def translate(nb, catalog: Catalog, strict: bool = True):  # type: ignore[no-untyped-def]
     """A copy of the notebook ``nb`` with its prose and comments in Chinese, and the checks set
-    to answer in Chinese (:data:`LANGUAGE_LINES`); the code itself unchanged."""
+    to answer in Chinese (:data:`EDITION_LINES`); the code itself unchanged."""
     out = copy.deepcopy(nb)
 
     def zh(text: str, context: str | None = None) -> str:
@@ -200,7 +198,7 @@ def translate(nb, catalog: Catalog, strict: bool = True):  # type: ignore[no-unt
         elif cell.cell_type == "code":
             cell.source = _translate_comments(cell.source, lambda text: zh(text, COMMENT))
     first_code = next(cell for cell in out.cells if cell.cell_type == "code")
-    first_code.source = LANGUAGE_LINES + "\n" + first_code.source  # already in Chinese
+    first_code.source = EDITION_LINES + "\n" + first_code.source  # already in Chinese
     out.metadata.setdefault("nn_from_scratch", {})["language"] = LOCALE
     return out
 
