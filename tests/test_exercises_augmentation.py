@@ -59,7 +59,7 @@ def test_one_to_many():
         return jnp.stack([random_rotate(img, f) for f in flags])
     assert_result(check.one_to_many(loop), "passed")
     for wrong in (jax.vmap(random_rotate), jax.vmap(random_rotate, in_axes=(0, 0))):
-        assert_result(check.one_to_many(wrong), "failed", "in_axes None")
+        assert_result(check.one_to_many(wrong), "failed", "in_axes=(None, 0)")
 
     def flips(img, flags):
         return jax.vmap(lambda f: lax.cond(f, flip_left_right, identity, img))(flags)

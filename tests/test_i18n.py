@@ -116,3 +116,30 @@ def test_every_english_message_of_the_checkers_is_marked_for_translation():
                 for line, text in english_literals(path)]
     assert not unmarked, f"{len(unmarked)} English strings not marked for translation:\n" + \
         "\n".join(unmarked)
+
+
+def hidden_messages(path: Path) -> list[str]:
+    """Messages gettext cannot translate: an f-string or a ``+`` inside ``_()``, ``N_()``,
+    ``Mistake()`` or ``NotDone()`` (the catalog would need every value), and ``_()`` as a
+    default argument (translated once, at import, in whatever language was set then)."""
+    import ast
+    source = path.read_text(encoding="utf-8")
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in {"_", "N_", "Mistake", "NotDone"}):
+            found += [f"{path.name}:{node.lineno}: {node.func.id}("
+                      f"{ast.get_source_segment(source, a)[:60]}"
+                      for a in node.args if isinstance(a, (ast.JoinedStr, ast.BinOp))]
+        if isinstance(node, ast.FunctionDef):
+            found += [f"{path.name}:{node.lineno}: default {ast.get_source_segment(source, d)}"
+                      for d in node.args.defaults + node.args.kw_defaults
+                      if isinstance(d, ast.Call) and getattr(d.func, "id", "") == "_"]
+    return found
+
+
+def test_no_message_is_built_where_gettext_cannot_see_it():
+    exercises = Path(check.__file__).parent
+    hidden = [line for path in sorted(exercises.glob("*.py")) for line in hidden_messages(path)]
+    assert hidden == [], "write _(\"... {name} ...\").format(name=...) instead:\n" + \
+        "\n".join(hidden)

@@ -111,13 +111,15 @@ def summary(value: Any, limit: int = 60) -> str:
         head = ", ".join(f"{x:.3g}" if np.issubdtype(flat.dtype, np.number) else str(x)
                          for x in flat[:3].tolist())
         more = ", …" if flat.size > 3 else ""
-        return f"array of shape {tuple(value.shape)} {value.dtype} [{head}{more}]"
+        return _("array of shape {shape} {dtype} [{values}]").format(
+            shape=tuple(value.shape), dtype=value.dtype, values=head + more)
     if isinstance(value, (list, tuple, dict, set)):
-        count = len(value)
-        return f"{type(value).__name__} of {count} item{'s' if count != 1 else ''}"
+        kind, count = type(value).__name__, len(value)
+        return (_("{kind} of 1 item").format(kind=kind) if count == 1 else
+                _("{kind} of {count} items").format(kind=kind, count=count))
     if callable(value):
         name = getattr(value, "__name__", type(value).__name__)
-        return f"function {name}" if "<" not in name else "a function"
+        return _("function {name}").format(name=name) if "<" not in name else _("a function")
     return type(value).__name__
 
 
@@ -244,8 +246,10 @@ def expect_close(got: Any, want: Any, what: str, rtol: float = 1e-4, atol: float
     array = expect_shape(got, want.shape, what)
     if not np.allclose(array, want, rtol=rtol, atol=atol):
         worst = float(np.max(np.abs(array.astype(np.float64) - want)))
-        raise Mistake(_("{what} is off by up to {worst:.3g}").format(what=what, worst=worst)
-                      + (f" — {_(hint)}" if hint else ""))
+        if hint:
+            raise Mistake(_("{what} is off by up to {worst:.3g} — {hint}").format(
+                what=what, worst=worst, hint=_(hint)))
+        raise Mistake(_("{what} is off by up to {worst:.3g}").format(what=what, worst=worst))
 
 
 def reject_known_wrong(got: Any, wrong: Mapping[str, Any], rtol: float = 1e-5,

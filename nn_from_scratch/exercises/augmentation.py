@@ -58,7 +58,7 @@ def random_transpose(student_fn: Any) -> str:
     jitted = jax.jit(student_fn)  # the flag traced, as in a training step: one compile per shape
     for img, name in ((GRAY, "(3, 3)"), (COLOR, "(3, 3, 2)")):
         want = np.swapaxes(img, 0, 1)
-        what = f"random_transpose(img, True) for img of shape {name}"
+        what = _("random_transpose(img, True) for img of shape {name}").format(name=name)
         try:
             got = np.asarray(call(jitted, img, True, what=what))
         except Mistake as err:
@@ -76,7 +76,9 @@ def random_transpose(student_fn: Any) -> str:
                           "jnp.transpose reverse ALL the axes; swap only H and W with "
                           "jnp.swapaxes(img, 0, 1)")
         unchanged = np.asarray(call(jitted, img, False,
-                                    what=f"random_transpose(img, False) for shape {name}"))
+                                    what=_("random_transpose(img, False) for shape "
+                                           "{name}").format(
+                                             name=name)))
         if np.array_equal(got, img) and np.array_equal(unchanged, want):
             raise Mistake("the branches are the wrong way round: lax.cond(flag, if_true, "
                           "if_false, img) runs its FIRST function when flag is True")
@@ -108,7 +110,7 @@ def one_to_many(student_fn: Any) -> str:
     flags = np.array([True, False, False, True, True])
     jitted = jax.jit(student_fn) if callable(student_fn) else student_fn  # one compile a shape
     for img, name in ((GRAY, "(3, 3)"), (COLOR, "(3, 3, 2)")):
-        what = f"one_to_many(img, flags) for img {name} and 5 flags"
+        what = _("one_to_many(img, flags) for img {name} and 5 flags").format(name=name)
         got = call(jitted, img, flags, what=what, hints={
             ("inconsistent sizes", "vmap"): N_("vmap tried to map over the image as well as the "
                                                "flags: ONE image is shared by every flag, so "
@@ -183,7 +185,7 @@ def epoch_flags(student_fn: Any) -> str:
             raise Mistake("the same key gave different flags: draw only from the key you are "
                           "given (no np.random)")
         other = np.asarray(call(student_fn, jax.random.key(seed + 1), epochs, n,
-                                what=f"{what} with another key"))
+                                what=_("{what} with another key").format(what=what)))
         if np.array_equal(other, got):
             raise Mistake("another key gave the same flags: draw from the key you are given")
     return N_("a new subkey per epoch, no key used twice (jax.debug_key_reuse agrees)")
@@ -209,8 +211,9 @@ def augment_images_p(student_fn: Any) -> str:
                 raise
         return _decode(expect_shape(out, images.shape, what), SQUARE)
 
-    results = {p: draw(p, f"augment_images_p(images, key, {p}) for images of shape "
-                          f"{images.shape}") for p in (0.2, 0.7)}
+    results = {p: draw(p, _("augment_images_p(images, key, {p}) for images of shape "
+                            "{images_shape}").format(
+                              p=p, images_shape=images.shape)) for p in (0.2, 0.7)}
     if not any(flags.any() for flags in results.values()):
         raise Mistake("no image was turned or flipped: apply each transform when its flag, "
                       "jax.random.bernoulli(key, p), is True")

@@ -67,8 +67,8 @@ Case = tuple[str, Callable[..., Any], tuple[float, ...]]
 GRAPHS: list[Case] = [
     ("x * x", lambda x: x * x, (3.0,)),
     ("(x*y + x) * (x*y)", _diamond, (2.0, -1.5)),
-    ("the neuron tanh(x1 w1 + x2 w2 + b)", _neuron, (2.0, 0.0, -3.0, 1.0, 6.881373587019543)),
-    ("three tanh layers", _deep, (0.5, -1.2)),
+    (N_("the neuron tanh(x1 w1 + x2 w2 + b)"), _neuron, (2.0, 0.0, -3.0, 1.0, 6.881373587019543)),
+    (N_("three tanh layers"), _deep, (0.5, -1.2)),
 ]
 # 03.5 also tries a function of one argument, and one whose grads are (1, 1).
 GRAD_CASES: list[Case] = [("x*x*x + 2*x", _cubic, (2.0,)), ("x + y", _sum, (1.5, -2.0)),
@@ -161,7 +161,8 @@ def _expect_op(out: Any, what: str, op: str) -> None:
 def mul(student_mul: Any) -> str:
     for a_data, b_data in ((2.0, -3.0), (0.5, 4.0), (-1.5, -0.25)):
         a, b = autodiff.Value(a_data), autodiff.Value(b_data)
-        what = f"mul(a, b) with a.data = {a_data}, b.data = {b_data}"
+        what = _("mul(a, b) with a.data = {a_data}, b.data = {b_data}").format(
+                   a_data=a_data, b_data=b_data)
         out = call(student_mul, a, b, what=what)
         _output(out, what, (a, b), a_data * b_data, "a.data * b.data")
         grads = _as_numbers(out.local_grads, 2, f"local_grads of {what}")
@@ -186,9 +187,9 @@ def mul(student_mul: Any) -> str:
 def tanh(student_tanh: Any) -> str:
     for x in (0.5, -1.3, 2.0, 0.0):
         a = autodiff.Value(x)
-        what = f"tanh(a) with a.data = {x}"
+        what = _("tanh(a) with a.data = {x}").format(x=x)
         out = _output(call(student_tanh, a, what=what), what, (a,), math.tanh(x),
-                      "t = math.tanh(a.data)")
+                      _("t = math.tanh(a.data)"))
         (got,) = _as_numbers(out.local_grads, 1, f"local_grads of {what}")
         (want,) = autodiff.tanh(a).local_grads
         if x != 0 and np.isclose(got, 1 - x * x):
@@ -211,7 +212,7 @@ def topological_order(student_fn: Any) -> str:
     for index, (name, _fn, _point) in enumerate(GRAPHS):
         _values, root = _graph(index)
         nodes = autodiff.topological_order(root)
-        what = f"topological_order(root) for {name}"
+        what = _("topological_order(root) for {name}").format(name=_(name))
         got = call(student_fn, root, what=what)
         if not isinstance(got, (list, tuple)):
             raise Mistake(_("{what} returned {summary_got}; return a list of Values").format(
@@ -261,12 +262,13 @@ def _reference_backward(root: autodiff.Value, mistake: str) -> None:
 
 
 BACKWARD_HINTS = {
-    "assign": "a Value used twice got only one use's share: add with +=, never =; the chain "
-              "rule sums over every use",
-    "forward order": "grads flowed in the forward order: walk reversed(topological_order(root)), "
-                     "so each Value's grad is complete before it is passed on",
-    "no chain": "multiply the local gradient by the Value's own grad: parent.grad += "
-                "local * v.grad (the chain rule)",
+    "assign": N_("a Value used twice got only one use's share: add with +=, never =; the chain "
+                 "rule sums over every use"),
+    "forward order": N_("grads flowed in the forward order: walk "
+                        "reversed(topological_order(root)), so each Value's grad is complete "
+                        "before it is passed on"),
+    "no chain": N_("multiply the local gradient by the Value's own grad: parent.grad += "
+                   "local * v.grad (the chain rule)"),
 }
 
 
@@ -284,7 +286,7 @@ def _run_backward(student_backward: Any, root: autodiff.Value, what: str) -> Non
 def backward(student_backward: Any) -> str:
     for index, (name, fn, point) in enumerate(GRAPHS):
         inputs, root = _graph(index)
-        what = f"backward(root) for {name}"
+        what = _("backward(root) for {name}").format(name=_(name))
         _run_backward(student_backward, root, what)
         if root.grad != 1.0:
             raise Mistake(_("after {what}, root.grad is {summary_grad}; start with "
@@ -298,7 +300,7 @@ def backward(student_backward: Any) -> str:
             wrong_inputs, wrong_root = _graph(index)
             _reference_backward(wrong_root, mistake)
             if np.allclose(got, [v.grad for v in wrong_inputs], rtol=1e-4, atol=1e-5):
-                raise Mistake(_("{what}: {hint}").format(what=what, hint=hint))
+                raise Mistake(_("{what}: {hint}").format(what=what, hint=_(hint)))
         raise Mistake(_("{what} gives input grads {tolist}; jax.grad says {tolist2}. In "
                         "reverse topological order, add local * v.grad to each parent's "
                         "grad").format(
@@ -310,20 +312,24 @@ def backward(student_backward: Any) -> str:
 
 GRAD_HINTS: Hints = {
     ("object has no attribute 'tanh'", "'float' object has no attribute"):
-        "f got plain numbers: wrap each number in a Value before calling f, so that f builds a "
-        "graph",
-    "positional argument": "grad(f) should return a FUNCTION of the same numbers as f, "
-                           "def grad_f(*numbers), that calls f(*values)",
+        N_("f got plain numbers: wrap each number in a Value before calling f, so that f builds a "
+           "graph"),
+    "positional argument": N_("grad(f) should return a FUNCTION of the same numbers as f, "
+                              "def grad_f(*numbers), that calls f(*values)"),
 }
 
 
 def _student_grads(grad_fn: Any, point: tuple[float, ...], what: str) -> np.ndarray:
     out = call(grad_fn, *point, what=what, hints=GRAD_HINTS)
     if not isinstance(out, tuple):
-        kind = "a list" if isinstance(out, list) else summary(out)
-        raise Mistake(f"{what} returned {kind}; return a tuple with one grad per argument, "
-                      f"tuple(v.grad for v in values), like jax.grad(f, argnums=(0, 1, ...))"
-                      + (" — even for one argument: (14.0,)" if len(point) == 1 else ""))
+        kind = _("a list") if isinstance(out, list) else summary(out)
+        if len(point) == 1:
+            raise Mistake(_("{what} returned {kind}; return a tuple with one grad per argument, "
+                            "tuple(v.grad for v in values), like jax.grad(f, argnums=(0, 1, "
+                            "...)) — even for one argument: (14.0,)").format(what=what, kind=kind))
+        raise Mistake(_("{what} returned {kind}; return a tuple with one grad per argument, "
+                        "tuple(v.grad for v in values), like jax.grad(f, argnums=(0, 1, "
+                        "...))").format(what=what, kind=kind))
     if any(hasattr(g, "data") for g in out):
         raise Mistake(_("{what} returned Values; return each input Value's .grad, a "
                         "number").format(what=what))
@@ -342,7 +348,8 @@ def _student_grads(grad_fn: Any, point: tuple[float, ...], what: str) -> np.ndar
 @_blaming_earlier("mul", "tanh", "backward")
 def grad(student_grad: Any) -> str:
     for name, fn, point in GRAD_CASES:
-        what = f"grad(f)({', '.join(map(str, point))}) for f = {name}"
+        what = _("grad(f)({point}) for f = {name}").format(
+            point=", ".join(map(str, point)), name=_(name))
         grad_fn = call(student_grad, fn, what="grad(f)", hints=GRAD_HINTS)
         if not callable(grad_fn):
             raise Mistake(_("grad(f) returned {summary_grad_fn}; it should return a "
@@ -351,7 +358,7 @@ def grad(student_grad: Any) -> str:
         got = _student_grads(grad_fn, point, what)
         want = _right_grads(fn, point)
         if np.allclose(got, want, rtol=1e-4, atol=1e-5):
-            again = _student_grads(grad_fn, point, what + ", called a second time")
+            again = _student_grads(grad_fn, point, what + _(", called a second time"))
             if not np.allclose(again, want, rtol=1e-4, atol=1e-5):
                 raise Mistake(_("the second call of {what} gave {tolist}: grads add up, "
                                 "so make fresh Values on every call").format(

@@ -66,7 +66,8 @@ def conv2d(student_conv2d: Any) -> str:
     for kernel in KERNELS:
         image, k = np.asarray(IMAGE), np.asarray(kernel)
         want = _conv(image, k)
-        what = f"conv2d(image, kernel) for an image {image.shape} and a kernel {k.shape}"
+        what = _("conv2d(image, kernel) for an image {image_shape} and a kernel "
+                 "{k_shape}").format(image_shape=image.shape, k_shape=k.shape)
         got = np.asarray(fast_call(student_conv2d, IMAGE, kernel, what=what))
         (h, w), (kh, kw) = image.shape, k.shape
         if got.shape in ((h - kh, w - kw), (h - kh + 2, w - kw + 2)):
@@ -84,8 +85,8 @@ def conv2d(student_conv2d: Any) -> str:
                "down, b across)"): _window_sums(image, k.T, *want.shape) if k.shape[0] == k.shape[1]
             else np.nan,
         }, rtol=1e-4, atol=1e-4, want=want)
-        expect_close(got, want, what, hint="out[i, j] is the window image[i:i+kh, j:j+kw] "
-                                           "times the kernel, summed")
+        expect_close(got, want, what, hint=_("out[i, j] is the window image[i:i+kh, j:j+kw] "
+                                             "times the kernel, summed"))
     return N_("one image, two kernels (3x3 and 2x3): every window dotted with the kernel")
 
 
@@ -93,7 +94,7 @@ def conv2d(student_conv2d: Any) -> str:
 def conv2d_channels(student_fn: Any) -> str:
     per_channel = np.stack([_conv(CHANNELS[c], FILTERS[0][c]) for c in range(3)])
     want = per_channel.sum(0)
-    what = "conv2d_channels(image, kernels) for an image (3, 5, 6) and kernels (3, 3, 3)"
+    what = _("conv2d_channels(image, kernels) for an image (3, 5, 6) and kernels (3, 3, 3)")
     got = np.asarray(fast_call(student_fn, CHANNELS, FILTERS[0], what=what))
     if got.shape == (3, *want.shape):
         raise Mistake(_("returned {shape}: one map per channel. A filter SUMS its "
@@ -106,8 +107,8 @@ def conv2d_channels(student_fn: Any) -> str:
         N_("used only the first channel: vmap conv2d over every channel and sum the maps"):
             per_channel[0],
     }, rtol=1e-4, atol=1e-4, want=want)
-    expect_close(got, want, what, hint="channel c goes with kernel c: "
-                                       "jnp.sum(jax.vmap(conv2d)(image, kernels), axis=0)")
+    expect_close(got, want, what, hint=_("channel c goes with kernel c: "
+                                         "jnp.sum(jax.vmap(conv2d)(image, kernels), axis=0)"))
     return N_("3 channels, each with its own kernel, summed into one map")
 
 
@@ -122,11 +123,11 @@ def _vmapped(student_fn: Any, args: tuple[Any, ...], want: np.ndarray, what: str
 @exercise(LESSON, 3, "every filter: in_axes")
 def all_filters(student_fn: Any) -> str:
     _vmapped(student_fn, (CHANNELS, FILTERS), _layer(CHANNELS, FILTERS, np.zeros(4)),
-             "all_filters(image, w) for an image (3, 5, 6) and w (4, 3, 3, 3)",
-             "vmap mapped the image too (3 channels against 4 filters): every filter sees the "
-             "WHOLE image, so its in_axes entry is None: "
-             "jax.vmap(conv2d_channels, in_axes=(None, 0))",
-             "map over the filters (axis 0 of w) and share the image: in_axes=(None, 0)")
+             _("all_filters(image, w) for an image (3, 5, 6) and w (4, 3, 3, 3)"),
+             _("vmap mapped the image too (3 channels against 4 filters): every filter sees the "
+               "WHOLE image, so its in_axes entry is None: "
+               "jax.vmap(conv2d_channels, in_axes=(None, 0))"),
+             _("map over the filters (axis 0 of w) and share the image: in_axes=(None, 0)"))
     return N_("4 filters on one 3-channel image: the image shared, the filters mapped")
 
 
@@ -134,11 +135,11 @@ def all_filters(student_fn: Any) -> str:
 def batched_conv(student_fn: Any) -> str:
     _vmapped(student_fn, (BATCH, FILTERS, BIASES),
              np.stack([_layer(image, FILTERS, BIASES) for image in BATCH]),
-             "batched_conv(images, w, b) for images (2, 3, 5, 6), w (4, 3, 3, 3), b (4,)",
-             "vmap mapped the weights too (2 images against 4 filters): the weights are shared "
-             "by every image, so their in_axes are None: "
-             "jax.vmap(conv_layer, in_axes=(0, None, None))",
-             "image i of the batch through conv_layer with the same w and b")
+             _("batched_conv(images, w, b) for images (2, 3, 5, 6), w (4, 3, 3, 3), b (4,)"),
+             _("vmap mapped the weights too (2 images against 4 filters): the weights are shared "
+               "by every image, so their in_axes are None: "
+               "jax.vmap(conv_layer, in_axes=(0, None, None))"),
+             _("image i of the batch through conv_layer with the same w and b"))
     return N_("a batch of 2 images, weights shared: the numbers of lax.conv_general_dilated")
 
 
@@ -147,7 +148,7 @@ def max_pool(student_fn: Any) -> str:
     for shape in ((6, 8), (7, 9)):  # even, and odd: the last row and column are dropped
         x = np.asarray(_normal(*shape))
         want = _pool(x)
-        what = f"max_pool(x) for x of shape {shape}"
+        what = _("max_pool(x) for x of shape {shape}").format(shape=shape)
         got = np.asarray(fast_call(student_fn, jnp.asarray(x), what=what, hints={
             ("reshape", "cannot reshape"): _("{what} failed to reshape: with an odd "
                                              "size, drop the last row or column first, "
@@ -167,7 +168,7 @@ def max_pool(student_fn: Any) -> str:
             N_("the blocks are not 2x2 squares of neighbouring pixels: reshape to (H // 2, 2, W "
                "// 2, 2) and take the max over axes 1 and 3"): scrambled,
         }, rtol=1e-5, atol=1e-6, want=want)
-        expect_close(got, want, what, hint="the largest value of each non-overlapping 2x2 block")
+        expect_close(got, want, what, hint=_("the largest value of each non-overlapping 2x2 block"))
     return N_("2x2 blocks, the largest of each, on an even and an odd size")
 
 
@@ -196,7 +197,7 @@ def predict_cnn(student_fn: Any) -> str:
         params = _tiny_cnn(seed)
         image = jnp.asarray(_RNG.uniform(size=(1, 10, 10)), jnp.float32)
         want = _predict(params, image)
-        what = "predict_cnn(params, image) for an image (1, 10, 10)"
+        what = _("predict_cnn(params, image) for an image (1, 10, 10)")
         got = np.asarray(fast_call(student_fn, params, image, what=what))
         if got.shape != want.shape:
             raise Mistake(_("returned shape {shape} for ONE image; expected {shape2}: "
@@ -209,8 +210,8 @@ def predict_cnn(student_fn: Any) -> str:
         shift = got - want
         if np.allclose(shift, shift[0], atol=1e-5) and abs(shift[0]) > 1e-4:
             raise Mistake("returned the raw logits: subtract logsumexp(logits)")
-        expect_close(got, want, what, hint="each convolution: conv_layer, relu, then "
-                                           "vmap(max_pool); then flatten and the dense layer(s)")
+        expect_close(got, want, what, hint=_("each convolution: conv_layer, relu, then "
+                                             "vmap(max_pool); then flatten and the dense layer(s)"))
     return N_("matches the reference on 2 random CNNs")
 
 

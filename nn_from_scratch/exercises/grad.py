@@ -80,7 +80,7 @@ def derivatives_at(student_fn: Any) -> str:
 def grad_sum_tanh(student_fn: Any) -> str:
     x = np.linspace(-2, 2, 6, dtype=np.float32)
     for v in (x, x.reshape(2, 3)):
-        what = f"grad_sum_tanh(x) for x of shape {v.shape}"
+        what = _("grad_sum_tanh(x) for x of shape {v_shape}").format(v_shape=v.shape)
         got = _call_jitted(student_fn, jnp.asarray(v), what=what, hints={
             "scalar-output": N_("jax.grad needs a function with ONE number out; tanh(x) has one "
                                 "per element. Differentiate their sum: lambda v: "
@@ -96,7 +96,8 @@ def grad_sum_tanh(student_fn: Any) -> str:
                           "1 - tanh(x)**2")
         if np.allclose(got, 1 - t, atol=1e-6):
             raise Mistake("1 - tanh(x) is not the derivative: it is 1 - tanh(x)**2")
-        expect_close(got, 1 - t ** 2, what, hint="the gradient of sum(tanh(x)) is 1 - tanh(x)**2")
+        expect_close(got, 1 - t ** 2, what,
+                     hint=_("the gradient of sum(tanh(x)) is 1 - tanh(x)**2"))
     return N_("equals 1 - tanh(x)**2, elementwise, for a vector and a matrix")
 
 
@@ -116,12 +117,12 @@ def _trees() -> list[tuple[Any, Any]]:
 def sgd_step(student_fn: Any) -> str:
     step_size = 0.1
     for params, grads in _trees():
-        kind = "a dict {'w', 'b'}" if isinstance(params, dict) else "a list of (W, b)"
-        what = f"sgd_step(params, grads, 0.1) for params {kind}"
+        kind = _("a dict {'w', 'b'}") if isinstance(params, dict) else _("a list of (W, b)")
+        what = _("sgd_step(params, grads, 0.1) for params {kind}").format(kind=kind)
         try:
             out = call(student_fn, params, grads, step_size, what=what)
         except Mistake as err:
-            if "raised TypeError" in str(err):
+            if isinstance(err.__cause__, TypeError):
                 raise Mistake(_("{err}. Arithmetic and indexing on a dict, list or "
                                 "tuple do not reach the arrays inside it, whatever its "
                                 "nesting; jax.tree.map(lambda p, g: p - step_size * g, "
@@ -135,13 +136,13 @@ def sgd_step(student_fn: Any) -> str:
                               kind=kind, structure_out=jax.tree.structure(out)))
         for p, g, new in zip(jax.tree.leaves(params), jax.tree.leaves(grads),
                              jax.tree.leaves(out)):
-            new = expect_shape(new, np.shape(p), f"a leaf of {what}")
+            new = expect_shape(new, np.shape(p), _("a leaf of {what}").format(what=what))
             if np.allclose(new, p + step_size * g, atol=1e-6):
                 raise Mistake("moved UP the gradient, where the loss grows: subtract it, "
                               "p - step_size * g")
             if np.allclose(new, p - g, atol=1e-6):
                 raise Mistake("took a whole gradient step: multiply the gradient by step_size")
-            expect_close(new, p - step_size * g, what, hint="each leaf is p - step_size * g")
+            expect_close(new, p - step_size * g, what, hint=_("each leaf is p - step_size * g"))
     return N_("p - step_size * g on every leaf, for a dict and for a list of (W, b) tuples")
 
 
@@ -184,8 +185,8 @@ def hessian_at(student_fn: Any) -> str:
             raise Mistake(_("at ({x}, {y}) you still return the Hessian at (1, 2): "
                             "compute it with jax.hessian instead of typing it").format(
                               x=x, y=y))
-        expect_close(got, want, what, hint="the Hessian of x**2 y + y**3 is "
-                                           "[[2y, 2x], [2x, 6y]]")
+        expect_close(got, want, what, hint=_("the Hessian of x**2 y + y**3 is "
+                                             "[[2y, 2x], [2x, 6y]]"))
     return N_("[[2y, 2x], [2x, 6y]] at three points")
 
 
@@ -267,8 +268,8 @@ def descent_losses(student_fn: Any) -> str:
                 bowl.descent(start, step_size, steps + 1)[1:],
         }, want=want)
         expect_close(got, want, what, rtol=1e-5, atol=1e-8,
-                     hint="start from theta; at each step record the loss, then move every leaf "
-                          "by -step_size * its gradient (jax.tree.map)")
+                     hint=_("start from theta; at each step record the loss, then move every leaf "
+                            "by -step_size * its gradient (jax.tree.map)"))
     bowl, start, step_size, steps = _bowl_cases()[1]
     grown = bowl.descent(start, step_size, steps)
     return (_("right losses on three bowls; at step size {step_size} the loss grew "

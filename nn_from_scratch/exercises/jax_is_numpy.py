@@ -29,7 +29,7 @@ def _sigmoid(x: Any) -> np.ndarray:
 @exercise(LESSON, 1, "sigmoid with jnp")
 def sigmoid(student_sigmoid: Any) -> str:
     for x in (_X, np.float32(0.0)):
-        what = f"sigmoid(x) for x of shape {np.shape(x)}"
+        what = _("sigmoid(x) for x of shape {shape_x}").format(shape_x=np.shape(x))
         got = call(student_sigmoid, jnp.asarray(x), what=what, hints={
             ("to Python scalars", "must be real number"): N_("math.exp takes ONE number; "
                                                              "jnp.exp works elementwise on a "
@@ -42,7 +42,7 @@ def sigmoid(student_sigmoid: Any) -> str:
         if np.allclose(got, 1 / (1 + np.exp(x)), atol=1e-6) and x.ndim:
             raise Mistake("sigmoid(6) should be close to 1 and sigmoid(-6) close to 0; yours is "
                           "the other way round: 1 / (1 + jnp.exp(-x)), with a minus sign")
-        expect_close(got, _sigmoid(x), what, hint="sigmoid(x) = 1 / (1 + exp(-x)), elementwise")
+        expect_close(got, _sigmoid(x), what, hint=_("sigmoid(x) = 1 / (1 + exp(-x)), elementwise"))
     return N_("1 / (1 + exp(-x)) on a matrix and a scalar, as a jax.Array")
 
 
@@ -52,7 +52,7 @@ def set_diagonal(student_fn: Any) -> str:
     n = 4  # one shape, two values: every new shape would cost a dozen compiles
     for value in (1.0, -2.0):
         x = rng.normal(size=(n, n)).astype(np.float32)
-        what = f"set_diagonal(x, {value}) for x of shape ({n}, {n})"
+        what = _("set_diagonal(x, {value}) for x of shape ({n}, {n})").format(value=value, n=n)
         got = call(student_fn, jnp.asarray(x), value, what=what, hints={
             "immutable": N_("JAX arrays are immutable, so x[i, i] = v fails: use x.at[i, "
                             "i].set(v), which returns a NEW array")})
@@ -73,9 +73,11 @@ def set_diagonal(student_fn: Any) -> str:
         diagonal = np.diag(got)
         if not np.allclose(diagonal, value):
             done = int(np.sum(np.isclose(diagonal, value)))
-            hint = (f"only {done} of {n} diagonal entries are {value}: take n from x "
-                    f"(x.shape[0]), not a fixed 3" if 0 < done < n else
-                    f"the diagonal should be all {value} (the value argument)")
+            hint = (_("only {done} of {n} diagonal entries are {value}: take n from x "
+                      "(x.shape[0]), not a fixed 3").format(
+                        done=done, n=n, value=value) if 0 < done < n else
+                    _("the diagonal should be all {value} (the value argument)").format(
+                        value=value))
             raise Mistake(_("for a {n}x{n} x, {hint}").format(n=n, hint=hint))
     return N_("a new array with its diagonal set, the rest untouched, for two values")
 
@@ -103,17 +105,17 @@ def _queued_work(delay: float) -> _InFlight:
     return _InFlight(delay)
 
 
-def _seconds(value: Any, what: str, kind: str = "a number of seconds") -> float:
+def _seconds(value: Any, what: str, kind: str = N_("a number of seconds")) -> float:
     try:
         return float(value)
     except (TypeError, ValueError):
         raise Mistake(_("{what} should return {kind}; got {summary_value}").format(
-                          what=what, kind=kind, summary_value=summary(value))) from None
+                          what=what, kind=_(kind), summary_value=summary(value))) from None
 
 
 @exercise(LESSON, 3, "time a call with block_until_ready")
 def wall_time(student_fn: Any) -> str:
-    what = "wall_time(fn, 0.1) for an fn whose work takes 0.1 s"
+    what = _("wall_time(fn, 0.1) for an fn whose work takes 0.1 s")
     seconds = _seconds(call(student_fn, _queued_work, DELAY, what=what), what)
     if seconds > 1000 or abs(seconds - time.perf_counter()) < 60:
         raise Mistake(_("got {seconds:.3g}, not a duration but a reading of the clock: "
@@ -130,7 +132,7 @@ def wall_time(student_fn: Any) -> str:
     if seconds > 5 * DELAY:  # generous: a busy machine may pause the sleep a little
         raise Mistake(_("measured {seconds:.2f} s for one call whose work takes 0.1 s: "
                         "time ONE call of fn(*args)").format(seconds=seconds))
-    what_quick = "wall_time(fn, 0.0) for an fn with no work"
+    what_quick = _("wall_time(fn, 0.0) for an fn with no work")
     quick = min(_seconds(call(student_fn, _queued_work, 0.0, what=what_quick), what_quick)
                 for _unused in range(2))  # the quicker of two: a busy machine may pause one
     if not 0 <= quick < 0.5 * seconds:
@@ -164,7 +166,7 @@ class _StandInTimer:
 def _check_operands(fn: Any, args: tuple[Any, ...], n: int) -> None:
     """The two operands of a timed add: n float32 ones, NumPy's for np.add, JAX's for jnp.add."""
     numpy = fn is np.add
-    name, kind, make = (("np.add", np.ndarray, "np.ones(n, np.float32)") if numpy else
+    name, kind, make = (("np.add", np.ndarray, _("np.ones(n, np.float32)")) if numpy else
                         ("jnp.add", jax.Array, "jnp.ones(n)"))
     if len(args) != 2 or not all(isinstance(a, kind) for a in args):
         if not numpy and args and all(isinstance(a, np.ndarray) for a in args):
@@ -175,11 +177,14 @@ def _check_operands(fn: Any, args: tuple[Any, ...], n: int) -> None:
                           name=name, join_value=', '.join(summary(a) for a in args), make=make))
     for a in args:
         if a.shape != (n,) or a.dtype != np.float32 or not np.all(np.asarray(a) == 1):
-            hint = (": np.ones is float64 unless you say np.ones(n, np.float32)"
-                    if a.dtype == np.float64 else "")
+            if a.dtype == np.float64:
+                raise Mistake(_("timer({name}, ...) got {summary_a} for n = {n}; time two "
+                                "float32 arrays of n ones: np.ones is float64 unless you say "
+                                "np.ones(n, np.float32)").format(
+                                  name=name, summary_a=summary(a), n=n))
             raise Mistake(_("timer({name}, ...) got {summary_a} for n = {n}; time two "
-                            "float32 arrays of n ones{hint}").format(
-                              name=name, summary_a=summary(a), n=n, hint=hint))
+                            "float32 arrays of n ones").format(
+                              name=name, summary_a=summary(a), n=n))
 
 
 # n -> the stand-in's seconds for (np.add, jnp.add): JAX slower at 100, faster at 10**6
@@ -204,7 +209,7 @@ def add_speedup(student_fn: Any) -> str:
                               what=what, missing=missing[0]))
         for fn, args in timer.calls:
             _check_operands(fn, args, n)
-        seconds = _seconds(got, what, "a ratio, NumPy's time / JAX's time")
+        seconds = _seconds(got, what, _("a ratio, NumPy's time / JAX's time"))
         want = t_np / t_jnp
         if not np.isclose(seconds, want, rtol=1e-6):
             reject_known_wrong(seconds, {
@@ -230,7 +235,7 @@ def add_speedup(student_fn: Any) -> str:
 def add_with_lax(student_fn: Any) -> str:
     ints = jnp.arange(4)  # int32
     floats = jnp.asarray(np.array([0.5, 1.5, -2.25, 10.75], np.float32))
-    what = "add_with_lax(jnp.arange(4), floats)"
+    what = _("add_with_lax(jnp.arange(4), floats)")
     got = call(student_fn, ints, floats, what=what, hints={
         "same dtypes": N_("lax.add refuses int32 + float32, as you saw: convert the ints first, "
                           "lax.convert_element_type(i, jnp.float32)")})
@@ -243,5 +248,5 @@ def add_with_lax(student_fn: Any) -> str:
         raise Mistake(_("got dtype {dtype}; int32 + float32 should give float32, as "
                         "jnp.add does").format(dtype=got.dtype))
     expect_close(got, np.arange(4) + np.asarray(floats), what,
-                 hint="convert the ints to float32, then lax.add")
+                 hint=_("convert the ints to float32, then lax.add"))
     return N_("int32 + float32 -> float32, with the conversion written out")

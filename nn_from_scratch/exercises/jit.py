@@ -41,8 +41,8 @@ class _Watched:
 
 @exercise(LESSON, 1, "compile time and run time")
 def compile_and_run(student_fn: Any) -> str:
-    fn = _Watched("fn ran as written, op by op: time the jitted function, "
-                  "time_fn(jax.jit(fn), x, ...)")
+    fn = _Watched(_("fn ran as written, op by op: time the jitted function, "
+                    "time_fn(jax.jit(fn), x, ...)"))
     x = np.linspace(-1.0, 1.0, 16, dtype=np.float32)
     jax.block_until_ready(jax.jit(fn)(x))  # compiled already: only a cleared cache compiles anew
     what = "compile_and_run(fn, x)"
@@ -117,9 +117,9 @@ def _reference_count(index: int) -> int:
 def count_traces(student_fn: Any) -> str:
     for index, inputs in enumerate(_trace_inputs()):
         want = _reference_count(index)
-        what = f"count_traces(fn, inputs) for {len(inputs)} inputs"
-        fn = _Watched("fn was called outside jax.jit: call it only inside the jitted "
-                      "function, whose traces you count")  # a new fn each time: an empty cache
+        what = _("count_traces(fn, inputs) for {len_inputs} inputs").format(len_inputs=len(inputs))
+        fn = _Watched(_("fn was called outside jax.jit: call it only inside the jitted "
+                        "function, whose traces you count"))  # a new fn each time: an empty cache
         got = call(student_fn, fn, inputs, what=what, hints={
             "UnboundLocalError": _("{what} raised UnboundLocalError: `count += 1` "
                                    "inside the nested function makes count a new local "
@@ -160,16 +160,18 @@ def _reference_clip(g: np.ndarray, limit: float) -> tuple[np.ndarray, np.ndarray
 
 
 # (what, g, limit): norms far and just either side of the limit, for three limits, and g = 0.
-_CLIP_CASES = [("a long g", [3.0, 4.0, 0.0], 1.0), ("a short g", [0.3, -0.4, 0.1], 1.0),
-               ("g = 0", [0.0, 0.0, 0.0], 1.0), ("g of norm 2.6", [2.4, 1.0, 0.0], 3.0),
-               ("g of norm 4", [2.4, -3.2, 0.0], 3.0), ("g of norm 0.6", [0.0, 0.36, -0.48], 0.5)]
+_CLIP_CASES = [(N_("a long g"), [3.0, 4.0, 0.0], 1.0), (N_("a short g"), [0.3, -0.4, 0.1], 1.0),
+               ("g = 0", [0.0, 0.0, 0.0], 1.0), (N_("g of norm 2.6"), [2.4, 1.0, 0.0], 3.0),
+               (N_("g of norm 4"), [2.4, -3.2, 0.0], 3.0),
+               (N_("g of norm 0.6"), [0.0, 0.36, -0.48], 0.5)]
 
 
 @exercise(LESSON, 3, "clip_norm without NaN gradients")
 def clip_norm(student_fn: Any) -> str:
-    cases = [(name, np.array(g, np.float32), limit) for name, g, limit in _CLIP_CASES]
+    cases = [(_(name), np.array(g, np.float32), limit) for name, g, limit in _CLIP_CASES]
     for (name, g, limit), (_name, shown, _limit) in zip(cases, _CLIP_CASES):
-        what = f"clip_norm(g, {limit}) for {name}, {shown}"
+        what = _("clip_norm(g, {limit}) for {name}, {shown}").format(
+            limit=limit, name=name, shown=shown)
         got = np.asarray(call(student_fn, g, limit, what=what))
         want, _grad = _reference_clip(g, limit)
         if np.allclose(got, np.clip(g, -limit, limit)) and not np.allclose(want, g):
@@ -183,11 +185,12 @@ def clip_norm(student_fn: Any) -> str:
             raise Mistake(_("{what} left g unchanged, but its norm is above the limit: "
                             "scale it down (compare the squared norm with limit ** 2)").format(
                               what=what))
-        expect_close(got, want, what, hint="scale g to norm `limit` only when it is longer")
+        expect_close(got, want, what, hint=_("scale g to norm `limit` only when it is longer"))
     # one compiled program for every case: under jit (no Python `if`), and with its gradient
     gradient = jax.jit(jax.grad(lambda v, limit: jnp.sum(student_fn(v, limit))))
     for name, g, limit in cases:
-        what = f"the gradient of sum(clip_norm(g, {limit})) at {name}"
+        what = _("the gradient of sum(clip_norm(g, {limit})) at {name}").format(
+                   limit=limit, name=name)
         try:
             got = np.asarray(gradient(g, limit))
         except jax.errors.TracerBoolConversionError:

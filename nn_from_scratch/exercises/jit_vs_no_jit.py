@@ -38,8 +38,9 @@ def epochs_to_repay(student_fn: Any) -> str:
                                                                        compile_time)
         saving = np.median(eager_times) - np.median(jit_times)
         want = compile_time / saving
-        what = (f"epochs_to_repay(eager, jitted) for eager epochs {eager_times}, jit epochs "
-                f"{jit_times} and a {compile_time} s compile")
+        what = (_("epochs_to_repay(eager, jitted) for eager epochs {eager_times}, jit "
+                  "epochs {jit_times} and a {compile_time} s compile").format(
+                    eager_times=eager_times, jit_times=jit_times, compile_time=compile_time))
         got = call(student_fn, eager, jitted, what=what)
         try:
             value = float(got)
@@ -49,15 +50,15 @@ def epochs_to_repay(student_fn: Any) -> str:
         if np.isclose(value, want, rtol=1e-3):
             continue
         wrong: dict[str, float] = {
-            "used the mean epoch time; use the median (np.median): the first eager epoch also "
-            "compiles every operation for its shapes, a one-off that the mean spreads over "
-            "every epoch": float(compile_time / (np.mean(eager_times) - np.mean(jit_times))),
-            "the other way up: epochs = compile time / time saved per epoch":
+            _("used the mean epoch time; use the median (np.median): the first eager epoch also "
+              "compiles every operation for its shapes, a one-off that the mean spreads over "
+              "every epoch"): float(compile_time / (np.mean(eager_times) - np.mean(jit_times))),
+            _("the other way up: epochs = compile time / time saved per epoch"):
                 float(saving / compile_time),
-            "divided by the eager epoch time; the compile is repaid by what jit SAVES per "
-            "epoch, eager minus jit": float(compile_time / np.median(eager_times)),
-            "got 0: eager mode compiles nothing (its compile_time is 0.0); use "
-            "jitted.compile_time": 0.0,
+            _("divided by the eager epoch time; the compile is repaid by what jit SAVES per "
+              "epoch, eager minus jit"): float(compile_time / np.median(eager_times)),
+            _("got 0: eager mode compiles nothing (its compile_time is 0.0); use "
+              "jitted.compile_time"): 0.0,
         }
         reject_known_wrong(value, wrong, rtol=1e-3)
         raise Mistake(_("{what} gave {value:.4g}; expected {want:.4g} = "
@@ -94,12 +95,12 @@ def _matmuls(jaxpr: Any) -> int:
 def n_matmuls(student_fn: Any) -> str:
     jaxprs = _jaxprs()
     for name, jaxpr in jaxprs.items():
-        what = {"step": "count_matmuls(the jaxpr of one SGD step)",
-                "loss": "count_matmuls(the jaxpr of the loss alone)",
-                "none": "count_matmuls(the jaxpr of sin(x) * 2, with no matrix multiply)"}[name]
+        what = {"step": _("count_matmuls(the jaxpr of one SGD step)"),
+                "loss": _("count_matmuls(the jaxpr of the loss alone)"),
+                "none": _("count_matmuls(the jaxpr of sin(x) * 2, with no matrix multiply)")}[name]
         got = call(student_fn, jaxpr, what=what)
-        value = expect_int(got, what, "return a number, how many equations e of "
-                                      "jaxpr.jaxpr.eqns have e.primitive.name == 'dot_general'")
+        value = expect_int(got, what, _("return a number, how many equations e of "
+                                        "jaxpr.jaxpr.eqns have e.primitive.name == 'dot_general'"))
         want, eqns = _matmuls(jaxpr), jaxpr.jaxpr.eqns
         if value == want:
             continue
@@ -166,7 +167,9 @@ def per_example_time(student_fn: Any) -> str:
     ]
     for epoch_time, batch_size, steps in cases:
         history = History("jit", batch_size, steps, 0.5, epoch_time=epoch_time)
-        what = f"per_example_time(history) for epochs {epoch_time} of {steps} x {batch_size}"
+        what = _("per_example_time(history) for epochs {epoch_time} of {steps} x "
+                 "{batch_size}").format(
+                   epoch_time=epoch_time, steps=steps, batch_size=batch_size)
         got = call(student_fn, history, what=what)
         if np.ndim(got) != 0:
             raise Mistake(_("{what} returned {summary_got}; return one number").format(

@@ -51,7 +51,8 @@ def relu(student_relu: Any) -> str:
     x = jnp.asarray(np.random.default_rng(0).normal(size=(3, 4)) * 3, jnp.float32)  # +, - and big
     for shape_x in (x, x[0], jnp.float32(-2.0), jnp.float32(5.0)):
         want = model.relu(shape_x)
-        what = f"relu(x) for x of shape {tuple(shape_x.shape)}"
+        what = _("relu(x) for x of shape {tuple_shape_x_shape}").format(
+                   tuple_shape_x_shape=tuple(shape_x.shape))
         got = call(student_relu, shape_x, what=what, hints={
             ("scalar index", "0-d array"): N_("jnp.max(a, axis) is the largest entry of ONE "
                                               "array (its second argument is an axis); for "
@@ -128,11 +129,12 @@ def random_layer_params(student_fn: Any) -> str:
                         "times those with scale=0.01: return scale * normal draws, for "
                         "W and b alike (got {summary_b_big} for b)").format(
                           summary_b_big=summary(b_big)))
-    again = call(student_fn, m, n, key, what="random_layer_params again with the same key")
+    again = call(student_fn, m, n, key, what=_("random_layer_params again with the same key"))
     if not np.array_equal(np.asarray(again[0]), w):
         raise Mistake("the same key gave different weights: draw only from `key` (no global "
                       "random state such as np.random)")
-    other = call(student_fn, m, n, jax.random.key(8), what="random_layer_params with another key")
+    other = call(student_fn, m, n, jax.random.key(8),
+                 what=_("random_layer_params with another key"))
     if np.array_equal(np.asarray(other[0]), w):
         raise Mistake("another key gave the same weights: draw from the key you are given")
     return N_("shapes (n, m) and (n,), scale * normal draws, W and b from different subkeys")
@@ -181,12 +183,12 @@ def init_network_params(student_fn: Any) -> str:
     layers = [_check_layer(layer, m, n, f"layer {i}")
               for i, (layer, m, n) in enumerate(zip(got, sizes[:-1], sizes[1:]))]
     keys = jax.random.split(key, len(sizes) - 1)
-    same_key = ("every layer got the same key: split the key into one key per layer, "
-                "keys = jax.random.split(key, len(sizes) - 1)")
-    in_order = ("layer i should be random_layer_params(m, n, keys[i]) for the i-th pair of "
-                "consecutive sizes, with keys = jax.random.split(key, len(sizes) - 1)")
-    passed = (f"{len(sizes) - 1} layers of the right shapes, layer i from the i-th of the "
-              f"split keys")
+    same_key = (_("every layer got the same key: split the key into one key per layer, "
+                  "keys = jax.random.split(key, len(sizes) - 1)"))
+    in_order = (_("layer i should be random_layer_params(m, n, keys[i]) for the i-th pair of "
+                  "consecutive sizes, with keys = jax.random.split(key, len(sizes) - 1)"))
+    passed = (_("{len_sizes_1} layers of the right shapes, layer i from the i-th of "
+                "the split keys").format(len_sizes_1=len(sizes) - 1))
     if recorded:  # the lesson's way: check what was passed to random_layer_params, in order
         used = [_key_bits(layer_key) for _unused, _unused, layer_key in recorded[1]]
         if len(used) > 1 and all(np.array_equal(bits, _key_bits(key)) for bits in used):
@@ -231,7 +233,7 @@ def predict(student_predict: Any) -> str:
         image = _uniform(100 + seed, (sizes[0],))
         logits = _logits(params, image)
         want = _log_softmax(logits)
-        what = f"predict(params, image) for layers {sizes}"
+        what = _("predict(params, image) for layers {sizes}").format(sizes=sizes)
         got = np.asarray(fast_call(student_predict, params, image, what=what))
         if got.shape != want.shape:
             raise Mistake(_("returned shape {shape} for one example of shape "
@@ -257,8 +259,8 @@ def predict(student_predict: Any) -> str:
         if np.allclose(got, relu_last, atol=1e-5) and not np.allclose(want, relu_last, atol=1e-5):
             raise Mistake("applied relu to the last layer too: the last layer's outputs are the "
                           "logits, with no relu")
-        expect_close(got, want, what, hint="each layer computes relu(W @ a + b), the last one "
-                                           "W @ a + b, then logits - logsumexp(logits)")
+        expect_close(got, want, what, hint=_("each layer computes relu(W @ a + b), the last one "
+                                             "W @ a + b, then logits - logsumexp(logits)"))
     return _("matches the reference on {len_NETWORKS} random networks").format(
                len_NETWORKS=len(NETWORKS))
 
@@ -268,7 +270,8 @@ def batched_predict(student_fn: Any) -> str:
     for seed, sizes in enumerate(NETWORKS[:3]):
         params = _network(sizes, seed)
         images = _uniform(200 + seed, (12, sizes[0]))
-        what = f"batched_predict(params, images) for images of shape {images.shape}"
+        what = _("batched_predict(params, images) for images of shape {images_shape}").format(
+                   images_shape=images.shape)
         got = fast_call(student_fn, params, images, what=what, hints={
             ("inconsistent sizes", "vmap"): N_("vmap tried to map over the parameters too: they "
                                                "are shared by every example, so give them "
@@ -279,7 +282,7 @@ def batched_predict(student_fn: Any) -> str:
                             "expected (12, {sizes}): one row of log-probabilities per "
                             "image").format(shape_got=np.shape(got), sizes=sizes[-1]))
         expect_close(got, _log_softmax(_logits(params, images)), what,
-                     hint="row i must equal predict(params, images[i])")
+                     hint=_("row i must equal predict(params, images[i])"))
     return N_("equals predict row by row on batches for 3 networks")
 
 
@@ -289,7 +292,7 @@ def parameter_count(student_fn: Any) -> str:
         weights = sum(m * n for m, n in zip(sizes[:-1], sizes[1:]))
         what = f"n_params({sizes})"
         got = call(student_fn, list(sizes), what=what)
-        got = expect_int(got, what, "return a count, an int")
+        got = expect_int(got, what, _("return a count, an int"))
         if got == weights + sum(sizes[1:]):
             continue
         reject_known_wrong(got, {
@@ -320,7 +323,7 @@ def last_hidden_std(student_fn: Any) -> str:
     for seed, sizes in enumerate(NETWORKS[:2]):
         params = _network(sizes, seed)
         image = _uniform(100 + seed, (sizes[0],))
-        what = f"last_hidden_std(params, image) for layers {sizes}"
+        what = _("last_hidden_std(params, image) for layers {sizes}").format(sizes=sizes)
         got = fast_call(student_fn, params, image, what=what)
         if np.ndim(got) != 0:
             raise Mistake(_("{what} returned {summary_got}; return one number, the "

@@ -73,7 +73,7 @@ def shard(student_fn: Any) -> str:
     for shape, n in (((12, 3), 4), ((8, 2, 2), 2), ((6,), 3)):
         x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
         k = shape[0] // n
-        what = f"shard(x, {n}) for x of shape {shape}"
+        what = _("shard(x, {n}) for x of shape {shape}").format(n=n, shape=shape)
         got = np.asarray(call(student_fn, x, n, what=what))
         want = x.reshape(n, k, *shape[1:])
         if got.shape == (k, n, *shape[1:]) and k != n:
@@ -95,7 +95,7 @@ def shard(student_fn: Any) -> str:
     uneven = np.arange(30, dtype=np.float32).reshape(10, 3)
     arrays: list[tuple[Any, str]] = [(uneven, "NumPy"), (jnp.asarray(uneven), "JAX")]
     for x, kind in arrays:
-        what = f"shard(x, 4) for a {kind} array of 10 rows"
+        what = _("shard(x, 4) for a {kind} array of 10 rows").format(kind=kind)
         try:
             out = student_fn(x, 4)
         except NotImplementedError:
@@ -119,7 +119,8 @@ def _key_data(keys: Any, what: str) -> np.ndarray:
     """``(DEVICES, 2)`` uint32: the data of one key per simulated device, typed or raw."""
     dtype = getattr(keys, "dtype", None)
     if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
-        return expect_shape(jax.random.key_data(keys), (DEVICES, 2), f"the key data of {what}")
+        return expect_shape(jax.random.key_data(keys), (DEVICES, 2),
+                            _("the key data of {what}").format(what=what))
     if dtype == np.uint32 and np.shape(keys) == (DEVICES, 2):
         return np.asarray(keys)  # raw keys, jax.random.PRNGKey style
     raise Mistake(_("{what} should return ONE key per device, made with "
@@ -129,7 +130,7 @@ def _key_data(keys: Any, what: str) -> np.ndarray:
 
 @exercise(LESSON, 2, "a key per device")
 def device_key(student_fn: Any) -> str:
-    what = "device_key(key) on 4 devices sharing one key"
+    what = _("device_key(key) on 4 devices sharing one key")
     mapped = jax.jit(jax.vmap(student_fn, in_axes=None, axis_size=DEVICES, axis_name=AXIS))
 
     def keys_for(seed: int) -> np.ndarray:
@@ -161,7 +162,7 @@ def device_key(student_fn: Any) -> str:
 @exercise(LESSON, 3, "data_parallel_grads")
 def data_parallel_grads(student_fn: Any) -> str:
     params, (x, y) = _network(), _batch()
-    what = "data_parallel_grads(params, x, y) on 4 devices"
+    what = _("data_parallel_grads(params, x, y) on 4 devices")
     got = _grad_leaves(_run_per_device(student_fn, (None, 0, 0), params, x, y, what=what), what)
     full = _reference_grads(params, x.reshape(-1, SIZES[0]), y.reshape(-1, SIZES[-1]))
     own = [np.stack(per_device) for per_device in zip(*(
@@ -178,9 +179,9 @@ def data_parallel_grads(student_fn: Any) -> str:
                         "devices' gradients; lax.pmean averages them").format(
                           DEVICES=DEVICES))
     for i, (g, f) in enumerate(zip(got, full)):
-        expect_close(g[0], f, f"leaf {i} of the averaged gradient",
-                     hint="each device computes jax.grad(loss)(params, x, y) on its slice, "
-                          "then lax.pmean(grads, AXIS)")
+        expect_close(g[0], f, _("leaf {i} of the averaged gradient").format(i=i),
+                     hint=_("each device computes jax.grad(loss)(params, x, y) on its slice, "
+                            "then lax.pmean(grads, AXIS)"))
     return (_("on {DEVICES} simulated devices, every device ends with the gradient of "
               "the whole batch").format(DEVICES=DEVICES))
 
@@ -190,7 +191,7 @@ def simulated_update(student_fn: Any) -> str:
     params, (x, y) = _network(), _batch()
     step_size = 0.1
     replicated = jax.tree.map(lambda a: np.broadcast_to(a, (DEVICES, *a.shape)).copy(), params)
-    what = "simulated_update(params, x, y, 0.1) with params replicated over 4 devices"
+    what = _("simulated_update(params, x, y, 0.1) with params replicated over 4 devices")
     got = call(jax.jit(student_fn), replicated, x, y, step_size, what=what, hints={  # one compile
         "unbound axis name": _("the per-device step calls lax.pmean over the axis "
                                "{AXIS!r}: give vmap that name too, jax.vmap(..., "
@@ -206,7 +207,7 @@ def simulated_update(student_fn: Any) -> str:
                       "step, parallel.data_parallel_step, whose pmean averages the gradients, not "
                       "update, which only sees its own slice")
     for i, (a, w) in enumerate(zip(leaves, want)):
-        expect_close(a[0], w, f"leaf {i} of the new parameters",
-                     hint="every simulated device should take the single-device step on the "
-                          "whole batch")
+        expect_close(a[0], w, _("leaf {i} of the new parameters").format(i=i),
+                     hint=_("every simulated device should take the single-device step on the "
+                            "whole batch"))
     return N_("vmap with an axis name runs pmap's per-device code on one device: the same step")

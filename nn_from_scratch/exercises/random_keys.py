@@ -58,7 +58,7 @@ def _handed_out(key: jax.Array, init_key: jax.Array, num_steps: int) -> tuple[An
 def foo(student_foo: Any) -> str:
     for seed in (0, 1, 2):
         key = jax.random.key(seed)
-        what = f"foo(jax.random.key({seed}))"
+        what = _("foo(jax.random.key({seed}))").format(seed=seed)
         got = _scalar(call(student_foo, key, what=what), what)
         if _scalar(call(student_foo, key, what=what), what) != got:
             raise Mistake("foo gave two different results for the same key: draw only from the "
@@ -228,11 +228,11 @@ def epoch_order(student_fn: Any) -> str:
     if np.array_equal(orders[0], orders[1]) and np.array_equal(orders[1], orders[2]):
         raise Mistake("every epoch got the same order: all epochs shuffled with the same key. "
                       "Derive one key per epoch: jax.random.fold_in(key, epoch)")
-    again = call(student_fn, key, 1, n, what=f"epoch_order(key, 1, {n}) again")
+    again = call(student_fn, key, 1, n, what=_("epoch_order(key, 1, {n}) again").format(n=n))
     if not np.array_equal(np.asarray(again), orders[1]):
         raise Mistake("the same key and epoch gave another order: an epoch's order must follow "
                       "from (key, epoch) alone, so a run can be repeated or resumed")
-    other = call(student_fn, jax.random.key(6), 1, n, what="epoch_order with another key")
+    other = call(student_fn, jax.random.key(6), 1, n, what=_("epoch_order with another key"))
     if np.array_equal(np.asarray(other), orders[1]):
         raise Mistake("another key gave the same order: shuffle with a key derived from `key`")
     return N_("a different order each epoch, the same one again for the same (key, epoch)")

@@ -95,7 +95,7 @@ def _expect_split(array: Any, full: np.ndarray, axis: int | None, what: str, fix
     for shape, _unused in pieces:
         if shape != tuple(want):
             other = [a for a in range(full.ndim) if a != axis and shape[a] < full.shape[a]]
-            where = f"axis {other[0]}" if other else "another way"
+            where = _("axis {axis}").format(axis=other[0]) if other else _("another way")
             raise Mistake(_("each device holds a {shape} piece of {what} {shape2}, "
                             "split along {where}; it should hold {tuple_want}: {fix}").format(
                               shape=shape, what=what, shape2=full.shape, where=where,
@@ -107,11 +107,11 @@ def shard_columns(student_fn: Any) -> str:
     devices = jax.device_count()
     mesh = data_parallel_mesh()
     x = np.arange(2 * devices * devices, dtype=np.float32).reshape(devices, 2 * devices)
-    what = f"shard_columns(x, mesh) for x of shape {x.shape}"
+    what = _("shard_columns(x, mesh) for x of shape {x_shape}").format(x_shape=x.shape)
     got = call(student_fn, x, mesh, what=what)
-    _expect_split(got, x, 1, "x", "split the columns, axis 1, over the mesh axis: a "
-                                   "PartitionSpec has one entry per array axis, "
-                                   "NamedSharding(mesh, P(None, AXIS))")
+    _expect_split(got, x, 1, "x", _("split the columns, axis 1, over the mesh axis: a "
+                                     "PartitionSpec has one entry per array axis, "
+                                     "NamedSharding(mesh, P(None, AXIS))"))
     columns = sorted(index[1].start for _unused, index in _placement(got, "x"))
     if columns != list(range(0, 2 * devices, 2)):
         raise Mistake(_("the devices hold columns starting at {columns}: each should "
@@ -146,14 +146,14 @@ def _shard_map_grads(fn: Any, params: Any, x: np.ndarray, y: np.ndarray, what: s
 def per_device_grads(student_fn: Any) -> str:
     devices = jax.device_count()
     params, (x, y) = _network(), _batch(3 * devices)
-    what = f"per_device_grads in shard_map over {devices} devices"
+    what = _("per_device_grads in shard_map over {devices} devices").format(devices=devices)
     got = jax.tree.leaves(_shard_map_grads(student_fn, params, x, y, what))
     want = _reference_grads(params, x, y)
     if len(got) != len(want):
         raise Mistake(_("{what} should return the gradients as params does, a list of "
                         "(dW, db) per layer: {len_want} arrays; got {len_got}").format(
                           what=what, len_want=len(want), len_got=len(got)))
-    got = [expect_shape(g, w.shape, f"leaf {i} of the gradient")
+    got = [expect_shape(g, w.shape, _("leaf {i} of the gradient").format(i=i))
            for i, (g, w) in enumerate(zip(got, want))]
     ratio = np.linalg.norm(got[0]) / np.linalg.norm(want[0])
     if devices > 1 and abs(ratio - devices) < 0.01 * devices:
@@ -166,8 +166,9 @@ def per_device_grads(student_fn: Any) -> str:
                         "same everywhere; a psum of the loss adds.)").format(
                           devices=devices))
     for i, (g, w) in enumerate(zip(got, want)):
-        expect_close(g, w, f"leaf {i} of the gradient", hint="the gradient of the whole batch's "
-                     "mean loss: lax.pmean(loss(p, x, y), AXIS) inside jax.grad")
+        expect_close(g, w, _("leaf {i} of the gradient").format(i=i),
+                     hint=_("the gradient of the whole batch's mean loss: "
+                            "lax.pmean(loss(p, x, y), AXIS) inside jax.grad"))
     return _("the whole batch's gradient from {devices} devices, with check_vma=True").format(
                devices=devices)
 
@@ -178,7 +179,8 @@ def process_rows(student_fn: Any) -> str:
     for count in (2, 3, 4):
         parts = []
         for index in range(count):
-            what = f"process_rows(batch, {index}, {count}) for a batch of 24"
+            what = _("process_rows(batch, {index}, {count}) for a batch of 24").format(
+                       index=index, count=count)
             parts.append(np.asarray(call(student_fn, batch, index, count, what=what)))
         if all(len(part) == len(batch) for part in parts):
             raise Mistake(_("every process took the whole batch: with {count} processes "
@@ -247,7 +249,8 @@ def _expect_layout(array: Any, full: np.ndarray, mesh: Mesh, want: P, wrong: dic
 def shard_weights(student_fn: Any) -> str:
     mesh = mesh_2d()
     params = _network(4)
-    what = f"shard_weights(params, mesh) on a {dict(mesh.shape)} mesh"
+    what = _("shard_weights(params, mesh) on a {dict_mesh_shape} mesh").format(
+               dict_mesh_shape=dict(mesh.shape))
     try:
         placed = call(student_fn, params, mesh, what=what)
     except Mistake as err:
@@ -269,26 +272,28 @@ def shard_weights(student_fn: Any) -> str:
         raise Mistake(_("{what} should return params of the same structure, [(W, b), "
                         "...]; got {len_leaves} arrays for {len_params} layers").format(
                           what=what, len_leaves=len(leaves), len_params=len(params)))
-    w_fix = f"split each W's columns, its inputs (axis 1), along {MODEL!r}: P(None, {MODEL!r})"
-    b_fix = "keep every b whole on every device: NamedSharding(mesh, P())"
+    w_fix = _("split each W's columns, its inputs (axis 1), along {MODEL!r}: P(None, "
+              "{MODEL!r})").format(MODEL=MODEL)
+    b_fix = _("keep every b whole on every device: NamedSharding(mesh, P())")
     for i, (w, b) in enumerate(params):
         _expect_layout(leaves[2 * i], w, mesh, P(None, MODEL), {
-            P(): "whole on every device: nothing is split",
-            P(None, AXIS): f"split along {AXIS!r}, the batch's mesh axis",
-            P(MODEL): "split by its rows, its outputs (axis 0)",
-            P(None, (AXIS, MODEL)): "split over every device of the mesh",
-        }, f"W of layer {i}", w_fix)
+            P(): _("whole on every device: nothing is split"),
+            P(None, AXIS): _("split along {AXIS!r}, the batch's mesh axis").format(AXIS=AXIS),
+            P(MODEL): _("split by its rows, its outputs (axis 0)"),
+            P(None, (AXIS, MODEL)): _("split over every device of the mesh"),
+        }, _("W of layer {i}").format(i=i), w_fix)
         _expect_layout(leaves[2 * i + 1], b, mesh, P(), {
-            P(MODEL): f"split along {MODEL!r}", P(AXIS): f"split along {AXIS!r}",
-        }, f"b of layer {i}", b_fix)
+            P(MODEL): _("split along {axis!r}").format(axis=MODEL),
+            P(AXIS): _("split along {axis!r}").format(axis=AXIS),
+        }, _("b of layer {i}").format(i=i), b_fix)
     x, y = _batch(2 * mesh.shape[AXIS])
     rows = NamedSharding(mesh, P(AXIS))
-    what = f"jax.jit(update) on your params, with x and y split along {AXIS!r}"
+    what = _("jax.jit(update) on your params, with x and y split along {AXIS!r}").format(AXIS=AXIS)
     got = call(_update, placed, jax.device_put(x, rows), jax.device_put(y, rows), 0.1, what=what)
     want = [p - 0.1 * g for p, g in zip(jax.tree.leaves(params), _reference_grads(params, x, y))]
     for i, (g, w) in enumerate(zip(jax.tree.leaves(got), want)):
-        expect_close(np.asarray(g), w, f"leaf {i} after the step",
-                     hint="the same step as on one device")
+        expect_close(np.asarray(g), w, _("leaf {i} after the step").format(i=i),
+                     hint=_("the same step as on one device"))
     return (_("every W split by columns along {MODEL!r} (half of it on each device), "
               "every b whole; jax.jit(update) takes the same step on them as on one "
               "device").format(MODEL=MODEL))

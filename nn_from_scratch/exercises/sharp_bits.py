@@ -39,7 +39,8 @@ def lookup(student_fn: Any) -> str:
     table = jnp.arange(12, dtype=jnp.float32).reshape(4, 3)  # a JAX array: it has .at
     for t in (table, table[:, 0]):
         want = _rows(t, INDICES, "fill")
-        what = f"lookup(table, idx) for a table of shape {t.shape} and idx = {INDICES.tolist()}"
+        what = _("lookup(table, idx) for a table of shape {t_shape} and idx = {tolist}").format(
+                   t_shape=t.shape, tolist=INDICES.tolist())
         got = np.asarray(call(student_fn, t, INDICES, what=what))
         if t.ndim == 2 and got.shape == (len(INDICES),):
             raise Mistake(_("{what} has shape {shape}, one number per index: jnp.take "
@@ -82,7 +83,7 @@ def pad_batch(student_fn: Any) -> str:
     rng = np.random.default_rng(0)
     for n in (3, 5, 8):
         x = rng.normal(size=(n, 2)).astype(np.float32)
-        what = f"pad_batch(x, {size}) for x of shape {x.shape}"
+        what = _("pad_batch(x, {size}) for x of shape {x_shape}").format(size=size, x_shape=x.shape)
         out = call(student_fn, x, size, what=what)
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
             raise Mistake(_("{what} should return a pair (padded, mask); got {name}").format(
@@ -91,8 +92,8 @@ def pad_batch(student_fn: Any) -> str:
         if padded.shape == (n + size, 2):
             raise Mistake(_("{what} has {n} rows: pad TO {size} rows, adding {size} - n").format(
                               what=what, n=n + size, size=size))
-        padded = expect_shape(padded, (size, 2), f"padded from {what}")
-        mask = expect_shape(mask, (size,), f"mask from {what}")
+        padded = expect_shape(padded, (size, 2), _("padded from {what}").format(what=what))
+        mask = expect_shape(mask, (size,), _("mask from {what}").format(what=what))
         if not np.all((mask == 0) | (mask == 1)):
             raise Mistake(_("the mask should be True for real rows and False for "
                             "padding; got {tolist}").format(tolist=mask.tolist()))
@@ -108,7 +109,7 @@ def pad_batch(student_fn: Any) -> str:
                             "the end)").format(n=n))
         if np.any(padded[n:] != 0):
             raise Mistake("the padding rows should be zeros")
-        expect_close(masked_mean(out[0], out[1]), x.mean(axis=0), "the masked mean")
+        expect_close(masked_mean(out[0], out[1]), x.mean(axis=0), _("the masked mean"))
     if traces != 1:
         raise Mistake(_("a jitted function of (padded, mask) was traced {traces} times "
                         "for 3 batch sizes: give every output the same shape and dtype").format(
@@ -129,7 +130,7 @@ def ema(student_fn: Any) -> str:
     decay = 0.9
     long_xs = np.random.default_rng(1).normal(size=100).astype(np.float32)
     xs = long_xs[:40]
-    what = "ema(xs, 0.9) for xs of shape (40,)"
+    what = _("ema(xs, 0.9) for xs of shape (40,)")
     got = np.asarray(call(student_fn, xs, decay, what=what))
     want = _ema_reference(xs, decay)
     if got.shape == ():
@@ -140,8 +141,8 @@ def ema(student_fn: Any) -> str:
     if np.allclose(got, _ema_reference(xs, 1 - decay), atol=1e-5):
         raise Mistake("decay and 1 - decay are swapped: m = decay * m + (1 - decay) * x keeps "
                       "most of the old average")
-    expect_close(got, want, what, hint="start from m = 0; after each x, m = decay * m + "
-                                       "(1 - decay) * x, and output m")
+    expect_close(got, want, what, hint=_("start from m = 0; after each x, m = decay * m + "
+                                         "(1 - decay) * x, and output m"))
     sizes = {}
     for n in (10, 100):
         try:
@@ -208,7 +209,8 @@ def softplus(student_fn: Any) -> str:
     xs = np.array([-100.0, -20.0, -1.0, 0.0, 1.0, 20.0, 100.0], np.float32)
     if student_fn is jax.nn.softplus:
         raise Mistake("that is jax.nn.softplus itself: write your own")
-    got = np.asarray(call(student_fn, xs, what=f"softplus(x) for x = {xs.tolist()}"))
+    got = np.asarray(call(student_fn, xs,
+                          what=_("softplus(x) for x = {values}").format(values=xs.tolist())))
     got = expect_shape(got, xs.shape, "softplus(x)")
     if not np.all(np.isfinite(got)):
         raise Mistake(_("softplus(x) = {tolist}: exp(100) overflows float32 (its "
@@ -216,7 +218,7 @@ def softplus(student_fn: Any) -> str:
                         "exp only sees numbers <= 0: log(1 + exp(x)) = max(x, 0) + "
                         "log1p(exp(-|x|))").format(tolist=got.tolist()))
     expect_close(got, np.logaddexp(0.0, xs.astype(np.float64)), "softplus(x)", rtol=1e-5,
-                 atol=1e-6, hint="softplus(x) = log(1 + exp(x))")
+                 atol=1e-6, hint=_("softplus(x) = log(1 + exp(x))"))
     xs = xs[xs != 0]  # at exactly 0, max(x, 0) and |x| have kinks: the lesson shows it apart
     try:
         grads = np.asarray(jax.jit(jax.vmap(jax.grad(student_fn)))(xs))  # one compile
@@ -229,6 +231,6 @@ def softplus(student_fn: Any) -> str:
                         "still computes exp(x) = inf, and inf * 0 = NaN. Use max(x, 0) "
                         "+ log1p(exp(-|x|)), which never overflows").format(
                           tolist=grads.tolist()))
-    expect_close(grads, 1 / (1 + np.exp(-xs.astype(np.float64))), "the gradient of softplus",
-                 rtol=1e-5, atol=1e-6, hint="it should be sigmoid(x)")
+    expect_close(grads, 1 / (1 + np.exp(-xs.astype(np.float64))), _("the gradient of softplus"),
+                 rtol=1e-5, atol=1e-6, hint=_("it should be sigmoid(x)"))
     return N_("finite, right values from -100 to 100, gradients sigmoid(x) away from 0")

@@ -94,7 +94,7 @@ def one_hot(student_fn: Any) -> str:
     cases = [(np.array([3, 0, 4, 1, 1, 0, 2], np.int32), 5),  # 7 labels, 5 classes
              (np.array([0, 2, 1], np.int32), 6)]  # the top classes 3..5 are absent
     for labels, k in cases:
-        what = f"one_hot(labels, {k}) for {len(labels)} labels"
+        what = _("one_hot(labels, {k}) for {len_labels} labels").format(k=k, len_labels=len(labels))
         got = np.asarray(fast_call(student_fn, labels, k, what=what, static_argnums=(1,)))
         batch = len(labels)
         if got.shape == (k, batch):
@@ -116,7 +116,7 @@ def one_hot(student_fn: Any) -> str:
                             "again for every new dtype").format(
                               what=what, dtype=got.dtype))
         expect_close(got, np.eye(k, dtype=np.float32)[labels], what,
-                     hint="row i must hold a single 1, in column labels[i], and 0 elsewhere")
+                     hint=_("row i must hold a single 1, in column labels[i], and 0 elsewhere"))
     return N_("(batch, k) float32 rows with a 1 at each label, for k larger than any label")
 
 
@@ -125,7 +125,7 @@ def loss(student_fn: Any) -> str:
     for seed in range(2):
         params = _network(SIZES, seed)
         images, labels, targets = _batch(10 + seed)
-        what = f"loss(params, images, targets) for a batch of {N}"
+        what = _("loss(params, images, targets) for a batch of {N}").format(N=N)
         got = np.asarray(fast_call(student_fn, params, images, targets, what=what))
         want = _loss(params, images, targets)
         if got.shape == (N,):
@@ -143,23 +143,24 @@ def loss(student_fn: Any) -> str:
             raise Mistake("the loss is nan: batched_predict already returns LOG-probabilities "
                           "(negative numbers), so do not take jnp.log of them")
         wrong = {
-            f"this is the seed tutorial's -jnp.mean(preds * targets), which also averages over "
-            f"the {N_CLASSES} classes: our loss / {N_CLASSES}. Sum over the classes (axis=1), "
-            f"then take the mean over the examples": want / N_CLASSES,
-            "used probabilities where log-probabilities belong: batched_predict already returns "
-            "log-probabilities, so use them as they are, with no jnp.exp":
+            _("this is the seed tutorial's -jnp.mean(preds * targets), which also "
+              "averages over the {N_CLASSES} classes: our loss / {N_CLASSES}. Sum "
+              "over the classes (axis=1), then take the mean over the examples").format(
+                N_CLASSES=N_CLASSES): want / N_CLASSES,
+            _("used probabilities where log-probabilities belong: batched_predict already returns "
+              "log-probabilities, so use them as they are, with no jnp.exp"):
                 -float(np.mean(p_true)),
-            "used probabilities where log-probabilities belong (and averaged over the classes "
-            "too): use batched_predict's log-probabilities as they are, sum them over the "
-            "classes and average over the examples": -float(np.mean(p_true)) / N_CLASSES,
-            "the sign is wrong: cross-entropy is MINUS the mean log-probability of the true "
-            "class, a positive number": -want,
-            "this is the sum over the batch; take the mean over the examples, so that the step "
-            "size does not depend on the batch size": N * want,
+            _("used probabilities where log-probabilities belong (and averaged over the classes "
+              "too): use batched_predict's log-probabilities as they are, sum them over the "
+              "classes and average over the examples"): -float(np.mean(p_true)) / N_CLASSES,
+            _("the sign is wrong: cross-entropy is MINUS the mean log-probability of the true "
+              "class, a positive number"): -want,
+            _("this is the sum over the batch; take the mean over the examples, so that the step "
+              "size does not depend on the batch size"): N * want,
         }
         reject_known_wrong(value, wrong, rtol=1e-4)
-        expect_close(value, want, what, hint="-mean over examples of sum over classes of "
-                                             "targets * log-probabilities")
+        expect_close(value, want, what, hint=_("-mean over examples of sum over classes of "
+                                               "targets * log-probabilities"))
     params = _network(SIZES, 0)
     images, _unused, targets = _batch(10)
     try:
@@ -183,7 +184,7 @@ def accuracy(student_fn: Any) -> str:
     target_class = np.where(right, predicted, (predicted + 1) % N_CLASSES)
     targets = np.eye(N_CLASSES, dtype=np.float32)[target_class]
     want = 0.75
-    what = f"accuracy(params, images, targets) for {N} examples, 9 of them right"
+    what = _("accuracy(params, images, targets) for {N} examples, 9 of them right").format(N=N)
     got = np.asarray(fast_call(student_fn, params, images, targets, what=what, hints={
         ("broadcast", "shapes"): N_("compared class indices (batch,) with the one-hot targets "
                                     "(batch, k): turn the targets into classes first, "
@@ -230,8 +231,9 @@ def update(student_fn: Any) -> str:
                                              "apart per layer: its gradient, "
                                              "jax.grad(loss)(params, x, y), is a (dW, db) per "
                                              "layer")},
-            needs_jit=f"{what} works as written but not under jax.jit, and the training loop "
-            f"compiles it: use jnp operations on the values, with no float() or if on them")
+            needs_jit=_("{what} works as written but not under jax.jit, and the "
+                        "training loop compiles it: use jnp operations on the values, "
+                        "with no float() or if on them").format(what=what))
         if str(jax.tree.structure(got)) != str(structure):  # e.g. lists instead of tuples
             raise Mistake(_("{what} returned {structure_got}; return the same structure "
                             "as params, a list of (W, b) tuples, so that the result can "
@@ -266,10 +268,12 @@ def update(student_fn: Any) -> str:
                             "step_size = {step_size}: use the step_size argument, w - "
                             "step_size * dw").format(moved=moved, step_size=step_size))
         for i, ((nw, nb), (w, b), (dw, db)) in enumerate(zip(new, params, grads)):
-            expect_close(nw, w - step_size * dw, f"W of layer {i} after {what}",
-                         hint="W - step_size * dW, with dW from jax.grad(loss)")
-            expect_close(nb, b - step_size * db, f"b of layer {i} after {what}",
-                         hint="b - step_size * db, with db from jax.grad(loss)")
+            expect_close(nw, w - step_size * dw, _("W of layer {i} after {what}").format(
+                                                     i=i, what=what),
+                         hint=_("W - step_size * dW, with dW from jax.grad(loss)"))
+            expect_close(nb, b - step_size * db, _("b of layer {i} after {what}").format(
+                                                     i=i, what=what),
+                         hint=_("b - step_size * db, with db from jax.grad(loss)"))
     return N_("params - step_size * grad(loss), for every W and b, at two step sizes")
 
 
@@ -294,7 +298,7 @@ def best_epoch(student_fn: Any) -> str:
     for val_accuracy, val_loss, want in runs:
         history = _history(val_accuracy, val_loss)
         got = call(student_fn, history, what="best_epoch(history)")
-        got = expect_int(got, "best_epoch(history)", "return an epoch number, an int")
+        got = expect_int(got, "best_epoch(history)", _("return an epoch number, an int"))
         if got == want:
             continue
         if got == want - 1:
@@ -320,8 +324,8 @@ def seed_gradient_ratio(student_fn: Any) -> str:
     finish_first(student_fn, "loss", loss)
     params = _network([SIZES[0], 6, N_CLASSES], 6)  # one hidden layer: two gradients compile
     images, _unused, targets = _batch(60)                 # faster, and the ratio is the same
-    what = (f"gradient_norm_ratio(params, images, targets) for a network with {N_CLASSES} "
-            f"classes")
+    what = (_("gradient_norm_ratio(params, images, targets) for a network with "
+              "{N_CLASSES} classes").format(N_CLASSES=N_CLASSES))
     got = fast_call(student_fn, params, images, targets, what=what)
     if np.ndim(got) != 0:
         raise Mistake(_("{what} returned {summary_got}; return one number, the ratio of "
@@ -366,8 +370,9 @@ def small_network_gap(student_fn: Any) -> str:
     ]
     for (big_acc, big_loss), (small_acc, small_loss) in runs:
         big, small = _history(big_acc, big_loss), _history(small_acc, small_loss, train_end=0.93)
-        what = (f"validation_gap(big, small) for validation accuracies {big_acc} (big) and "
-                f"{small_acc} (small)")
+        what = (_("validation_gap(big, small) for validation accuracies {big_acc} "
+                  "(big) and {small_acc} (small)").format(
+                    big_acc=big_acc, small_acc=small_acc))
         got = call(student_fn, big, small, what=what)
         if np.ndim(got) != 0:
             raise Mistake(_("{what} returned {summary_got}; return one number").format(

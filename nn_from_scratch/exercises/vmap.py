@@ -48,7 +48,7 @@ A, B = _normal(0, (6, 4)), _normal(1, (6, 4))
 
 @exercise(LESSON, 1, "dot_vmap")
 def dot_vmap(student_fn: Any) -> str:
-    what = "dot_vmap(a, b) for a, b of shape (6, 4)"
+    what = _("dot_vmap(a, b) for a, b of shape (6, 4)")
     got = call(student_fn, A, B, what=what, hints={
         ("contracting dimensions", "dot_general"): N_("jnp.dot was given a whole (6, 4) matrix, "
                                                       "and two of those do not multiply: vmap "
@@ -64,17 +64,17 @@ def dot_vmap(student_fn: Any) -> str:
         raise Mistake("returned shape (4,): it mapped over axis 1, the columns; the rows are "
                       "axis 0 (in_axes=(0, 0), the default)")
     expect_close(got, np.einsum("bi,bi->b", A, B), what, atol=1e-4,
-                 hint="out[i] must be jnp.dot(a[i], b[i])")
+                 hint=_("out[i] must be jnp.dot(a[i], b[i])"))
     return N_("(batch,) dot products of matching rows, as einsum('bi,bi->b', a, b)")
 
 
 @exercise(LESSON, 2, "convolve_shared")
 def convolve_shared(student_fn: Any) -> str:
     xs, w = _normal(2, (4, 7)), _normal(3, (3,))  # 4 signals, ONE kernel
-    what = "convolve_shared(xs, w) for xs (4, 7) and w (3,)"
+    what = _("convolve_shared(xs, w) for xs (4, 7) and w (3,)")
     got = _call_mapped(student_fn, xs, w, what=what,
-                       shared="The kernel is shared by every signal, so it is not mapped: "
-                              "in_axes=(0, None)")
+                       shared=_("The kernel is shared by every signal, so it is not mapped: "
+                                "in_axes=(0, None)"))
     want = np.stack([_convolve(x, w) for x in xs])
     got = np.asarray(got)
     if got.shape != want.shape:
@@ -82,7 +82,7 @@ def convolve_shared(student_fn: Any) -> str:
                         "signal: map the signals over axis 0 and pass the kernel whole "
                         "(in_axes=(0, None))").format(
                           what=what, shape=got.shape, shape2=want.shape))
-    expect_close(got, want, what, atol=1e-4, hint="row i must be convolve(xs[i], w)")
+    expect_close(got, want, what, atol=1e-4, hint=_("row i must be convolve(xs[i], w)"))
     return N_("every signal convolved with the one shared kernel (in_axes=(0, None))")
 
 
@@ -91,7 +91,7 @@ def zipped(student_fn: Any) -> str:
     xs, ws = _normal(4, (5, 3)), _normal(5, (3, 5))  # batch in the rows of xs, columns of ws
     every_pair = xs @ ws  # [i, j]: row i with column j
     for scale in (2.5, -1.0):
-        what = f"zipped(xs, ws, {scale}) for xs (5, 3) and ws (3, 5)"
+        what = _("zipped(xs, ws, {scale}) for xs (5, 3) and ws (3, 5)").format(scale=scale)
         got = call(student_fn, xs, ws, scale, what=what, hints={
             "len(in_axes)": N_("in_axes needs one entry per argument of weighted_sum: three, "
                                "e.g. (0, 1, None)"),
@@ -126,7 +126,7 @@ def zipped(student_fn: Any) -> str:
 @exercise(LESSON, 4, "pairwise")
 def pairwise(student_fn: Any) -> str:
     a, b = _normal(6, (5, 4)), _normal(7, (7, 4))
-    what = "pairwise(a, b) for a (5, 4) and b (7, 4)"
+    what = _("pairwise(a, b) for a (5, 4) and b (7, 4)")
     got = call(student_fn, a, b, what=what, hints={
         "inconsistent sizes": N_("vmap tried to zip a's 5 rows with b's 7: one vmap over both "
                                  "inputs pairs row i with row i only. Nest two: the inner one "
@@ -141,7 +141,7 @@ def pairwise(student_fn: Any) -> str:
         raise Mistake(_("{what} returned shape {shape}; expected (5, 7), one row per "
                         "row of a and one column per row of b: nest two vmaps").format(
                           what=what, shape=got.shape))
-    expect_close(got, want, what, atol=1e-4, hint="entry [i, j] must be jnp.dot(a[i], b[j])")
+    expect_close(got, want, what, atol=1e-4, hint=_("entry [i, j] must be jnp.dot(a[i], b[j])"))
     return N_("(n, m) dot products of every row of a with every row of b, by nested vmap")
 
 
@@ -157,10 +157,10 @@ Y8 = np.linspace(-2.0, 3.0, 8).astype(np.float32)
 
 @exercise(LESSON, 5, "per_example_grads")
 def per_example_grads(student_fn: Any) -> str:
-    what = "per_example_grads(theta, X, Y) for 8 examples"
+    what = _("per_example_grads(theta, X, Y) for 8 examples")
     got = _call_mapped(student_fn, THETA, X8, Y8, what=what,
-                       shared="theta is the same for every example, so it is not mapped: "
-                              "in_axes=(None, 0, 0)")
+                       shared=_("theta is the same for every example, so it is not mapped: "
+                                "in_axes=(None, 0, 0)"))
     got = np.asarray(got)
     want = _linear_grads(THETA, X8, Y8)
     if got.shape == (3,):
@@ -177,24 +177,24 @@ def per_example_grads(student_fn: Any) -> str:
                       "theta, the first argument, which jax.grad differentiates by default "
                       "(no argnums)")
     expect_close(got, want, what, atol=1e-4,
-                 hint="row i must be jax.grad(example_loss)(theta, X[i], Y[i])")
+                 hint=_("row i must be jax.grad(example_loss)(theta, X[i], Y[i])"))
     return N_("one gradient per example, (n, 3), by vmap(grad(example_loss))")
 
 
 @exercise(LESSON, 6, "convolve_kernels")
 def convolve_kernels(student_fn: Any) -> str:
     x, kernels = _normal(9, (7,)), _normal(10, (4, 3))  # ONE signal, 4 kernels
-    what = "convolve_kernels(x, kernels) for x (7,) and kernels (4, 3)"
+    what = _("convolve_kernels(x, kernels) for x (7,) and kernels (4, 3)")
     got = _call_mapped(student_fn, x, kernels, what=what,
-                       shared="The signal is shared by every kernel, so it is not mapped: "
-                              "in_axes=(None, 0)")
+                       shared=_("The signal is shared by every kernel, so it is not mapped: "
+                                "in_axes=(None, 0)"))
     want = np.stack([_convolve(x, k) for k in kernels])
     got = np.asarray(got)
     if got.shape != want.shape:
         raise Mistake(_("{what} returned shape {shape}; expected {shape2}, one row per "
                         "kernel: share the signal and map the kernels (in_axes=(None, "
                         "0))").format(what=what, shape=got.shape, shape2=want.shape))
-    expect_close(got, want, what, atol=1e-4, hint="row j must be convolve(x, kernels[j])")
+    expect_close(got, want, what, atol=1e-4, hint=_("row j must be convolve(x, kernels[j])"))
     return N_("one signal convolved with each kernel (in_axes=(None, 0))")
 
 
@@ -206,26 +206,28 @@ def clipped_mean_grad(student_fn: Any) -> str:
     for grads, max_norm in ((_linear_grads(THETA, X8, Y8), 2.0),
                             (_normal(11, (5, 4)) * lengths, 1.5)):
         d = grads.shape[1]
-        what = f"clipped_mean_grad(grads, {max_norm:.3g}) for grads of shape {grads.shape}"
+        what = _("clipped_mean_grad(grads, {max_norm:.3g}) for grads of shape "
+                 "{grads_shape}").format(max_norm=max_norm, grads_shape=grads.shape)
         got = call(student_fn, grads, max_norm, what=what)
         got = expect_shape(got, (d,), what)
         norms = np.linalg.norm(grads, axis=1)
         want = np.mean(grads * np.minimum(1.0, max_norm / norms)[:, None], axis=0)
         mean = grads.mean(axis=0)
         wrong = {
-            "no gradient was clipped: scale each row longer than max_norm down to max_norm "
-            "(multiply it by max_norm / its norm)": mean,
-            "every row was scaled to norm max_norm, the short ones stretched too; only those "
-            "LONGER than max_norm shrink: multiply by jnp.minimum(1, max_norm / norm)":
+            _("no gradient was clipped: scale each row longer than max_norm down to max_norm "
+              "(multiply it by max_norm / its norm)"): mean,
+            _("every row was scaled to norm max_norm, the short ones stretched too; only those "
+              "LONGER than max_norm shrink: multiply by jnp.minimum(1, max_norm / norm)"):
                 np.mean(grads * (max_norm / norms)[:, None], axis=0),
-            "the mean gradient was clipped; DP-SGD clips each EXAMPLE's gradient first, then "
-            "takes the mean": mean * min(1.0, max_norm / float(np.linalg.norm(mean))),
-            "each component was clipped to [-max_norm, max_norm]; clip the NORM of each row "
-            "instead, scaling the whole vector": np.clip(grads, -max_norm, max_norm).mean(axis=0),
-            "that is the sum over the examples; take the mean (jnp.mean(..., axis=0))":
+            _("the mean gradient was clipped; DP-SGD clips each EXAMPLE's gradient first, then "
+              "takes the mean"): mean * min(1.0, max_norm / float(np.linalg.norm(mean))),
+            _("each component was clipped to [-max_norm, max_norm]; clip the NORM of each row "
+              "instead, scaling the whole vector"):
+                np.clip(grads, -max_norm, max_norm).mean(axis=0),
+            _("that is the sum over the examples; take the mean (jnp.mean(..., axis=0))"):
                 np.sum(grads * np.minimum(1.0, max_norm / norms)[:, None], axis=0),
         }
         reject_known_wrong(got, wrong, atol=1e-4, want=want)
         expect_close(got, want, what, atol=1e-4,
-                     hint="the mean over rows of g_i * min(1, max_norm / |g_i|)")
+                     hint=_("the mean over rows of g_i * min(1, max_norm / |g_i|)"))
     return N_("each example's gradient clipped to max_norm, then averaged")

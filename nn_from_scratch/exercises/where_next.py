@@ -80,8 +80,8 @@ def _grads(params: Any, x: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
 
 def _step_output(out: Any, what: str) -> tuple[Any, Any, Any]:
     if not (isinstance(out, (tuple, list)) and len(out) == 3):
-        got = f"{type(out).__name__} of length {len(out)}" if isinstance(out, (tuple, list)) \
-            else type(out).__name__
+        got = (_("{kind} of length {length}").format(kind=type(out).__name__, length=len(out))
+               if isinstance(out, (tuple, list)) else type(out).__name__)
         raise Mistake(_("{what} should return a tuple (params, opt_state, loss_value); "
                         "got {got}").format(what=what, got=got))
     return out[0], out[1], out[2]
@@ -107,7 +107,8 @@ def optax_step(student_step: Any) -> str:
     value_want, layer_grads = mlp_loss_and_grads(params, x, y)
     g1 = _leaves(layer_grads)
     first_state = tx.init(params)
-    what = f"optax_step(params, opt_state, x, y, optax.sgd({lr}, momentum={beta}))"
+    what = _("optax_step(params, opt_state, x, y, optax.sgd({lr}, momentum={beta}))").format(
+               lr=lr, beta=beta)
     try:
         out = call(step_fn, params, first_state, x, y, tx, what=what)
     except Mistake as err:
@@ -139,9 +140,9 @@ def optax_step(student_step: Any) -> str:
         raise Mistake(_("the first step with optax.sgd({lr}) should give exactly our "
                         "update(params, x, y, {lr}): value_and_grad of loss, tx.update, "
                         "optax.apply_updates").format(lr=lr))
-    expect_close(value, value_want, "the returned loss value",
-                 hint="return the batch's loss at the params you were given, the value "
-                      "from jax.value_and_grad(loss)(params, x, y)")
+    expect_close(value, value_want, _("the returned loss value"),
+                 hint=_("return the batch's loss at the params you were given, the value "
+                        "from jax.value_and_grad(loss)(params, x, y)"))
     if _close(state, first_state, rtol=0, atol=0):
         raise Mistake("the opt_state came back unchanged: return the NEW state from tx.update, "
                       "or the optimizer forgets what it learned (here, momentum's velocity)")
@@ -150,7 +151,7 @@ def optax_step(student_step: Any) -> str:
     treedef = jax.tree.structure(params)
     g2 = _grads(jax.tree.unflatten(treedef, [w.astype(np.float32) for w in want]), x, y)
     want = _tree_map(lambda p, a, b: p - lr * (beta * a + b), want, g1, g2)
-    what = "optax_step at step 2, with the state from step 1"
+    what = _("optax_step at step 2, with the state from step 1")
     new, _unused, _unused = _step_output(call(step_fn, new, state, x, y, tx, what=what), what)
     if not _close(new, want, atol=1e-5):
         raise Mistake("the second step does not follow from the first: call "
@@ -192,7 +193,7 @@ def momentum(student_fn: Any) -> str:
                           "jax.tree.map(jnp.zeros_like, params), not the params")
         velocity = _tree_map(np.zeros_like, params)
         for step, g in enumerate(grads, 1):
-            what = f"update(grads, state, params) at step {step}"
+            what = _("update(grads, state, params) at step {step}").format(step=step)
             try:
                 out = call(tx.update, g, state, params, what=what)
             except Mistake as err:
@@ -250,7 +251,8 @@ def warmup_cosine(student_fn: Any) -> str:
                           name=type(student_fn).__name__))
     for peak, warmup, decay in SCHEDULES:
         steps = np.arange(60, dtype=np.int32)  # past the end of both schedules
-        what = f"warmup_cosine(step, {peak}, {warmup}, {decay}) inside jax.jit"
+        what = _("warmup_cosine(step, {peak}, {warmup}, {decay}) inside jax.jit").format(
+                   peak=peak, warmup=warmup, decay=decay)
         try:  # optax calls a schedule with a traced step count, inside the jitted step
             got = call(jax.jit(lambda s, p=peak, w=warmup, d=decay: student_fn(s, p, w, d)),
                        steps, what=what)
