@@ -1,6 +1,7 @@
 """The Chinese prose is found out of date mechanically, and never touches the code: the one
 difference in code is the language line a Chinese edition starts with."""
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -89,3 +90,22 @@ def test_every_lesson_has_its_chinese_editions_up_to_date(lesson):
         lines = [o["data"]["text/plain"] for c in code for o in c.outputs
                  if "check" in c.metadata.get("tags", []) and "data" in o]
         assert lines and all("：" in line for line in lines), "the checks answered in Chinese"
+
+
+# A line break inside Chinese prose shows as a space between two characters (browsers and
+# Jupyter render a soft break as a space; only English needs one there): one line per
+# paragraph, list item or table row.
+_BROKEN_CHINESE = re.compile(r"([\u4e00-\u9fff]\n[ \t]*[\u4e00-\u9fff，。：；、！？（）]"
+                             r"|[，。：；、！？）]\n[ \t]*(?=\S)(?![-*+] |\d+\. |\||#|>|<|```))")
+
+
+def test_chinese_prose_has_no_line_break_inside_a_paragraph():
+    broken = [f"{lesson.stem}: {m.string[:60]!r}" for lesson in LESSONS
+              for m in translations.read(lesson)
+              if m.id and m.context != translations.COMMENT and "```" not in m.string
+              and _BROKEN_CHINESE.search(m.string)]
+    readme = notebooks.ROOT / "README.zh-CN.md"
+    outside_code = re.sub(r"```.*?```", "", readme.read_text(encoding="utf-8"), flags=re.S)
+    broken += [f"README.zh-CN.md: {m.group(0)!r}" for m in _BROKEN_CHINESE.finditer(outside_code)]
+    assert broken == [], "join these lines (a break between Chinese characters shows as a " \
+                         "space):\n" + "\n".join(broken)
