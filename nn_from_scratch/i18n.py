@@ -16,6 +16,7 @@ Library errors and the command line stay English.
     >>> _("not done yet")
     '尚未完成'
 """
+import ast
 import functools
 import gettext
 import os
@@ -25,7 +26,7 @@ from pathlib import Path
 from ._checks import check_choice
 
 __all__ = ["DOMAIN", "EDITION_LINES", "LANGUAGES", "LOCALES", "N_", "_", "compile_catalogs",
-           "language", "set_language"]
+           "docstrings", "language", "set_language"]
 
 DOMAIN = "nn_from_scratch"
 LOCALES = Path(__file__).resolve().parent / "locale"
@@ -36,6 +37,30 @@ _chosen: list[str] = []  # what set_language chose, if it was called
 # grader, which sets the language itself, sees no edit in it).
 EDITION_LINES = ('from nn_from_scratch.i18n import set_language\n'
                  'set_language("zh_CN")  # 检查结果与提示用中文显示')
+
+
+def docstrings(source: str) -> list[tuple[int, int, int, int]]:
+    """Where the docstrings of the functions and classes in ``source`` stand: ``(first line,
+    first column, last line, end column)`` of each string literal, lines counted from 1 and
+    columns in characters. Besides comments they are the only code a Chinese edition words
+    differently; none where ``source`` is not Python (a cell magic, a syntax error)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    lines = source.split("\n")
+
+    def column(line: int, offset: int) -> int:  # ast counts UTF-8 bytes, a str characters
+        return len(lines[line - 1].encode()[:offset].decode())
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) \
+                and ast.get_docstring(node, clean=False) is not None:
+            literal = node.body[0].value  # type: ignore[attr-defined]
+            found.append((literal.lineno, column(literal.lineno, literal.col_offset),
+                          literal.end_lineno, column(literal.end_lineno, literal.end_col_offset)))
+    return sorted(found)
 
 
 def language() -> str:

@@ -19,7 +19,8 @@ CELLS = [("markdown", "", "# 07 · A small release"),
          ("code", "", "from nn_from_scratch.model import relu"),
          ("code", "exercise", "def predict(params, image):\n    raise NotImplementedError"),
          ("code", "check", "check.predict(predict)"),
-         ("code", "", "print('the end')")]
+         ("code", "", "print('the end')\n\ndef last():\n    \"\"\"The last cell.\"\"\"\n"
+                      "    return 'the end'")]
 
 
 def student_edition():
@@ -73,7 +74,7 @@ def test_exercise_cells_come_from_the_student_and_everything_else_from_the_relea
     rebuilt = rebuild(nb, release)
     assert code(rebuilt) == [CELLS[1][2], "def relu(x):\n    return jnp.maximum(0, x)",
                              "check.relu(relu)", CELLS[4][2], CELLS[5][2], "scratch = 1",
-                             "check.predict(predict)", "print('the end')"]
+                             "check.predict(predict)", CELLS[7][2]]
     assert "check cell of 07.1 was edited; restored" in rebuilt.notes
     assert "lesson cell 07-c007 (`print('the end')`) was deleted; restored" in rebuilt.notes
     assert any(note.endswith("was moved; run in its place") for note in rebuilt.notes)
@@ -95,7 +96,7 @@ def test_a_cell_of_another_kind_with_a_released_id_is_an_added_cell(release):
     impostor.id = nb.cells[7].id
     nb.cells[7] = impostor
     rebuilt = rebuild(nb, release)
-    assert [c.source for c in rebuilt.nb.cells[-2:]] == ["notes", "print('the end')"]
+    assert [c.source for c in rebuilt.nb.cells[-2:]] == ["notes", CELLS[7][2]]
     assert "lesson cell 07-c007 (`print('the end')`) was deleted; restored" in rebuilt.notes
 
 
@@ -126,11 +127,14 @@ def test_ordinary_exercise_code_is_not_flagged():
     assert flags("the exercise cell of 07.1", honest) == []
 
 
-def test_a_comment_is_no_edit_but_a_change_to_the_code_is(release):
+def test_a_comment_or_docstring_is_no_edit_but_a_change_to_the_code_is(release):
     nb = student_edition()
-    nb.cells[7].source = "# 最后一个单元格 (a comment in another language)\nprint('the end')"
+    nb.cells[7].source = ("# 最后一个单元格 (a comment in another language)\nprint('the end')\n\n"
+                          "def last():\n    \"\"\"最后一个单元格。\"\"\"\n    return 'the end'")
     nb.cells[4].source = "from nn_from_scratch.model import relu  # the library's"
     assert rebuild(nb, release).notes == []
-    nb.cells[7].source = "print('the end!')"
+    nb.cells[7].source = nb.cells[7].source.replace("return 'the end'", "return '最后一个单元格。'")
+    assert len(rebuild(nb, release).notes) == 1  # a string that is no docstring is code
+    nb.cells[7].source = "print('the end!')\n\ndef last():\n    return 'the end'"
     assert rebuild(nb, release).notes == [
         "lesson cell 07-c007 (`print('the end')`) was edited; restored"]

@@ -27,6 +27,17 @@ def test_passages_keep_fenced_code_whole_and_split_paragraphs():
                                            "TODO: write it"]
 
 
+def test_docstrings_are_passages_and_translate_in_place():
+    code = 'def f(x):\n    """x: (784,) × 2."""\n    s = """not one"""\n    return x\n\n' \
+           'class A:\n    r\'\'\'Two\n    lines.\n    \'\'\'\n'
+    assert translations.code_docstrings(code) == ["x: (784,) × 2.", "Two\n    lines.\n    "]
+    zh = {"x: (784,) × 2.": "x：(784,) 乘以 2。", "Two\n    lines.\n    ": "两行。\n    "}
+    translated = translations._translate_docstrings(code, zh.__getitem__)
+    assert translated == code.replace("x: (784,) × 2.", "x：(784,) 乘以 2。").replace(
+        "Two\n    lines.\n    ", "两行。\n    ")
+    assert _without_docstrings(translated) == _without_docstrings(code)
+
+
 def test_a_changed_english_sentence_makes_its_translation_stale(tmp_path):
     lesson = notebooks.LESSONS / "01_random_keys.md"
     changed = tmp_path / lesson.name  # same name: the same catalog
@@ -36,6 +47,16 @@ def test_a_changed_english_sentence_makes_its_translation_stale(tmp_path):
     changed.write_text(text.replace(sentence, "NumPy keeps a single hidden random state."))
     new = set(translations.problems(changed)) - set(translations.problems(lesson))
     assert len(new) == 1 and "NumPy keeps a single hidden random state" in new.pop()
+
+
+def _without_docstrings(source: str) -> str:
+    """The code of ``source`` as Python sees it (no comments), with every docstring blanked."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) \
+                and ast.get_docstring(node, clean=False) is not None:
+            node.body[0].value.value = ""  # type: ignore[attr-defined]
+    return ast.dump(tree)
 
 
 @pytest.mark.parametrize("lesson", TRANSLATED, ids=[p.stem for p in TRANSLATED])
@@ -49,8 +70,8 @@ def test_the_chinese_editions_run_the_same_code(lesson):
         first_code.source = first_code.source[len(translations.EDITION_LINES) + 1:]
         for en_cell, zh_cell in zip(english.cells, chinese.cells, strict=True):
             assert en_cell.cell_type == zh_cell.cell_type
-            if en_cell.cell_type == "code":  # comments may differ, nothing else
-                assert ast.dump(ast.parse(zh_cell.source)) == ast.dump(ast.parse(en_cell.source))
+            if en_cell.cell_type == "code":  # comments and docstrings may differ, nothing else
+                assert _without_docstrings(zh_cell.source) == _without_docstrings(en_cell.source)
             else:
                 assert zh_cell.source != en_cell.source or not en_cell.source.strip()
 
@@ -102,10 +123,40 @@ _BROKEN_CHINESE = re.compile(r"([\u4e00-\u9fff]\n[ \t]*[\u4e00-\u9fff，。：�
 def test_chinese_prose_has_no_line_break_inside_a_paragraph():
     broken = [f"{lesson.stem}: {m.string[:60]!r}" for lesson in LESSONS
               for m in translations.read(lesson)
-              if m.id and m.context != translations.COMMENT and "```" not in m.string
+              if m.id and m.context not in (translations.COMMENT, translations.DOCSTRING)
+              and "```" not in m.string
               and _BROKEN_CHINESE.search(m.string)]
     readme = notebooks.ROOT / "README.zh-CN.md"
     outside_code = re.sub(r"```.*?```", "", readme.read_text(encoding="utf-8"), flags=re.S)
     broken += [f"README.zh-CN.md: {m.group(0)!r}" for m in _BROKEN_CHINESE.finditer(outside_code)]
     assert broken == [], "join these lines (a break between Chinese characters shows as a " \
                          "space):\n" + "\n".join(broken)
+
+
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
+_LINK = re.compile(r"\]\(([^)#\s][^)\s]*)\)")  # a link's target; an in-page anchor (#...) follows
+_CJK = re.compile(r"[\u4e00-\u9fff]")          # the heading it names, so it is translated
+
+
+def test_chinese_prose_keeps_the_code_and_links_and_sets_code_off_by_a_space():
+    """Every inline code span and link target of an English passage is in its Chinese (a
+    translation that drops or rewrites `vmap(f, in_axes=(None, 0))` teaches other code), and
+    inline code never touches a Chinese character (the house style: a space on either side)."""
+    def spans(text: str) -> list[str]:
+        return [" ".join(m.group(2).split()) for m in _CODE_SPAN.finditer(text)]
+
+    found = []
+    for lesson in LESSONS:
+        for m in translations.read(lesson):
+            if not m.id or m.context in (translations.COMMENT, translations.DOCSTRING) \
+                    or "```" in m.id:
+                continue
+            where = f"{lesson.stem}: {m.string[:50]!r}"
+            found += [f"{where} lacks `{s}`" for s in spans(m.id) if s not in spans(m.string)]
+            found += [f"{where} lacks the link {u}" for u in _LINK.findall(m.id)
+                      if u not in _LINK.findall(m.string)]
+            found += [f"{where}: no space between Chinese and `{c.group(2)}`"
+                      for c in _CODE_SPAN.finditer(m.string)
+                      if _CJK.match(m.string[c.start() - 1:c.start()] or " ")
+                      or _CJK.match(m.string[c.end():c.end() + 1] or " ")]
+    assert found == [], "\n".join(found)

@@ -1,10 +1,11 @@
 """The Chinese editions' prose: gettext catalogs over the lessons' passages, managed with Babel.
 
 Each lesson's English stays the one source. Its passages (every paragraph of a
-Markdown cell, and every comment of a code cell, the stubs' ``TODO`` lines
-included) are the msgids of ``lessons/locale/zh_CN/LC_MESSAGES/NN_slug.po``;
-their Chinese is the msgstr, as Sphinx's and Read the Docs' translations work.
-Code is never translated, so the Chinese editions run the very same code
+Markdown cell; every comment of a code cell, the stubs' ``TODO`` lines included;
+and every docstring of a function the lesson or an exercise defines) are the
+msgids of ``lessons/locale/zh_CN/LC_MESSAGES/NN_slug.po``; their Chinese is the
+msgstr, as Sphinx's and Read the Docs' translations work. Code is never
+translated, so the Chinese editions run the very same code
 (``tests/test_translations.py`` also checks that through ``ast``).
 
 When the English changes, its passage is a new msgid: ``update`` merges the
@@ -53,11 +54,13 @@ import notebooks  # noqa: E402
 
 # What a Chinese edition adds to its first code cell, so that its checks answer in Chinese:
 # the only code that differs between the editions (tests/test_translations.py).
-from nn_from_scratch.i18n import EDITION_LINES  # noqa: E402
+from nn_from_scratch.i18n import EDITION_LINES, docstrings  # noqa: E402
 
 LOCALE = "zh_CN"
 CATALOGS = notebooks.LESSONS / "locale" / LOCALE / "LC_MESSAGES"
 COMMENT = "comment"  # msgctxt of a code comment; Markdown passages have none
+DOCSTRING = "docstring"  # msgctxt of a docstring: its text between the quotes, as written
+_QUOTED = re.compile(r'([rRuU]?)("""|\'\'\'|"|\')(.*)\2', re.S)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _KEEP = re.compile(r"(BEGIN|END) (SOLUTION|STUB)|noqa|type: ignore")
 
@@ -108,6 +111,33 @@ def _translate_comments(code: str, zh: Callable[[str], str]) -> str:
     return "\n".join(lines)
 
 
+def _docstring_texts(code: str) -> list[tuple[int, int, str]]:
+    """(start, end, text) of each docstring of ``code``: offsets into ``code`` of the text
+    between its quotes, and that text as written (escapes and indentation kept)."""
+    starts = [0]
+    for line in code.split("\n"):
+        starts.append(starts[-1] + len(line) + 1)
+    found = []
+    for line, col, end_line, end_col in docstrings(code):
+        start, end = starts[line - 1] + col, starts[end_line - 1] + end_col
+        quoted = _QUOTED.fullmatch(code[start:end])
+        if quoted and quoted.group(3).strip():
+            inner = start + len(quoted.group(1)) + len(quoted.group(2))
+            found.append((inner, inner + len(quoted.group(3)), quoted.group(3)))
+    return found
+
+
+def code_docstrings(code: str) -> list[str]:
+    """The text of the docstrings of a code cell's functions and classes."""
+    return [text for *_, text in _docstring_texts(code)]
+
+
+def _translate_docstrings(code: str, zh: Callable[[str], str]) -> str:
+    for start, end, text in reversed(_docstring_texts(code)):
+        code = code[:start] + zh(text) + code[end:]
+    return code
+
+
 def template(lesson: Path) -> Catalog:
     """Every passage of both editions of ``lesson``, with the cell each comes from."""
     catalog = Catalog(locale=LOCALE, project="nn_from_scratch", fuzzy=False)
@@ -119,6 +149,8 @@ def template(lesson: Path) -> Catalog:
             elif cell.cell_type == "code":
                 for text in comments(cell.source):
                     catalog.add(text, locations=[(lesson.name, index)], context=COMMENT)
+                for text in code_docstrings(cell.source):
+                    catalog.add(text, locations=[(lesson.name, index)], context=DOCSTRING)
     return catalog
 
 
@@ -196,7 +228,9 @@ def translate(nb, catalog: Catalog, strict: bool = True):  # type: ignore[no-unt
         if cell.cell_type == "markdown":
             cell.source = "\n\n".join(zh(text) for text in passages(cell.source))
         elif cell.cell_type == "code":
-            cell.source = _translate_comments(cell.source, lambda text: zh(text, COMMENT))
+            cell.source = _translate_comments(
+                _translate_docstrings(cell.source, lambda text: zh(text, DOCSTRING)),
+                lambda text: zh(text, COMMENT))
     first_code = next(cell for cell in out.cells if cell.cell_type == "code")
     first_code.source = EDITION_LINES + "\n" + first_code.source  # already in Chinese
     out.metadata.setdefault("nn_from_scratch", {})["language"] = LOCALE

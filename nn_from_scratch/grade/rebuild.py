@@ -14,7 +14,7 @@ from typing import Any
 
 import nbformat
 
-from ..i18n import EDITION_LINES
+from ..i18n import EDITION_LINES, docstrings
 from .release import CHECK_CALL, EXERCISE_TAG, Release, ReleasedCell, digest, role_of
 
 __all__ = ["Placed", "Rebuilt", "rebuild"]
@@ -38,16 +38,18 @@ class Rebuilt:
 
 
 def _what_runs(source: str, cell_type: str = "code") -> str:
-    """A code cell's tokens without comments or blank lines (a comment in another language, or
-    the student's own note, is no edit), nor the lines that make a Chinese edition's checks
-    answer in Chinese (the grader sets the language itself); a Markdown cell's text as it is."""
+    """A code cell's tokens without comments, docstrings or blank lines (a comment or docstring
+    in another language, or the student's own note, is no edit), nor the lines that make a
+    Chinese edition's checks answer in Chinese (the grader sets the language itself); a
+    Markdown cell's text as it is."""
     if cell_type != "code":
         return digest(source)
-    source = source.strip().removeprefix(EDITION_LINES)  # a Chinese edition's first cell
+    source = source.strip().removeprefix(EDITION_LINES).strip() + "\n"  # a Chinese first cell
+    prose = {(line, column) for line, column, *_ in docstrings(source)}
     try:
-        tokens = tokenize.generate_tokens(io.StringIO(source.strip() + "\n").readline)
+        tokens = tokenize.generate_tokens(io.StringIO(source).readline)
         return " ".join(t.string.strip() or str(t.type) for t in tokens
-                        if t.type not in (tokenize.COMMENT, tokenize.NL))
+                        if t.type not in (tokenize.COMMENT, tokenize.NL) and t.start not in prose)
     except (tokenize.TokenError, SyntaxError):
         return digest(source)
 
