@@ -112,7 +112,9 @@ def shard_map_update(mesh: jax.sharding.Mesh):
     across devices: ``params`` is the same everywhere (invariant), ``x`` and ``y``
     differ (varying). The idiom is to make the *loss* invariant with ``pmean``
     before differentiating; the gradient of invariant ``params`` is then the
-    gradient of the whole batch, already all-reduced by the transpose of ``pmean``.
+    gradient of the whole batch: in the backward pass the transpose of ``pmean``
+    gives each device ``1/n`` of it, and the transpose of the ``pvary`` JAX puts
+    where ``params`` meet the data (``psum_invariant``) adds the ``n`` parts up.
     """
     def per_device(params: Params, x: jax.Array, y: jax.Array, step_size: float) -> Params:
         def global_loss(p: Params) -> jax.Array:

@@ -63,8 +63,9 @@ def random_transpose(student_fn: Any) -> str:
             got = np.asarray(call(jitted, img, True, what=what))
         except Mistake as err:
             if isinstance(err.__cause__, jax.errors.TracerBoolConversionError):
-                raise Mistake("under jit the flag is a tracer, and a Python `if` cannot read it: "
-                              "choose with lax.cond(flag, transpose, identity, img)") from None
+                raise Mistake("under jit the flag is a tracer, which a Python `if` cannot read; "
+                              "choose with lax.cond(flag, lambda im: jnp.swapaxes(im, 0, 1), "
+                              "lambda im: im, img)") from None
             if img is COLOR:
                 raise Mistake(_("{what} failed, although (3, 3) worked: swap only H and "
                                 "W, jnp.swapaxes(img, 0, 1). img.T and "

@@ -306,8 +306,8 @@ def backward(student_backward: Any) -> str:
                         "grad").format(
                           what=what, tolist=np.round(got, 4).tolist(),
                           tolist2=np.round(want, 4).tolist()))
-    return _("input grads equal jax.grad's on {len_GRAPHS} graphs, shared Values "
-             "included").format(len_GRAPHS=len(GRAPHS))
+    return _("input grads equal jax.grad's on {len_GRAPHS} graphs, Values used more than "
+             "once included").format(len_GRAPHS=len(GRAPHS))
 
 
 GRAD_HINTS: Hints = {

@@ -90,7 +90,7 @@ def conv2d(student_conv2d: Any) -> str:
     return N_("one image, two kernels (3x3 and 2x3): every window dotted with the kernel")
 
 
-@exercise(LESSON, 2, "channels: vmap and sum")
+@exercise(LESSON, 2, "channels (vmap and sum)")
 def conv2d_channels(student_fn: Any) -> str:
     per_channel = np.stack([_conv(CHANNELS[c], FILTERS[0][c]) for c in range(3)])
     want = per_channel.sum(0)
@@ -120,7 +120,7 @@ def _vmapped(student_fn: Any, args: tuple[Any, ...], want: np.ndarray, what: str
     expect_close(got, want, what, hint=hint)
 
 
-@exercise(LESSON, 3, "every filter: in_axes")
+@exercise(LESSON, 3, "every filter (in_axes)")
 def all_filters(student_fn: Any) -> str:
     _vmapped(student_fn, (CHANNELS, FILTERS), _layer(CHANNELS, FILTERS, np.zeros(4)),
              _("all_filters(image, w) for an image (3, 5, 6) and w (4, 3, 3, 3)"),
@@ -131,7 +131,7 @@ def all_filters(student_fn: Any) -> str:
     return N_("4 filters on one 3-channel image: the image shared, the filters mapped")
 
 
-@exercise(LESSON, 4, "the batch: in_axes")
+@exercise(LESSON, 4, "the batch (in_axes)")
 def batched_conv(student_fn: Any) -> str:
     _vmapped(student_fn, (BATCH, FILTERS, BIASES),
              np.stack([_layer(image, FILTERS, BIASES) for image in BATCH]),

@@ -272,6 +272,7 @@ def descent_losses(student_fn: Any) -> str:
                             "by -step_size * its gradient (jax.tree.map)"))
     bowl, start, step_size, steps = _bowl_cases()[1]
     grown = bowl.descent(start, step_size, steps)
-    return (_("right losses on three bowls; at step size {step_size} the loss grew "
-              "{grown:.0f}x in {steps} steps: each step overshoots the minimum").format(
+    return (_("right losses on three bowls; on one of them, at step size {step_size}, the "
+              "last of {steps} recorded losses is {grown:.0f}x the first: each step "
+              "overshoots the bottom").format(
                 step_size=step_size, grown=grown[-1] / grown[0], steps=steps))

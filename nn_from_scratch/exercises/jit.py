@@ -147,7 +147,8 @@ def count_traces(student_fn: Any) -> str:
             raise Mistake(_("fn was traced {traces} times, for {want} traces: the "
                             "jitted function must call fn(x) (and return what it "
                             "returns)").format(traces=fn.traces, want=want))
-    return N_("counts traces, not calls: new shapes, dtypes and Python numbers trace again")
+    return N_("counts traces, not calls: a new shape, a new dtype or the first Python number "
+              "traces again")
 
 
 def _reference_clip(g: np.ndarray, limit: float) -> tuple[np.ndarray, np.ndarray]:

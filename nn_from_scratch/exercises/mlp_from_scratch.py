@@ -283,7 +283,7 @@ def batched_predict(student_fn: Any) -> str:
                             "image").format(shape_got=np.shape(got), sizes=sizes[-1]))
         expect_close(got, _log_softmax(_logits(params, images)), what,
                      hint=_("row i must equal predict(params, images[i])"))
-    return N_("equals predict row by row on batches for 3 networks")
+    return N_("equals predict row by row on a batch of images, for 3 networks")
 
 
 @exercise(LESSON, 6, "parameter count")

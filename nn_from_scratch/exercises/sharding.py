@@ -117,7 +117,7 @@ def shard_columns(student_fn: Any) -> str:
         raise Mistake(_("the devices hold columns starting at {columns}: each should "
                         "hold its own 2 consecutive columns").format(columns=columns))
     return _("each of the {devices} devices holds its own 2 consecutive columns of "
-             "{shape}").format(devices=devices, shape=x.shape)
+             "the test array of shape {shape}").format(devices=devices, shape=x.shape)
 
 
 def _shard_map_grads(fn: Any, params: Any, x: np.ndarray, y: np.ndarray, what: str) -> Any:

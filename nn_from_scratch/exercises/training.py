@@ -117,7 +117,8 @@ def one_hot(student_fn: Any) -> str:
                               what=what, dtype=got.dtype))
         expect_close(got, np.eye(k, dtype=np.float32)[labels], what,
                      hint=_("row i must hold a single 1, in column labels[i], and 0 elsewhere"))
-    return N_("(batch, k) float32 rows with a 1 at each label, for k larger than any label")
+    return N_("(batch, k) float32 rows with a 1 at each label, also when a batch lacks the top "
+              "classes")
 
 
 @exercise(LESSON, 2, "loss")
@@ -316,7 +317,7 @@ def best_epoch(student_fn: Any) -> str:
                         "was {val_accuracy}; expected {want}: 1 + the argmax of "
                         "history.val_accuracy").format(
                           got=got, val_accuracy=val_accuracy, want=want))
-    return N_("the epoch with the highest validation accuracy, counted from 1, on 3 runs")
+    return N_("the epoch with the highest validation accuracy, counted from 1, on 3 made-up runs")
 
 
 @exercise(LESSON, 6, "seed loss gradient ratio")

@@ -158,7 +158,7 @@ def optax_step(student_step: Any) -> str:
                       "tx.update(grads, opt_state, params) with the opt_state you were given, "
                       "and return the state it gives back")
     return (_("with optax.sgd({lr}, momentum={beta}): step 1 equals our update, step 2 "
-              "carries the optimizer's state along").format(lr=lr, beta=beta))
+              "uses the optimizer state that step 1 returned").format(lr=lr, beta=beta))
 
 
 def _momentum_tx(student_fn: Any, lr: float, beta: float | None) -> Any:
