@@ -118,7 +118,7 @@ def backward(root: Value) -> None:
 
 
 def grad(f: Callable[..., Value]) -> Callable[..., tuple[float, ...]]:
-    """The gradient of ``f`` with respect to every argument, like ``jax.grad(f, argnums=...)``.
+    """A function giving the gradient of ``f`` for every argument, like ``jax.grad(f, argnums)``.
 
     ``grad(f)(x1, x2, ...)`` wraps each number in a fresh :class:`Value`, runs ``f``
     on them, runs :func:`backward` on the result and returns the inputs' grads, a

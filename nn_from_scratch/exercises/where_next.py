@@ -229,8 +229,8 @@ def momentum(student_fn: Any) -> str:
                             "beta={beta}) should be -learning_rate * velocity, with "
                             "velocity = beta * velocity + grads").format(
                               step=step, lr=lr, beta=beta))
-    return (N_("equals optax.sgd(learning_rate, momentum=beta) over 3 steps, for two settings "
-            "(beta=0.9 by default)"))
+    return (N_("equals optax.sgd(learning_rate, momentum=beta) over 3 steps, for two learning "
+            "rates and betas (one with beta left to its default, 0.9)"))
 
 
 def _warmup_cosine_reference(steps: np.ndarray, peak: float, warmup: int, decay: int) -> np.ndarray:
@@ -302,8 +302,8 @@ def warmup_cosine(student_fn: Any) -> str:
                         "warmup_steps={warmup}, decay_steps={decay}: a linear warmup to "
                         "peak_value, then peak_value * 0.5 * (1 + cos(pi * progress))").format(
                           worst=worst, peak=peak, warmup=warmup, decay=decay))
-    return (N_("equals optax.warmup_cosine_decay_schedule for two settings, all steps at once "
-            "under jit"))
+    return (N_("equals optax.warmup_cosine_decay_schedule for two sets of peak_value, "
+            "warmup_steps and decay_steps, all steps at once under jit"))
 
 
 @functools.cache
