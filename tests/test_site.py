@@ -509,7 +509,7 @@ def test_every_lesson_has_its_chinese_page(html):
     for stem in LESSON_IDS:
         page = parse(html / "zh" / "lessons" / f"{stem}.html")
         assert re.search(r"在 ?\d+ 核 CPU 上运行约 \d+ s|在 CPU 上运行约 \d+ s", page.body_text)
-        assert "含答案的 notebook" in page.body_text and "学生版 notebook" in page.body_text
+        assert "含答案的笔记本" in page.body_text and "学生版笔记本" in page.body_text
 
 
 @needs_chinese

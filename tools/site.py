@@ -70,7 +70,7 @@ LABELS = {  # what a lesson page says under its title, in each language
     "en": ("Runs in ~{seconds} s on {cpu}", "a {cores}-core CPU", "a CPU",
            "Notebook with solutions", "Student notebook"),
     "zh_CN": ("在{cpu}上运行约 {seconds} s", " {cores} 核 CPU ", " CPU ",
-              "含答案的 notebook", "学生版 notebook"),
+              "含答案的笔记本", "学生版笔记本"),
 }
 
 
@@ -312,7 +312,7 @@ def timings_part(found: list[Lesson], lang: str = "en") -> str:
     ] if lang == "en" else [
         "## 每一课运行要多久",
         "",
-        "在新内核中从头到尾执行每一课所用的时间，取自提交的 notebook 最近一次执行时的记录：",
+        "在新内核中从头到尾执行每一课所用的时间，取自提交的笔记本最近一次执行时的记录：",
         "",
         "| 课程 | 运行时间 | 执行环境 |",
         "|---|---|---|",
