@@ -53,7 +53,8 @@ sys.path.insert(0, str(TOOLS))
 import notebooks  # noqa: E402
 
 # What a Chinese edition adds to its first code cell, so that its checks answer in Chinese:
-# the only code that differs between the editions (tests/test_translations.py).
+# the only statements that differ between the editions, whose comments and docstrings are
+# the catalog's (tests/test_translations.py).
 from nn_from_scratch.i18n import EDITION_LINES, docstrings  # noqa: E402
 
 LOCALE = "zh_CN"
