@@ -17,8 +17,9 @@ from nn_from_scratch.exercises import lesson_exercises
 from nn_from_scratch.grade import check_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-import notebooks  # noqa: E402
 import translations  # noqa: E402
+
+import notebooks  # noqa: E402
 
 LESSONS = notebooks.lesson_paths()
 ids = [p.stem for p in LESSONS]
