@@ -13,7 +13,7 @@ from nn_from_scratch.notebook_runner import Limits
 # One call that fills 4 GB: an interrupt cannot stop it halfway, so the hog keeps growing through
 # the 5 s limit and the 15 s the runner then waits (GRACE) until the watchdog stops it. A loop of
 # 50 MB allocations stopped at the interrupt: on a loaded CI machine it once grew by less than
-# 150 MB/s, met the time limit before the memory cap, and the test failed.
+# 160 MB/s, met the time limit before the memory cap, and the test failed.
 HOG = "hoard = bytearray(4 * 2**30)"
 
 
