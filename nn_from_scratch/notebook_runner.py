@@ -11,20 +11,33 @@ stop the rest), within three limits:
   passes it is killed by a watchdog, and its cell is reported "out of memory".
   (An address-space rlimit would break JAX, which reserves far more than it uses.)
 
+and two on what comes back: ``cell_output`` and ``output`` bytes of outputs are
+kept per cell and per notebook, and the rest is dropped (the cell says so), so
+that a kernel that displays gigabytes cannot grow the process that runs it; no
+single message may exceed ``MAX_MESSAGE`` bytes.
+
+The grader starts each kernel in a sandbox (a :class:`~.sandbox.Box`): then the
+kernel sees nothing of the machine but what a lesson needs, and its sockets are
+reachable by this process alone.
+
 A :class:`Kernel` can be started (and its imports warmed) before its notebook
 is ready, so that a batch starts the next kernel while one notebook runs.
 """
 import asyncio
+import functools
 import math
 import os
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Collection, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .i18n import ENV
 from .memory_watch import MemoryWatch, format_bytes
+from .sandbox import Box
 
 __all__ = ["CELL_TIMEOUT", "DEFAULT_LIMITS", "NOTEBOOK_TIMEOUT", "CellRun", "Kernel", "Limits",
            "WARM_UP", "execute", "in_thread", "run_cells"]
@@ -32,6 +45,7 @@ __all__ = ["CELL_TIMEOUT", "DEFAULT_LIMITS", "NOTEBOOK_TIMEOUT", "CellRun", "Ker
 NOTEBOOK_TIMEOUT = 300  # seconds for a whole notebook
 CELL_TIMEOUT = 60  # seconds for one cell: an endless loop costs this, and the rest still runs
 GRACE = 15  # seconds a cell gets to answer an interrupt before we give up on the kernel
+MAX_MESSAGE = 32 * 2**20  # bytes of one message from a kernel: a bigger one drops the connection
 # What every lesson imports first; importing (no computation) leaves JAX's backend unstarted,
 # so lessons that configure devices in their first cell still can.
 T = TypeVar("T")
@@ -45,6 +59,8 @@ class Limits:
     timeout: float = NOTEBOOK_TIMEOUT
     cell_timeout: float = CELL_TIMEOUT
     memory: int | None = None
+    cell_output: int = 8 * 2**20  # bytes of outputs kept for a cell (a lesson's largest: 0.6 MB)
+    output: int = 32 * 2**20  # and for the whole notebook
 
 
 DEFAULT_LIMITS = Limits()
@@ -63,39 +79,78 @@ class CellRun:
     error: str = ""
     seconds: float = 0.0
     raised: bool = False
+    cut: bool = False  # outputs past the limits were dropped
 
     @property
     def what_happened(self) -> str:
         return f"raised {self.error}" if self.raised else self.error
 
 
-def kernel_env() -> dict[str, str]:
-    """Offline, with matplotlib's inline backend, and importing this very copy of the package."""
-    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
-    env["NN_FROM_SCRATCH_OFFLINE"] = "1"
-    env["JAX_PPRINT_USE_COLOR"] = "false"  # jaxprs without colour codes in the saved outputs
+def kernel_env(sandboxed: bool = False) -> dict[str, str]:
+    """Offline, with matplotlib's inline backend, and importing this very copy of the package.
+
+    ``sandboxed``: only those (and the checks' language), none of this process's own variables.
+    """
     package_root = str(Path(__file__).resolve().parent.parent)
+    own = {"NN_FROM_SCRATCH_OFFLINE": "1",
+           "JAX_PPRINT_USE_COLOR": "false"}  # jaxprs without colour codes in the saved outputs
+    if sandboxed:
+        language = {ENV: os.environ[ENV]} if ENV in os.environ else {}
+        return {**own, **language, "PYTHONPATH": package_root}
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
-    return env
+    return {**env, **own}
+
+
+def _bounded_context() -> Any:
+    """A ZeroMQ context whose sockets drop a peer that sends one message over MAX_MESSAGE."""
+    import zmq
+    import zmq.asyncio
+
+    context = zmq.asyncio.Context()
+    context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE)
+    return context
+
+
+@functools.cache
+def _boxed_manager() -> type:
+    """A kernel manager whose kernel command is wrapped in its :class:`~.sandbox.Box`."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class BoxedKernelManager(AsyncKernelManager):  # type: ignore[misc]
+        box: Box
+        seccomp: int | None
+
+        def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+            kernel = super().format_kernel_cmd(extra_arguments)
+            return self.box.command(kernel, os.path.realpath(self.connection_file), self.seccomp)
+
+        def write_connection_file(self, **kwargs: Any) -> None:
+            super().write_connection_file(**kwargs)
+            os.chmod(self.connection_file, 0o644)  # the kernel's user reads it, read-only
+
+    return BoxedKernelManager
 
 
 class Kernel:
-    """A started IPython kernel (and its client), ready to run one notebook in ``cwd``."""
+    """A started IPython kernel (and its client), ready to run one notebook.
 
-    def __init__(self, manager: Any, client: Any, seconds: float) -> None:
-        self.manager, self.client, self.seconds = manager, client, seconds
+    Started in ``cwd`` with this process's rights, or in ``box``, a sandbox of its own
+    (which it removes when shut down).
+    """
+
+    def __init__(self, manager: Any, client: Any, seconds: float, box: Box | None = None) -> None:
+        self.manager, self.client, self.seconds, self.box = manager, client, seconds, box
 
     @classmethod
-    async def start(cls, cwd: str | Path = ".", warm: bool = True) -> "Kernel":
-        """Start a kernel in ``cwd``; with ``warm``, import what every lesson imports first."""
-        from jupyter_client.manager import AsyncKernelManager
-
+    async def start(cls, cwd: str | Path = ".", warm: bool = True,
+                    box: Box | None = None) -> "Kernel":
+        """Start a kernel in ``cwd`` (or in ``box``); with ``warm``, import what every lesson
+        imports first."""
         start = time.monotonic()
-        manager = AsyncKernelManager(kernel_name="python3")
         # no kernel chatter; an error shows as its message, not a traceback through JAX
-        await manager.start_kernel(env=kernel_env(), cwd=str(cwd), extra_arguments=[
-            "--Application.log_level=ERROR", "--InteractiveShell.xmode=Minimal"])
-        kernel = cls(manager, manager.client(), 0.0)
+        arguments = ["--Application.log_level=ERROR", "--InteractiveShell.xmode=Minimal"]
+        kernel = await (cls._start_boxed(box, arguments) if box else cls._start(cwd, arguments))
         try:
             kernel.client.start_channels()
             await kernel.client.wait_for_ready(timeout=60)
@@ -108,22 +163,119 @@ class Kernel:
         kernel.seconds = time.monotonic() - start
         return kernel
 
+    @classmethod
+    async def _start(cls, cwd: str | Path, arguments: list[str]) -> "Kernel":
+        from jupyter_client.manager import AsyncKernelManager
+
+        manager = AsyncKernelManager(kernel_name="python3")
+        await manager.start_kernel(env=kernel_env(), cwd=str(cwd), extra_arguments=arguments)
+        return cls(manager, manager.client(context=_bounded_context()), 0.0)
+
+    @classmethod
+    async def _start_boxed(cls, box: Box, arguments: list[str]) -> "Kernel":
+        manager = _boxed_manager()(kernel_name="python3", transport="ipc", ip=box.ip,
+                                   connection_file=str(box.folder / "connection.json"))
+        manager.box, manager.seccomp = box, box.open_seccomp()
+        manager.kernel_spec.interrupt_mode = "message"  # a signal would stop bwrap itself
+        kernel = cls(manager, None, 0.0, box)
+        try:
+            await manager.start_kernel(cwd=str(box.folder), extra_arguments=arguments,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                       pass_fds=[fd for fd in [manager.seccomp] if fd is not None])
+            deadline = time.monotonic() + 60
+            while (ip := box.socket_ip(manager.provisioner.pid)) is None:
+                if not await manager.is_alive() or time.monotonic() > deadline:
+                    raise RuntimeError("the sandbox ended before its kernel started")
+                await asyncio.sleep(0.01)
+        except BaseException:
+            await kernel.shutdown()
+            raise
+        finally:
+            if manager.seccomp is not None:
+                os.close(manager.seccomp)
+        manager.ip = ip  # the sockets, seen from outside: for the client and for interrupts
+        manager._close_control_socket()  # connected at launch to the inside path: connect anew
+        manager._connect_control_socket()
+        kernel.client = manager.client(context=_bounded_context())
+        return kernel
+
     @property
     def pid(self) -> int | None:
+        """The kernel's process (in a sandbox: ``bwrap``, whose descendants are all of it)."""
         return getattr(self.manager.provisioner, "pid", None)
 
     async def shutdown(self) -> None:
-        self.client.stop_channels()
-        if await self.manager.is_alive():
-            await self.manager.shutdown_kernel(now=True)
-        await self.manager.cleanup_resources()
+        try:
+            if self.client is not None:
+                self.client.stop_channels()
+                self.client.context.destroy(linger=0)
+            if await self.manager.is_alive():
+                await self.manager.shutdown_kernel(now=True)
+            await self.manager.cleanup_resources()
+        finally:
+            if self.box:
+                self.box.remove()
 
 
-def _error_line(cell: Any) -> str:
+def _error_line(cell: Any, limit: int = 300) -> str:
+    """``"NameError: name 'x' is not defined"``: a cell's exception, its first line, bounded."""
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
-            return f"{output.get('ename', 'Error')}: {output.get('evalue', '')}".strip().rstrip(":")
+            error = _error(output)
+            line = f"{error['ename']}: {error['evalue']}".strip().rstrip(":")
+            return line if len(line) <= limit else line[:limit - 1] + "…"
     return ""
+
+
+_OUTPUTS = ("stream", "display_data", "execute_result", "update_display_data", "error")
+
+
+def _size(content: Any) -> int:
+    """About how many bytes a message's content holds (its strings, at any depth)."""
+    if isinstance(content, str):
+        return len(content)
+    if isinstance(content, dict):
+        return sum(len(str(key)) + _size(value) for key, value in content.items())
+    if isinstance(content, list):
+        return sum(_size(value) for value in content)
+    return 8
+
+
+def _error(content: dict[str, Any]) -> dict[str, Any]:
+    """An error's name and first line only, bounded: what the runner and the grader report."""
+    first = str(content.get("evalue", "")).strip().split("\n", 1)[0]
+    return {**content, "ename": str(content.get("ename", "Error"))[:100],
+            "evalue": first[:500], "traceback": []}
+
+
+@functools.cache
+def _bounded_client() -> type:
+    """nbclient's NotebookClient, keeping at most ``limits.cell_output`` bytes of outputs per
+    cell and ``limits.output`` per notebook; an error always keeps its name and first line."""
+    from nbclient import NotebookClient
+
+    class BoundedClient(NotebookClient):  # type: ignore[misc]
+        def bound(self, limits: Limits) -> None:
+            self.limits, self.kept = limits, 0
+            self.per_cell: dict[int, int] = {}
+            self.cut: set[int] = set()
+
+        def process_message(self, msg: dict[str, Any], cell: Any, cell_index: int) -> Any:
+            kind = msg["msg_type"]
+            if kind in _OUTPUTS or kind.startswith("comm"):
+                size = _size(msg["content"])
+                used = self.per_cell.get(cell_index, 0)
+                if used + size > self.limits.cell_output or \
+                        self.kept + size > self.limits.output:
+                    self.cut.add(cell_index)
+                    if kind != "error":
+                        return None
+                    msg = {**msg, "content": _error(msg["content"])}
+                    size = _size(msg["content"])
+                self.per_cell[cell_index], self.kept = used + size, self.kept + size
+            return super().process_message(msg, cell, cell_index)
+
+    return BoundedClient
 
 
 async def run_cells(nb: Any, kernel: Kernel, limits: Limits = DEFAULT_LIMITS,
@@ -134,11 +286,11 @@ async def run_cells(nb: Any, kernel: Kernel, limits: Limits = DEFAULT_LIMITS,
     ``_i``): what the grader runs there cannot be read back by the cells after it.
     Returns one :class:`CellRun` per non-empty code cell.
     """
-    from nbclient import NotebookClient
     from nbclient.exceptions import DeadKernelError
 
-    client = NotebookClient(nb, km=kernel.manager, kernel_name="python3", allow_errors=True,
-                            interrupt_on_timeout=True)
+    client = _bounded_client()(nb, km=kernel.manager, kernel_name="python3", allow_errors=True,
+                               interrupt_on_timeout=True)
+    client.bound(limits)
     client.kc = kernel.client
     watch = MemoryWatch(kernel.pid, limits.memory)
     runs: list[CellRun] = []
@@ -190,7 +342,7 @@ async def run_cells(nb: Any, kernel: Kernel, limits: Limits = DEFAULT_LIMITS,
                                         raised=bool(error)))
     finally:
         await kernel.shutdown()
-    return runs
+    return [replace(run, cut=run.index in client.cut) for run in runs]
 
 
 def execute(nb: Any, *, timeout: float = NOTEBOOK_TIMEOUT, cell_timeout: float = CELL_TIMEOUT,

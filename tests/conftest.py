@@ -1,11 +1,14 @@
 import functools
 import os
 import re
+import tempfile
 from pathlib import Path
 
 # Tests never touch the internet: "auto" must not even try, and plots need no screen.
 os.environ.setdefault("NN_FROM_SCRATCH_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
+# The grader's key and journals: a folder of the test run's own, not the user's state folder.
+os.environ.setdefault("NN_FROM_SCRATCH_STATE", tempfile.mkdtemp(prefix="nn-from-scratch-state-"))
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402

@@ -3,6 +3,8 @@
 Verdicts come from the grader, never from what a submission displays. The pieces,
 one module each, in the order a notebook goes through them:
 
+- :mod:`.intake`: every submission copied, as a plain file, into the grader's
+  private folder before any kernel starts; names and messages made safe to show;
 - :mod:`.release`: the released student edition (a manifest per lesson, shipped
   with the package) and the stable cell ids the lesson build gives it;
 - :mod:`.rebuild`: a submission rebuilt from the release, only its exercise
@@ -11,8 +13,10 @@ one module each, in the order a notebook goes through them:
 - :mod:`.verdicts` and :mod:`.in_kernel`: the grader's own check cells, with a
   secret per cell and checkers loaded afresh, and reading their records back;
 - :mod:`.notebook`: one notebook, rebuilt, run (by :mod:`nn_from_scratch.notebook_runner`,
-  with time and memory limits) and turned into rows; :mod:`.results` holds them;
+  with time and memory limits, in a sandbox of its own: :mod:`nn_from_scratch.sandbox`)
+  and turned into rows; :mod:`.results` holds them;
 - :mod:`.batch`: a class at a time, in parallel, or a slice of it (``--shard``);
+  :mod:`.journal`: each result on disk as it is made (``--resume``), signed;
 - :mod:`.exports` and :mod:`.lms`: the table, CSV, feedback files, JSON, and
   Gradescope's and GitHub Classroom's formats; :mod:`.cli`: the command line.
 """
@@ -21,9 +25,9 @@ from typing import Any
 
 # Imported on first use, so that ``grade --csv /no/such/dir/g.csv`` is refused before nbformat
 # and JAX are even loaded.
-_WHERE = {"grade_paths": "batch", "notebooks_in": "batch", "shard": "batch",
-          "grade_notebook": "notebook", "lesson_of": "notebook", "Graded": "results",
-          "Row": "results", "check_results": "verdicts"}
+_WHERE = {"grade_paths": "batch", "notebooks_in": "intake", "shard": "batch",
+          "lesson_of": "notebook", "Graded": "results", "Row": "results",
+          "check_results": "verdicts"}
 __all__ = sorted(_WHERE)
 
 

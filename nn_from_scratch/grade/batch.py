@@ -1,41 +1,37 @@
 """A class at a time: the notebooks to grade, a slice of them, and N graded at once.
 
-:func:`grade_paths` grades each notebook in its own kernel, ``jobs`` at a time,
-and starts each worker's next kernel (with its imports warmed) while the
-current notebook runs, so that a notebook no longer waits for its kernel.
-Results come back in the order of :func:`notebooks_in`, whatever the order in
-which they finish, so ``--jobs 4`` and ``--jobs 1`` report the same rows.
+:func:`grade_paths` first takes every submission in (:mod:`.intake`: a copy of
+each, in a private folder of the grader's), then grades each in its own kernel,
+``jobs`` at a time, each kernel in a sandbox of its own (:mod:`..sandbox`) unless
+``sandbox=False``. It starts each worker's next kernel (with its imports warmed)
+while the current notebook runs, so that a notebook no longer waits for its
+kernel. Each graded notebook goes to the journal (:mod:`.journal`) as it
+finishes. Results come back in the order of :func:`notebooks_in`, whatever the
+order in which they finish, so ``--jobs 4`` and ``--jobs 1`` report the same rows.
 """
 import asyncio
 import re
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from .._checks import InputError
-from ..notebook_runner import DEFAULT_LIMITS, Kernel, Limits, in_thread
-from .notebook import Prepared, prepare, run_prepared
+from ..i18n import compile_if_stale
+from ..notebook_runner import DEFAULT_LIMITS, Kernel, Limits, in_thread, kernel_env
+from ..sandbox import Box, bwrap
+from .intake import Submission, clean, notebooks_in, take_in
+from .journal import Journal
+from .notebook import Prepared, failed, prepare, run_prepared
 from .release import RELEASE
-from .results import Graded, Row
+from .results import Graded, from_dict
 
-__all__ = ["grade_paths", "notebooks_in", "shard"]
+__all__ = ["NO_SANDBOX", "grade_paths", "notebooks_in", "shard"]
 
-
-def notebooks_in(paths: Iterable[str | Path]) -> list[Path]:
-    """The ``.ipynb`` files named, or found (not recursively) in the folders named."""
-    found: list[Path] = []
-    for given in paths:
-        path = Path(given)
-        if path.is_dir():
-            found.extend(sorted(path.glob("*.ipynb")))
-        elif path.exists():
-            found.append(path)
-        else:
-            raise InputError(f"{given}: no such file or folder.")
-    if not found:
-        raise InputError(f"no notebooks (.ipynb) in {', '.join(map(str, paths))}.")
-    return found
+NO_SANDBOX = ("graded without the sandbox (--no-sandbox): the notebook ran with the grader's "
+              "own rights")
 
 
 def shard(notebooks: Sequence[Path], spec: str) -> list[Path]:
@@ -51,69 +47,107 @@ def shard(notebooks: Sequence[Path], spec: str) -> list[Path]:
 Report = Callable[[int, Graded], None]
 
 
-async def _grade_all(notebooks: Sequence[Path], limits: Limits, jobs: int, release_dir: Path,
-                     report: Report) -> list[Graded]:
-    results: dict[int, Graded] = {}
-    queue = iter(enumerate(notebooks))
+class _Class:
+    """One run over a class: where its kernels live, and what each finished notebook became."""
 
-    def finish(index: int, graded: Graded) -> None:
-        results[index] = graded
-        report(len(results), graded)
+    def __init__(self, submissions: list[Submission], private: Path, limits: Limits,
+                 sandbox: bool, release_dir: Path, journal: Journal | None,
+                 done: dict[str, dict], report: Report) -> None:
+        self.queue = iter(enumerate(submissions))
+        self.private, self.limits, self.sandbox = private, limits, sandbox
+        self.release_dir, self.journal, self.done, self._report = release_dir, journal, done, report
+        self.results: dict[int, Graded] = {}
+        self.notes = () if sandbox else (NO_SANDBOX,)
 
-    def next_job() -> tuple[int, Prepared] | None:
-        for index, path in queue:  # notebooks that cannot run need no kernel
-            prepared = prepare(path, release_dir)
+    def finish(self, index: int, submission: Submission, graded: Graded) -> None:
+        self.results[index] = graded
+        if self.journal and submission.digest and submission.digest not in self.done:
+            self.journal.add(submission.digest, asdict(graded))
+        self._report(len(self.results), graded)
+
+    def next_job(self) -> tuple[int, Prepared] | None:
+        for index, submission in self.queue:  # notebooks that cannot run need no kernel
+            if submission.digest in self.done:  # graded by an earlier run (--resume)
+                graded = from_dict(self.done[submission.digest])
+                self.finish(index, submission, replace(graded, notebook=clean(submission.path)))
+                continue
+            prepared = prepare(submission, self.release_dir)
             if isinstance(prepared, Graded):
-                finish(index, prepared)
+                self.finish(index, submission, prepared)
             else:
                 return index, prepared
         return None
 
-    def start(job: tuple[int, Prepared] | None) -> "asyncio.Task[Kernel] | None":
-        return asyncio.create_task(Kernel.start(job[1].path.parent)) if job else None
+    def start(self, job: tuple[int, Prepared] | None) -> "asyncio.Task[Kernel] | None":
+        if job is None:
+            return None
+        submission = job[1].submission
+        if not self.sandbox:  # an empty folder of its own, never the class folder
+            return asyncio.create_task(Kernel.start(tempfile.mkdtemp(dir=self.private)))
+        assert submission.copy is not None
+        box = Box(self.private, kernel_env(sandboxed=True), notebook=(
+            Path(submission.path).name, submission.copy.read_bytes()))
+        return asyncio.create_task(Kernel.start(box=box))
 
-    async def worker() -> None:
-        job = next_job()
-        kernel = start(job)
+    async def worker(self) -> None:
+        job = self.next_job()
+        kernel = self.start(job)
         while job is not None and kernel is not None:
-            following = next_job()
-            upcoming = start(following)  # starts while this notebook runs
+            following = self.next_job()
+            upcoming = self.start(following)  # starts while this notebook runs
             index, prepared = job
             try:
-                graded = await run_prepared(prepared, await kernel, limits)
+                graded = await run_prepared(prepared, await kernel, self.limits, self.notes)
             except Exception as err:  # a kernel that would not start, a full disk...
-                graded = Graded(str(prepared.path), prepared.release.lesson, (Row(
-                    None, "", "error", f"could not be run ({type(err).__name__}: {err})", 0.0,
-                    0.0),))
-            finish(index, graded)
+                graded = failed(prepared.submission.path, f"could not be run "
+                                f"({type(err).__name__}: {err})", prepared.release.lesson)
+            self.finish(index, prepared.submission, graded)
             job, kernel = following, upcoming
-
-    await asyncio.gather(*(worker() for _ in range(max(1, jobs))))
-    return [results[i] for i in range(len(notebooks))]
 
 
 def grade_paths(paths: Sequence[str | Path], limits: Limits = DEFAULT_LIMITS, *, jobs: int = 1,
-                progress: bool = False, release_dir: Path = RELEASE) -> list[Graded]:
+                progress: bool = False, release_dir: Path = RELEASE, sandbox: bool = True,
+                journal: Journal | None = None, resume: bool = False) -> list[Graded]:
     """Grade every notebook in ``paths`` (files or folders), ``jobs`` at a time, in order.
 
-    With ``progress``, one line per notebook on stderr as each finishes, and a last line
-    with the count and the time.
+    ``sandbox``: each kernel in a sandbox of its own (raises :class:`~..sandbox.Unavailable`,
+    before any work, where it cannot start). ``journal``: where each graded notebook is
+    written as it finishes; with ``resume``, the notebooks it already holds (unchanged since)
+    are not graded again. With ``progress``, one line per notebook on stderr as each
+    finishes, and a last line with the count and the time.
     """
     notebooks = notebooks_in(paths)
+    if sandbox:
+        bwrap()  # Unavailable: before anything is read or started
+    compile_if_stale()  # the kernels cannot write the package's message catalogs
+    done = journal.load() if journal and resume else {}
+    if journal:
+        journal.start(keep=resume)
     start = time.monotonic()
 
-    def report(done: int, graded: Graded) -> None:
+    def report(count: int, graded: Graded) -> None:
         if progress:
             row = graded.rows[0]
             what = graded.summary if row.exercise else f"{row.status}: {row.message}"
             took = sum(graded.seconds.values())
-            print(f"[{done}/{len(notebooks)}] {graded.notebook}: {what}"
+            print(f"[{count}/{len(notebooks)}] {graded.notebook}: {what}"
                   + (f" ({took:.1f} s)" if took else ""), file=sys.stderr, flush=True)
 
-    graded = in_thread(lambda: _grade_all(notebooks, limits, jobs, release_dir, report))
+    with tempfile.TemporaryDirectory(prefix="nn-from-scratch-grade-") as private:
+        submissions = take_in(notebooks, Path(private))
+        run = _Class(submissions, Path(private), limits, sandbox, release_dir, journal, done,
+                     report)
+
+        async def everyone() -> None:
+            await asyncio.gather(*(run.worker() for _ in range(max(1, jobs))))
+
+        in_thread(everyone)
+    graded = [run.results[i] for i in range(len(submissions))]
     if progress:
         seconds = time.monotonic() - start
+        reused = sum(s.digest in done for s in submissions)
         print(f"graded {len(graded)} notebook{'s' * (len(graded) != 1)} in {seconds:.1f} s "
-              f"({60 * len(graded) / seconds:.1f} a minute, {jobs} at a time)",
+              f"({60 * len(graded) / seconds:.1f} a minute, {jobs} at a time"
+              + (f"; {reused} from the journal" if reused else "") + ")",
               file=sys.stderr, flush=True)
     return graded

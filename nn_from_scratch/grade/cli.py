@@ -2,11 +2,15 @@
 
 Every output path is checked before any notebook runs, so a long run is never
 lost to a typo in ``--csv``: a missing or unwritable folder is one ``error:``
-line and exit status 2. The exit status is 0 when every exercise passed.
+line and exit status 2, and so is a sandbox that cannot start. Each export is
+written whole or not at all, and one that fails at the end stops none of the
+others (exit status 2; the journal keeps every row for ``--resume``). The exit
+status is 0 when every exercise passed.
 """
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from .._checks import InputError, check_writable_folder
@@ -14,6 +18,7 @@ from ..i18n import ENV as LANGUAGE_ENV
 from ..memory_watch import format_bytes, parse_bytes
 from ..notebook_runner import CELL_TIMEOUT, NOTEBOOK_TIMEOUT, Limits
 from .exports import format_table, write_csv, write_feedback
+from .journal import write_atomic
 from .lms import write_classroom, write_gradescope
 from .results import Graded, load_json, merge, to_json
 
@@ -42,6 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="notebooks graded at once, each in its own kernel (default: cores)")
     limits.add_argument("--shard", metavar="K/N", help="grade only the K-th of N slices of the "
                         "notebooks (stable, by file name), e.g. one task of a Slurm array")
+    limits.add_argument("--no-sandbox", action="store_true",
+                        help="run each notebook with your own rights, not in a sandbox of its "
+                             "own (only where the sandbox cannot start: every report says so)")
     out = parser.add_argument_group("results")
     out.add_argument("--lang", choices=("en", "zh"), default="en",
                      help="the language of every check's result and hint in the reports: en, "
@@ -50,6 +58,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--json-file", metavar="FILE", help="also write the JSON here (for --merge)")
     out.add_argument("--merge", action="store_true", help="PATHs are --json-file results of "
                      "earlier runs (e.g. shards): merge them, grade nothing")
+    out.add_argument("--resume", action="store_true", help="keep every notebook that the last "
+                     "run of the same command graded (its journal), and grade only the rest")
     out.add_argument("--csv", metavar="FILE", help="one row per notebook: points per exercise, "
                      "total, notes")
     out.add_argument("--gradescope", metavar="DIR|FILE.json", help="Gradescope results.json "
@@ -97,7 +107,9 @@ def _results(args: argparse.Namespace) -> list[Graded]:
         merged = merge(load_json(path) for path in args.paths)
         _one_for_gradescope(args, len(merged))
         return merged
+    from ..sandbox import Unavailable
     from .batch import grade_paths, notebooks_in, shard  # nbformat, JAX: after the checks
+    from .journal import Journal, class_id
 
     limits = _limits(args)
     notebooks = notebooks_in(args.paths)
@@ -105,9 +117,29 @@ def _results(args: argparse.Namespace) -> list[Graded]:
         notebooks = shard(notebooks, args.shard)
     _one_for_gradescope(args, len(notebooks))
     jobs = min(args.jobs, len(notebooks))
+    journal = Journal(class_id(args.paths, args.shard or "", args.lang))
     print(f"grading {len(notebooks)} notebook{'s' * (len(notebooks) != 1)}, {jobs} at a time, "
-          f"memory cap {format_bytes(limits.memory)} each", file=sys.stderr)
-    return grade_paths(notebooks, limits, jobs=jobs, progress=True)
+          f"memory cap {format_bytes(limits.memory)} each, "
+          f"{'WITHOUT a sandbox' if args.no_sandbox else 'each in a sandbox'}; journal "
+          f"{journal.path} (if stopped, the same command with --resume goes on)",
+          file=sys.stderr)
+    try:
+        return grade_paths(notebooks, limits, jobs=jobs, progress=True,
+                           sandbox=not args.no_sandbox, journal=journal, resume=args.resume)
+    except Unavailable as err:
+        raise InputError(str(err)) from None
+
+
+def _export(what: str, write: Callable[[], None]) -> bool:
+    """Write one export; on failure, one line on stderr, and the others are still written."""
+    try:
+        write()
+    except OSError as err:
+        print(f"error: {what} could not be written ({err}); the other exports were, and the "
+              f"journal holds every result: --resume writes them all again without grading",
+              file=sys.stderr)
+        return False
+    return True
 
 
 def grade_command(args: argparse.Namespace) -> int:
@@ -117,14 +149,15 @@ def grade_command(args: argparse.Namespace) -> int:
     os.environ[LANGUAGE_ENV] = {"en": "en", "zh": "zh_CN"}[args.lang]
     graded = _results(args)
     print(to_json(graded) if args.json else format_table(graded))
-    if args.json_file:
-        Path(args.json_file).write_text(to_json(graded) + "\n", encoding="utf-8")
-    if args.csv:
-        write_csv(graded, args.csv)
-    if args.gradescope:
-        write_gradescope(graded, args.gradescope)
-    if args.feedback:
-        write_feedback(graded, args.feedback)
-    if args.classroom:
-        write_classroom(graded, args.classroom)
+    written = [
+        _export(option, write) for option, value, write in (
+            ("--json-file", args.json_file,
+             lambda: write_atomic(args.json_file, to_json(graded) + "\n")),
+            ("--csv", args.csv, lambda: write_csv(graded, args.csv)),
+            ("--gradescope", args.gradescope, lambda: write_gradescope(graded, args.gradescope)),
+            ("--feedback", args.feedback, lambda: write_feedback(graded, args.feedback)),
+            ("--classroom", args.classroom, lambda: write_classroom(graded, args.classroom)))
+        if value]
+    if not all(written):
+        return 2
     return 0 if graded and all(r.status == "passed" for g in graded for r in g.rows) else 1

@@ -5,9 +5,11 @@ takes the graded notebooks (:class:`~.results.Graded`) in the order they were
 graded; none reads a notebook again.
 """
 import csv
+import io
 from collections.abc import Sequence
 from pathlib import Path
 
+from .journal import write_atomic
 from .results import Graded
 
 __all__ = ["exercise_columns", "feedback", "format_table", "stem", "write_csv", "write_feedback"]
@@ -45,16 +47,17 @@ def format_table(graded: Sequence[Graded]) -> str:
 def write_csv(graded: Sequence[Graded], path: str | Path) -> None:
     """One row per notebook: its points per exercise, the total, the maximum and the notes."""
     exercises = exercise_columns(graded)
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(["notebook", "lesson", *exercises, "total", "max", "notes"])
-        for g in graded:
-            points = {r.exercise: f"{r.points:g}" for r in g.rows if r.exercise}
-            notes = [*g.notes, *(f"{r.exercise}: {r.note}" for r in g.rows if r.note)]
-            if not g.rows[0].exercise:
-                notes.insert(0, g.rows[0].message)
-            writer.writerow([g.notebook, g.lesson or "", *[points.get(e, "") for e in exercises],
-                             f"{g.points:g}", f"{g.max_points:g}", "; ".join(notes)])
+    f = io.StringIO()
+    writer = csv.writer(f)
+    writer.writerow(["notebook", "lesson", *exercises, "total", "max", "notes"])
+    for g in graded:
+        points = {r.exercise: f"{r.points:g}" for r in g.rows if r.exercise}
+        notes = [*g.notes, *(f"{r.exercise}: {r.note}" for r in g.rows if r.note)]
+        if not g.rows[0].exercise:
+            notes.insert(0, g.rows[0].message)
+        writer.writerow([g.notebook, g.lesson or "", *[points.get(e, "") for e in exercises],
+                         f"{g.points:g}", f"{g.max_points:g}", "; ".join(notes)])
+    write_atomic(path, f.getvalue())
 
 
 def feedback(graded: Graded) -> str:
@@ -84,4 +87,4 @@ def feedback(graded: Graded) -> str:
 def write_feedback(graded: Sequence[Graded], folder: str | Path) -> None:
     """``folder/<notebook name>.md`` for every notebook."""
     for g in graded:
-        (Path(folder) / f"{stem(g)}.md").write_text(feedback(g), encoding="utf-8")
+        write_atomic(Path(folder) / f"{stem(g)}.md", feedback(g))

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .exports import stem
+from .journal import write_atomic
 from .results import Graded
 
 __all__ = ["classroom_result", "gradescope_results", "write_classroom", "write_gradescope"]
@@ -49,11 +50,10 @@ def write_gradescope(graded: Sequence[Graded], target: str | Path) -> None:
     target = Path(target)
     if target.suffix == ".json":
         (only,) = graded  # checked before grading: one notebook for one results.json
-        target.write_text(json.dumps(gradescope_results(only), indent=1), encoding="utf-8")
+        write_atomic(target, json.dumps(gradescope_results(only), indent=1))
         return
     for g in graded:
-        (target / f"{stem(g)}.json").write_text(json.dumps(gradescope_results(g), indent=1),
-                                                encoding="utf-8")
+        write_atomic(target / f"{stem(g)}.json", json.dumps(gradescope_results(g), indent=1))
 
 
 def classroom_result(graded: Sequence[Graded]) -> dict[str, Any]:

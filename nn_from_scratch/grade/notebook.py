@@ -1,9 +1,11 @@
-"""Grade one notebook: read it, rebuild it from the release, run it, read the grader's verdicts.
+"""Grade one notebook: read its copy, rebuild it from the release, run it, read the verdicts.
 
 :func:`prepare` does everything before a kernel is needed (so that a batch can
 start the kernel meanwhile), :func:`run_prepared` runs it and makes the rows.
 The submission's own outputs are read once, only to compare: an exercise that
-showed ✓ there and fails when graded gets a note saying so.
+showed ✓ there and fails when graded gets a note saying so. Everything a
+submission controls that reaches a row (its name, an exception's text, a hint
+that quotes its values) is one clean line of bounded length (:func:`.intake.clean`).
 """
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,21 +15,22 @@ import nbformat
 
 from ..exercises import lesson_exercises
 from ..exercises._core import all_lessons
-from ..notebook_runner import DEFAULT_LIMITS, CellRun, Kernel, Limits, in_thread, run_cells
+from ..notebook_runner import CellRun, Kernel, Limits, run_cells
+from .intake import Submission, clean
 from .rebuild import Rebuilt, rebuild
 from .release import EXERCISE_TAG, RELEASE, Release, load_release
 from .results import Graded, Row
 from .suspicious import flags
 from .verdicts import GradingCell, add_grading_cells, check_results, read_verdicts
 
-__all__ = ["Prepared", "grade_notebook", "lesson_of", "prepare", "run_prepared"]
+__all__ = ["Prepared", "failed", "lesson_of", "prepare", "run_prepared"]
 
 
 @dataclass
 class Prepared:
     """A submission ready to run: its rebuilt notebook and the grader's cells in it."""
 
-    path: Path
+    submission: Submission
     release: Release
     rebuilt: Rebuilt
     grading: list[GradingCell]
@@ -35,36 +38,43 @@ class Prepared:
     notes: list[str]
 
 
-def lesson_of(nb: Any, path: Path) -> str | None:
-    """Which lesson a notebook is: its metadata, else its file name (``07_mlp...-alice.ipynb``)."""
+def lesson_of(nb: Any, path: str | Path) -> str | None:
+    """Which lesson a notebook is: its metadata, else its file name (``07_mlp...-alice.ipynb``).
+
+    Only a lesson of this course counts: the metadata names a lesson, never a path.
+    """
+    lessons = all_lessons()
     lesson = nb.metadata.get("nn_from_scratch", {}).get("lesson")
-    if lesson:
-        return str(lesson)
-    return next((slug for slug in all_lessons() if slug in path.stem), None)
+    if isinstance(lesson, str) and lesson in lessons:
+        return lesson
+    return next((slug for slug in lessons if slug in Path(path).stem), None)
 
 
-def _failed(path: Path, message: str, lesson: str | None = None) -> Graded:
-    return Graded(str(path), lesson, (Row(None, "", "error", message, 0.0, 0.0),))
+def failed(path: str, message: str, lesson: str | None = None) -> Graded:
+    """A notebook that could not be graded at all: one error row."""
+    return Graded(clean(path), lesson, (Row(None, "", "error", clean(message), 0.0, 0.0),))
 
 
-def prepare(path: str | Path, release_dir: Path = RELEASE) -> Prepared | Graded:
-    """Read and rebuild ``path``; a :class:`Graded` error row if it cannot be graded at all."""
-    path = Path(path)
+def prepare(submission: Submission, release_dir: Path = RELEASE) -> Prepared | Graded:
+    """Read and rebuild a submission; a :class:`Graded` error row if it cannot be graded."""
+    path = submission.path
+    if submission.copy is None:
+        return failed(path, f"not graded: {submission.problem}")
     try:
-        submission = nbformat.read(path, as_version=4)
+        nb = nbformat.reads(submission.copy.read_text(encoding="utf-8"), as_version=4)
     except Exception as err:
         first = str(err).splitlines()[0] if str(err) else ""
-        return _failed(path, f"not a readable notebook ({type(err).__name__}: {first})")
-    lesson = lesson_of(submission, path)
+        return failed(path, f"not a readable notebook ({type(err).__name__}: {first[:200]})")
+    lesson = lesson_of(nb, path)
     if lesson is None:
-        return _failed(path, "cannot tell which lesson this is: its metadata has no "
-                             "nn_from_scratch.lesson and its name no lesson slug such as "
-                             "07_mlp_from_scratch")
+        return failed(path, "cannot tell which lesson this is: its metadata has no "
+                            "nn_from_scratch.lesson of this course and its name no lesson slug "
+                            "such as 07_mlp_from_scratch")
     release = load_release(lesson, release_dir)
     if release is None:
-        return _failed(path, f"no released student edition of {lesson} ships with this "
-                             f"package; rebuild it with tools/notebooks.py --release", lesson)
-    rebuilt = rebuild(submission, release)
+        return failed(path, f"no released student edition of {lesson} ships with this "
+                            f"package; rebuild it with tools/notebooks.py --release", lesson)
+    rebuilt = rebuild(nb, release)
     notes = list(rebuilt.notes)
     for cell, placed in zip(rebuilt.nb.cells, rebuilt.placed):
         released = placed.released
@@ -72,9 +82,9 @@ def prepare(path: str | Path, release_dir: Path = RELEASE) -> Prepared | Graded:
             first = cell.source.strip().splitlines()[0][:40] if cell.source.strip() else ""
             label = (f"the exercise cell of {released.exercise}" if released else
                      f"a cell the student added (`{first}`)")
-            notes.extend(flags(label, cell.source))
+            notes.extend(clean(note) for note in flags(label, cell.source))
     grading = add_grading_cells(rebuilt, release.checker)
-    return Prepared(path, release, rebuilt, grading, check_results(submission), notes)
+    return Prepared(submission, release, rebuilt, grading, check_results(nb), notes)
 
 
 def _row(exercise: Any, verdict: dict | None, exercise_run: CellRun | None,
@@ -93,12 +103,16 @@ def _row(exercise: Any, verdict: dict | None, exercise_run: CellRun | None,
         status, message = "error", "the grader's check showed no result"
     note = ("showed ✓ in the submitted notebook; fails when run"
             if shown and shown.get("status") == "passed" and status != "passed" else "")
-    return Row(exercise.id, exercise.title, status, message,
+    return Row(exercise.id, exercise.title, status, clean(message),
                points if status == "passed" else 0.0, points, note)
 
 
-async def run_prepared(prepared: Prepared, kernel: Kernel, limits: Limits) -> Graded:
-    """Run a prepared submission in ``kernel`` (shut down afterwards); one row per exercise."""
+async def run_prepared(prepared: Prepared, kernel: Kernel, limits: Limits,
+                       notes: tuple[str, ...] = ()) -> Graded:
+    """Run a prepared submission in ``kernel`` (shut down afterwards); one row per exercise.
+
+    ``notes``: what the grader says of every notebook of the run (graded without a sandbox).
+    """
     nb, grading = prepared.rebuilt.nb, prepared.grading
     quiet = {cell.index for cell in grading}
     runs = {run.index: run for run in await run_cells(nb, kernel, limits, quiet)}
@@ -117,18 +131,9 @@ async def run_prepared(prepared: Prepared, kernel: Kernel, limits: Limits) -> Gr
     checks = sum(runs[i].seconds for i in quiet if i in runs)
     seconds = {"kernel": round(kernel.seconds, 2), "checks": round(checks, 2),
                "lesson": round(sum(r.seconds for r in runs.values()) - checks, 2)}
-    notes = tuple(dict.fromkeys(prepared.notes + forged))
-    return Graded(str(prepared.path), prepared.release.lesson, tuple(rows), notes, seconds)
-
-
-def grade_notebook(path: str | Path, limits: Limits = DEFAULT_LIMITS,
-                   release_dir: Path = RELEASE) -> Graded:
-    """Grade one notebook in a fresh kernel: one :class:`Row` per exercise of its lesson."""
-    prepared = prepare(path, release_dir)
-    if isinstance(prepared, Graded):
-        return prepared
-
-    async def start_and_run(job: Prepared) -> Graded:
-        return await run_prepared(job, await Kernel.start(job.path.parent), limits)
-
-    return in_thread(lambda: start_and_run(prepared))
+    cut = [f"the output of cell {index + 1} passed the limit ({limits.cell_output // 2**20} MB "
+           f"a cell, {limits.output // 2**20} MB a notebook); the rest was dropped"
+           for index, run in sorted(runs.items()) if run.cut]
+    everything = tuple(dict.fromkeys([*notes, *prepared.notes, *forged, *cut]))
+    return Graded(clean(prepared.submission.path), prepared.release.lesson, tuple(rows),
+                  everything, seconds)

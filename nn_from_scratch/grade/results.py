@@ -9,8 +9,9 @@ Every exercise of the notebook's lesson gets one :class:`Row`:
 - ``out of memory``: the kernel passed the memory cap and was stopped.
 
 A :class:`Graded` notebook also carries notes on what was tampered with and
-restored. :func:`load_json` reads back :func:`to_json`'s output, so that runs
-over slices of a class (``--shard``) merge into one (:func:`merge`).
+restored. :func:`load_json` reads back :func:`to_json`'s output, signed by the
+grader that wrote it, so that runs over slices of a class (``--shard``) merge
+into one (:func:`merge`).
 """
 import json
 from collections.abc import Iterable, Sequence
@@ -19,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from .._checks import InputError
+from .journal import sign, state_folder, verify
 
-__all__ = ["STATUSES", "Graded", "Row", "load_json", "merge", "to_json"]
+__all__ = ["STATUSES", "Graded", "Row", "from_dict", "load_json", "merge", "to_json"]
 
 STATUSES = ("passed", "failed", "not done", "error", "timed out", "out of memory")
-FORMAT = "nn_from_scratch.grade/2"  # the JSON's "format": changes when its shape does
+FORMAT = "nn_from_scratch.grade/3"  # the JSON's "format": changes when its shape does
 
 
 @dataclass(frozen=True)
@@ -73,27 +75,37 @@ class Graded:
 
 
 def to_json(graded: Sequence[Graded]) -> str:
-    """The results as JSON: ``{"format", "notebooks": [{notebook, lesson, rows, notes, ...}]}``."""
-    return json.dumps({"format": FORMAT, "notebooks": [asdict(g) for g in graded]},
+    """The results as JSON: ``{"format", "notebooks": [...], "signature"}``, signed by this
+    grader (:func:`.journal.sign`), so that ``--merge`` takes only what a grader wrote."""
+    notebooks = [asdict(g) for g in graded]
+    return json.dumps({"format": FORMAT, "notebooks": notebooks, "signature": sign(notebooks)},
                       ensure_ascii=False, indent=1)
 
 
-def _graded(data: dict[str, Any]) -> Graded:
+def from_dict(data: dict[str, Any]) -> Graded:
+    """A :class:`Graded` from its JSON form (``dataclasses.asdict``)."""
     rows = tuple(Row(**row) for row in data["rows"])
     return Graded(data["notebook"], data["lesson"], rows, tuple(data.get("notes", ())),
                   dict(data.get("seconds", {})))
 
 
 def load_json(path: str | Path) -> list[Graded]:
-    """Read a file written with ``--json-file``; errors for people if it is not one."""
+    """Read a file written with ``--json-file``; errors for people if it is not one, or if this
+    grader's key did not sign it."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         if data.get("format") != FORMAT:
             raise ValueError(f"its format is {data.get('format')!r}, not {FORMAT!r}")
-        return [_graded(notebook) for notebook in data["notebooks"]]
+        graded = [from_dict(notebook) for notebook in data["notebooks"]]
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         raise InputError(f"--merge {path}: not the JSON results of a grade run ({err}); merge "
                          f"the files that `grade --json-file FILE` wrote.") from None
+    if not verify(data["notebooks"], data.get("signature")):
+        raise InputError(f"--merge {path}: not signed with this grader's key "
+                         f"({state_folder() / 'grader.key'}): it was changed, or written by "
+                         f"something else. Grade it again, or, for results graded on another "
+                         f"machine, copy that machine's key file here.")
+    return graded
 
 
 def merge(parts: Iterable[Sequence[Graded]]) -> list[Graded]:

@@ -1,0 +1,106 @@
+"""Taking submissions in: each read once, as a plain file, into the grader's private folder.
+
+Before any kernel starts, every notebook to grade is copied into a folder that
+only the grader can read (and no sandboxed kernel can see). Only regular files
+are taken, opened without following a symbolic link and without waiting on a
+FIFO or a device: a "submission" that is a link to the course's solutions or to
+a secret file, a pipe that would hang the grader, or a file past
+:data:`MAX_BYTES` is one error row, and nothing of it is read. From then on the
+grader reads only its copies, so nothing done to the class folder while grading
+(by a kernel run with ``--no-sandbox``, or by anyone) changes what is graded.
+"""
+import hashlib
+import os
+import re
+import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .._checks import InputError
+
+__all__ = ["MAX_BYTES", "Submission", "clean", "notebooks_in", "take_in"]
+
+MAX_BYTES = 64 * 2**20  # the largest executed lesson is 1.2 MB
+# C0 and C1 controls (a newline too: every field is one line), and the bidirectional overrides
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f]+")
+
+
+def clean(text: object, limit: int = 600) -> str:
+    """``text`` as one printable line of at most ``limit`` characters: what the grader shows of
+    anything a submission controls (its file name, an exception it raised, a hint quoting it)."""
+    line = _CONTROLS.sub(" ", str(text)).strip()
+    return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One notebook as the grader took it in: its name as given, and where its copy is.
+
+    ``copy`` is ``None`` and ``problem`` says why when it could not be taken (a link, a pipe,
+    too big, unreadable); ``digest`` is the SHA-256 of what was read.
+    """
+
+    path: str
+    copy: Path | None
+    digest: str = ""
+    problem: str = ""
+
+
+def notebooks_in(paths: Iterable[str | Path]) -> list[Path]:
+    """The ``.ipynb`` files named, or found (not recursively) in the folders named.
+
+    A folder's entries are listed, never followed: a link or a pipe named ``*.ipynb`` is
+    listed too, and refused by :func:`take_in`.
+    """
+    found: list[Path] = []
+    paths = list(paths)
+    for given in paths:
+        path = Path(given)
+        if path.is_dir() and not path.is_symlink():
+            with os.scandir(path) as entries:
+                found.extend(sorted(path / e.name for e in entries if e.name.endswith(".ipynb")
+                                    and not e.is_dir(follow_symlinks=False)))
+        elif path.is_dir():  # a folder given as a link: the instructor chose it
+            found.extend(sorted(p for p in path.iterdir() if p.name.endswith(".ipynb")))
+        elif path.exists() or path.is_symlink():
+            found.append(path)
+        else:
+            raise InputError(f"{given}: no such file or folder.")
+    if not found:
+        raise InputError(f"no notebooks (.ipynb) in {', '.join(map(str, paths))}.")
+    return found
+
+
+def _read(path: Path) -> bytes | str:
+    """The bytes of a regular file, or why it is refused."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as err:
+        if path.is_symlink():
+            return "it is a symbolic link, not a notebook: hand in the file itself"
+        return f"it cannot be read ({clean(err.strerror, 80)})"
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return "it is not a regular file (a pipe, a device or a socket)"
+        if info.st_size > MAX_BYTES:
+            return f"it is {info.st_size / 2**20:.0f} MB, over the {MAX_BYTES // 2**20} MB a " \
+                   f"notebook may be"
+        data = f.read(MAX_BYTES + 1)
+    return data if len(data) <= MAX_BYTES else f"it grew past {MAX_BYTES // 2**20} MB as it " \
+                                               f"was read"
+
+
+def take_in(notebooks: Sequence[Path], folder: Path) -> list[Submission]:
+    """Copy each of ``notebooks`` into ``folder`` (the grader's own), each read exactly once."""
+    taken = []
+    for index, path in enumerate(notebooks):
+        data = _read(path)
+        if isinstance(data, str):
+            taken.append(Submission(str(path), None, problem=data))
+            continue
+        copy = folder / f"{index:05d}.ipynb"
+        copy.write_bytes(data)
+        taken.append(Submission(str(path), copy, hashlib.sha256(data).hexdigest()))
+    return taken
