@@ -1,15 +1,20 @@
-"""How many notebooks a minute does the grader get through, one at a time and two at a time?
+"""How many notebooks a minute does the grader get through, with and without its sandbox, one and
+two at a time?
 
 A class-sized folder of lesson 07 submissions (half the solutions, half the untouched student
-edition, made from lessons/ now) is graded with ``--jobs 1`` and ``--jobs 2`` in INTERLEAVED
-ROUNDS (jobs 1, jobs 2, jobs 1, ...), because a shared machine's speed drifts by the minute:
-each ratio is computed within one round, and the median over rounds is reported with its range.
-For each setting it prints notebooks per minute and the time of one notebook split into:
+edition, made from lessons/ now) is graded four ways, ``--jobs 1`` and ``--jobs 2``, each with
+the sandbox and with ``--no-sandbox``, in INTERLEAVED ROUNDS (the four settings one after
+another, then again), because a shared machine's speed drifts by the minute: each ratio is
+computed within one round, and the median over rounds is reported with its range. For each
+setting it prints notebooks per minute and the time of one notebook split into:
 
-  kernel   starting its kernel and importing what lessons import first (with a worker's next
-           kernel started while the current notebook runs, this mostly overlaps other work)
+  kernel   starting its kernel (in its sandbox) and importing what lessons import first (with
+           a worker's next kernel started while the current notebook runs, this mostly overlaps)
   lesson   the lesson's own cells and the student's exercise cells
   checks   the grader's check cells (checkers loaded afresh for each)
+
+and the two ratios the grader is held to: what the sandbox costs per notebook (seconds per
+notebook with it / without it, at the same --jobs), and --jobs 2 / --jobs 1 in the sandbox.
 
     .venv/bin/python benchmarks/grade_throughput.py                       # 40 notebooks, 1 round
     .venv/bin/python benchmarks/grade_throughput.py --copies 8 --rounds 3 # steadier on a busy box
@@ -33,6 +38,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import notebooks  # noqa: E402
 
 LESSON = ROOT / "lessons" / "07_mlp_from_scratch.md"
+SETTINGS = [(1, True), (1, False), (2, True), (2, False)]  # (jobs, sandbox)
 
 
 def make_class(folder: Path, copies: int) -> None:
@@ -42,15 +48,24 @@ def make_class(folder: Path, copies: int) -> None:
         nbformat.write(solution if i % 2 == 0 else stubs, folder / f"student{i:03d}.ipynb")
 
 
-def grade_round(folder: Path, jobs: int) -> tuple[float, dict[str, float], int]:
+def grade_round(folder: Path, jobs: int, sandbox: bool) -> tuple[float, dict[str, float], int]:
     """(notebooks per minute, mean seconds per notebook by part, notebooks all passed)."""
     start = time.monotonic()
-    graded = grade_paths([folder], Limits(memory=4 * 2**30), jobs=jobs)
+    graded = grade_paths([folder], Limits(memory=4 * 2**30), jobs=jobs, sandbox=sandbox)
     seconds = time.monotonic() - start
     parts = {part: statistics.mean(g.seconds.get(part, 0.0) for g in graded)
              for part in ("kernel", "lesson", "checks")}
     passed = sum(all(r.status == "passed" for r in g.rows) for g in graded)
     return 60 * len(graded) / seconds, parts, passed
+
+
+def name(jobs: int, sandbox: bool) -> str:
+    return f"--jobs {jobs}{'' if sandbox else ' --no-sandbox'}"
+
+
+def spread(values: list[float]) -> str:
+    return (f"{statistics.median(values):.2f}x (range {min(values):.2f}-{max(values):.2f} over "
+            f"{len(values)} round(s))")
 
 
 def main() -> None:
@@ -60,28 +75,33 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}; load average {os.getloadavg()[0]:.2f} at the start")
-    rates: dict[int, list[float]] = {1: [], 2: []}
-    parts: dict[int, list[dict[str, float]]] = {1: [], 2: []}
+    rates: dict[tuple[int, bool], list[float]] = {s: [] for s in SETTINGS}
+    parts: dict[tuple[int, bool], list[dict[str, float]]] = {s: [] for s in SETTINGS}
+    loads = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         make_class(folder, args.copies)
         for round_ in range(args.rounds):
-            for jobs in (1, 2):
-                rate, split, passed = grade_round(folder, jobs)
-                rates[jobs].append(rate)
-                parts[jobs].append(split)
-                print(f"round {round_ + 1}, --jobs {jobs}: {rate:.1f} notebooks/min "
-                      f"({passed} of {args.copies} passed everything)", flush=True)
-    print(f"\n{args.copies} notebooks of lesson 07, {args.rounds} round(s); "
-          f"load average {os.getloadavg()[0]:.2f} at the end")
-    print(f"{'':9} {'notebooks/min':>14} {'kernel s':>9} {'lesson s':>9} {'checks s':>9}")
-    for jobs in (1, 2):
-        split = {p: statistics.median(s[p] for s in parts[jobs]) for p in parts[jobs][0]}
-        print(f"--jobs {jobs}  {statistics.median(rates[jobs]):14.1f} {split['kernel']:9.1f} "
-              f"{split['lesson']:9.1f} {split['checks']:9.1f}")
-    ratios = [two / one for one, two in zip(rates[1], rates[2])]
-    print(f"--jobs 2 / --jobs 1: {statistics.median(ratios):.2f}x "
-          f"(range {min(ratios):.2f}-{max(ratios):.2f} over {len(ratios)} round(s))")
+            for setting in SETTINGS:
+                rate, split, passed = grade_round(folder, *setting)
+                rates[setting].append(rate)
+                parts[setting].append(split)
+                loads.append(os.getloadavg()[0])
+                print(f"round {round_ + 1}, {name(*setting)}: {rate:.1f} notebooks/min "
+                      f"({passed} of {args.copies} passed everything; load {loads[-1]:.2f})",
+                      flush=True)
+    print(f"\n{args.copies} notebooks of lesson 07, {args.rounds} round(s); load average "
+          f"{min(loads):.2f}-{max(loads):.2f} after each setting")
+    print(f"{'':24} {'notebooks/min':>14} {'kernel s':>9} {'lesson s':>9} {'checks s':>9}")
+    for setting in SETTINGS:
+        split = {p: statistics.median(s[p] for s in parts[setting]) for p in parts[setting][0]}
+        print(f"{name(*setting):24} {statistics.median(rates[setting]):14.1f} "
+              f"{split['kernel']:9.2f} {split['lesson']:9.2f} {split['checks']:9.2f}")
+    for jobs in (1, 2):  # seconds per notebook is 1 / rate: with / without = without / with
+        costs = [plain / boxed for boxed, plain in zip(rates[jobs, True], rates[jobs, False])]
+        print(f"the sandbox's cost per notebook at --jobs {jobs}: {spread(costs)}")
+    scaling = [two / one for one, two in zip(rates[1, True], rates[2, True])]
+    print(f"--jobs 2 / --jobs 1, in the sandbox: {spread(scaling)}")
 
 
 if __name__ == "__main__":

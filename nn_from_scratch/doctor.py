@@ -217,12 +217,48 @@ def check_smoke() -> list[Check]:
                   "reinstall: pip install -U -r requirements.txt, and report it")]
 
 
+def check_sandbox() -> list[Check]:
+    """The grader's sandbox: bubblewrap starts here, and a kernel runs a cell inside it."""
+    import tempfile
+
+    from .notebook_runner import Kernel, in_thread, kernel_env
+    from .sandbox import Box, Unavailable, bwrap
+
+    start = time.perf_counter()
+    try:
+        program = bwrap()
+    except Unavailable as err:
+        return [Check(WARN, "the grader's sandbox cannot start here: `grade` needs "
+                            "--no-sandbox on this machine (the lessons are not affected)",
+                      str(err))]
+
+    async def one_cell() -> str:
+        with tempfile.TemporaryDirectory(prefix="nn-from-scratch-doctor-") as private:
+            kernel = await Kernel.start(box=Box(Path(private), kernel_env(sandboxed=True)),
+                                        warm=False)
+            said: list[str] = []
+            try:
+                await kernel.client.execute_interactive(  # the solutions: out of sight
+                    f"import os; print(os.path.exists({str(COURSE / 'notebooks')!r}))",
+                    timeout=60, output_hook=lambda m: said.append(m["content"].get("text", "")))
+            finally:
+                await kernel.shutdown()
+        return "".join(said).strip()
+
+    said = in_thread(one_cell)
+    if said != "False":
+        return [Check(WARN, f"the grader's sandbox started, but its kernel answered {said!r}",
+                      "report it, with the output of `grade` on one notebook")]
+    return [Check(OK, f"the grader's sandbox works: a kernel ran a cell in it "
+                      f"({time.perf_counter() - start:.1f} s, {program})")]
+
+
 def run_checks(course: Path = COURSE,
                print_each: Callable[[Check], None] | None = None) -> list[Check]:
     """Every check, in order; ``print_each`` sees each as soon as it is known."""
     checks: list[Check] = []
     for group in (lambda: check_versions(course), check_devices, check_machine, check_data,
-                  check_parallel, lambda: check_course(course), check_smoke):
+                  check_parallel, lambda: check_course(course), check_smoke, check_sandbox):
         try:
             found = group()
         except Exception as err:  # a check that cannot run is itself a finding

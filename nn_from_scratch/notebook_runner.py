@@ -13,8 +13,10 @@ stop the rest), within three limits:
 
 and two on what comes back: ``cell_output`` and ``output`` bytes of outputs are
 kept per cell and per notebook, and the rest is dropped (the cell says so), so
-that a kernel that displays gigabytes cannot grow the process that runs it; no
-single message may exceed ``MAX_MESSAGE`` bytes.
+that a kernel that displays gigabytes cannot grow the process that runs it. A
+single message over ``MAX_MESSAGE`` bytes ends the output connection (ZeroMQ
+never reads it); the runner then connects anew before the next cell, and that
+cell's outputs are reported cut.
 
 The grader starts each kernel in a sandbox (a :class:`~.sandbox.Box`): then the
 kernel sees nothing of the machine but what a lesson needs, and its sockets are
@@ -45,7 +47,8 @@ __all__ = ["CELL_TIMEOUT", "DEFAULT_LIMITS", "NOTEBOOK_TIMEOUT", "CellRun", "Ker
 NOTEBOOK_TIMEOUT = 300  # seconds for a whole notebook
 CELL_TIMEOUT = 60  # seconds for one cell: an endless loop costs this, and the rest still runs
 GRACE = 15  # seconds a cell gets to answer an interrupt before we give up on the kernel
-MAX_MESSAGE = 32 * 2**20  # bytes of one message from a kernel: a bigger one drops the connection
+MAX_MESSAGE = 16 * 2**20  # bytes of one message from a kernel: a bigger one drops the connection
+QUEUE = 16  # messages a kernel may have waiting here; past them, they wait in the kernel's memory
 # What every lesson imports first; importing (no computation) leaves JAX's backend unstarted,
 # so lessons that configure devices in their first cell still can.
 T = TypeVar("T")
@@ -103,12 +106,15 @@ def kernel_env(sandboxed: bool = False) -> dict[str, str]:
 
 
 def _bounded_context() -> Any:
-    """A ZeroMQ context whose sockets drop a peer that sends one message over MAX_MESSAGE."""
+    """A ZeroMQ context whose sockets drop a peer that sends one message over MAX_MESSAGE, and
+    hold at most QUEUE messages not yet read: a kernel that sends faster than they are read
+    keeps the rest itself (ZeroMQ stops reading), in memory that its cap counts."""
     import zmq
     import zmq.asyncio
 
     context = zmq.asyncio.Context()
     context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE)
+    context.setsockopt(zmq.RCVHWM, QUEUE)
     return context
 
 
@@ -141,6 +147,7 @@ class Kernel:
 
     def __init__(self, manager: Any, client: Any, seconds: float, box: Box | None = None) -> None:
         self.manager, self.client, self.seconds, self.box = manager, client, seconds, box
+        self._iopub_events: Any = None  # what becomes of the output channel's connection
 
     @classmethod
     async def start(cls, cwd: str | Path = ".", warm: bool = True,
@@ -153,6 +160,7 @@ class Kernel:
         kernel = await (cls._start_boxed(box, arguments) if box else cls._start(cwd, arguments))
         try:
             kernel.client.start_channels()
+            kernel._watch_iopub()
             await kernel.client.wait_for_ready(timeout=60)
             if warm:
                 await kernel.client.execute_interactive(WARM_UP, silent=True,
@@ -199,6 +207,28 @@ class Kernel:
         kernel.client = manager.client(context=_bounded_context())
         return kernel
 
+    def _watch_iopub(self) -> None:
+        import zmq
+
+        self._iopub_events = self.client.iopub_channel.socket.get_monitor_socket(
+            zmq.EVENT_DISCONNECTED)
+
+    async def reconnect_outputs(self) -> bool:
+        """Connect the output channel anew if it was dropped (a message over MAX_MESSAGE ends
+        the connection for good); True if it had been, and outputs were lost."""
+        dropped = False
+        while await self._iopub_events.poll(0):
+            await self._iopub_events.recv_multipart()
+            dropped = True
+        if dropped:
+            self.client.iopub_channel.stop()
+            self._iopub_events.close(linger=0)
+            self.client._iopub_channel = None  # the property makes and connects a new one
+            self.client.iopub_channel.start()
+            self._watch_iopub()
+            await asyncio.sleep(0.2)  # a subscription takes a moment to reach the kernel
+        return dropped
+
     @property
     def pid(self) -> int | None:
         """The kernel's process (in a sandbox: ``bwrap``, whose descendants are all of it)."""
@@ -207,6 +237,8 @@ class Kernel:
     async def shutdown(self) -> None:
         try:
             if self.client is not None:
+                if self._iopub_events is not None:
+                    self._iopub_events.close(linger=0)
                 self.client.stop_channels()
                 self.client.context.destroy(linger=0)
             if await self.manager.is_alive():
@@ -333,6 +365,8 @@ async def run_cells(nb: Any, kernel: Kernel, limits: Limits = DEFAULT_LIMITS,
                         broken = CellRun(index, "error", "was not run: the kernel had died")
                     continue
                 seconds = time.monotonic() - start
+                if await kernel.reconnect_outputs():
+                    client.cut.add(index)
                 error = _error_line(cell)
                 if error.startswith("KeyboardInterrupt") and seconds >= limit - 1:
                     runs.append(CellRun(index, "timed out", f"was interrupted after {limit:.0f} s",

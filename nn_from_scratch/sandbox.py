@@ -189,10 +189,13 @@ def bwrap() -> str:
                           "rights.")
     raise Unavailable(
         f"the grader's sandbox cannot start here ({'; '.join(failures)}). It needs user "
-        f"namespaces: on Ubuntu 24.04 install the system's bubblewrap (sudo apt install "
-        f"bubblewrap), elsewhere enable them (sudo sysctl -w kernel.unprivileged_userns_clone=1"
-        f"); in a container, grade on the host or pass --no-sandbox (the container is then the "
-        f"only wall between submissions).")
+        f"namespaces. On Ubuntu 23.10 or newer AppArmor allows them only to programs with a "
+        f"profile: sudo apt install bubblewrap apparmor-profiles && sudo install -m 0644 "
+        f"/usr/share/apparmor/extra-profiles/bwrap-userns-restrict /etc/apparmor.d/ && sudo "
+        f"apparmor_parser -r /etc/apparmor.d/bwrap-userns-restrict (or, on a machine that only "
+        f"grades, sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0); elsewhere, sudo "
+        f"sysctl -w kernel.unprivileged_userns_clone=1. In a container, grade on the host, or "
+        f"pass --no-sandbox (the container is then the only wall between submissions).")
 
 
 class Box:

@@ -22,7 +22,8 @@ def test_doctor_on_this_machine_is_ready_and_quick():
     assert re.search(r"^[✓!] Python 3\.", out, re.M) and re.search(r"^[✓!] JAX ", out, re.M)
     for line in ("device(s)", "CPU core(s)", "✓ mnist-5k",
                  "✓ 8 simulated CPU devices", "✓ two processes talk over 127.0.0.1",
-                 "lesson sources in", "student notebooks in", "✓ smoke run init -> predict"):
+                 "lesson sources in", "student notebooks in", "✓ smoke run init -> predict",
+                 "✓ the grader's sandbox works: a kernel ran a cell in it"):
         assert line in out, line
     assert "Ready for the lessons." in out
 
@@ -36,6 +37,7 @@ def test_a_classroom_folder_without_the_lessons_is_a_failure_with_a_fix(tmp_path
 
 def test_the_exit_status_is_1_when_anything_is_missing(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(doctor, "check_parallel", lambda: [])  # keep this test quick
+    monkeypatch.setattr(doctor, "check_sandbox", lambda: [])
     monkeypatch.setattr(doctor, "check_data", lambda: [doctor.Check(doctor.WARN, "no MNIST")])
     code = doctor.doctor_command(type("Args", (), {"course": tmp_path})())
     out = capsys.readouterr().out
@@ -63,3 +65,15 @@ def test_the_chinese_editions_are_checked_lesson_by_lesson(tmp_path):
     assert full.symbol == doctor.OK and "2 Chinese executed lessons" in str(full)
     assert student.symbol == doctor.WARN and "1 of 2" in str(student)
     assert "missing: 01_b" in str(student) and "tools/translations.py build" in student.fix
+
+
+def test_a_sandbox_that_cannot_start_is_a_note_with_the_fix(monkeypatch):
+    from nn_from_scratch import sandbox
+
+    def unavailable():
+        raise sandbox.Unavailable("it needs user namespaces: sudo apt install bubblewrap")
+
+    monkeypatch.setattr(sandbox, "bwrap", unavailable)
+    (check,) = doctor.check_sandbox()
+    assert check.symbol == doctor.WARN and "--no-sandbox" in check.what
+    assert check.fix == "it needs user namespaces: sudo apt install bubblewrap"

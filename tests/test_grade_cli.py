@@ -4,6 +4,7 @@ in this process, as ``python -m nn_from_scratch`` would, but for the last test.)
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -127,3 +128,90 @@ def test_gradescopes_run_autograder_writes_results_json_for_the_one_submission(t
     results = json.loads((autograder / "results" / "results.json").read_text())
     assert results["score"] == 0 and results["tests"][0]["status"] == "failed"
     assert "not a readable notebook" in results["tests"][0]["output"]
+
+
+QUICK = "03_autodiff_from_scratch"  # the quickest lesson to run
+
+
+@pytest.fixture
+def quick_class(tmp_path):
+    """Two untouched student editions of the quickest lesson: they run, in seconds."""
+    folder = tmp_path / "quick"
+    folder.mkdir()
+    for name in ("alice", "bob"):
+        named(name, folder)
+    return folder
+
+
+def named(name, folder):
+    """The student edition of the quickest lesson with the student's name in a cell of its own."""
+    nb = json.loads((ROOT / "student" / f"{QUICK}.ipynb").read_text())
+    nb["cells"].insert(0, {"cell_type": "markdown", "id": f"name-{name}", "metadata": {},
+                           "source": f"Handed in by {name}"})
+    (folder / f"{name}.ipynb").write_text(json.dumps(nb))
+
+
+def journal_of(result):
+    """The journal's path, as the first line of the grader's progress names it."""
+    return Path(re.search(r"journal (\S+\.jsonl)", result.stderr).group(1))
+
+
+def test_resume_keeps_what_the_journal_holds_and_grades_only_the_rest(grade, quick_class):
+    first = grade(quick_class, "--json", "--jobs", "2")
+    assert first.returncode == 1 and first.stderr.splitlines()[-1].startswith("graded 2 ")
+    journal = journal_of(first)
+    assert len(journal.read_text().splitlines()) == 2  # each written as it finished
+    named("carol", quick_class)
+    lines = journal.read_text().splitlines()  # someone edits bob's row: it no longer counts
+    bob = next(i for i, line in enumerate(lines) if "bob.ipynb" in line)
+    lines[bob] = lines[bob].replace('"points": 0.0', '"points": 1.0')
+    journal.write_text("\n".join(lines) + "\n")
+    resumed = grade(quick_class, "--json", "--resume")
+    assert resumed.stderr.splitlines()[-1].endswith("; 1 from the journal)"), resumed.stderr
+    assert "graded 3 notebooks" in resumed.stderr.splitlines()[-1]
+    rows = {Path(n["notebook"]).stem: n["rows"] for n in json.loads(resumed.stdout)["notebooks"]}
+    assert rows["alice"] == json.loads(first.stdout)["notebooks"][0]["rows"]
+    assert "[1/3]" in resumed.stderr and "alice.ipynb: 0 of 5 passed, 0/5 points (from the " \
+        "journal)" in resumed.stderr
+    assert {r["status"] for name in rows for r in rows[name]} == {"not done"}
+    assert len(journal.read_text().splitlines()) == 4  # bob and carol added
+    again = grade(quick_class, "--json")  # without --resume: the journal starts afresh
+    assert "from the journal" not in again.stderr
+    assert len(journal.read_text().splitlines()) == 3
+
+
+def test_without_the_sandbox_every_export_says_so(grade, quick_class, tmp_path):
+    (quick_class / "bob.ipynb").unlink()
+    out = tmp_path / "out"
+    out.mkdir()
+    result = grade(quick_class, "--no-sandbox", "--csv", out / "g.csv", "--feedback", out,
+                   "--gradescope", out)
+    assert result.returncode == 1 and "WITHOUT a sandbox" in result.stderr
+    for path in (out / "g.csv", out / "alice.md", out / "alice.json"):
+        assert "graded without the sandbox (--no-sandbox)" in path.read_text(), path
+    assert "graded without the sandbox" in result.stdout
+
+
+def test_an_export_that_cannot_be_written_at_the_end_stops_none_of_the_others(
+        grade, ungradable, tmp_path):
+    out = tmp_path / "out"
+    (out / "g.csv").mkdir(parents=True)  # made a folder while the class was graded
+    result = grade(ungradable, "--csv", out / "g.csv", "--feedback", out,
+                   "--json-file", out / "r.json")
+    assert result.returncode == 2
+    assert "error: --csv could not be written" in result.stderr and "--resume" in result.stderr
+    assert (out / "carol.md").is_file() and (out / "r.json").is_file()
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []  # no half-written
+
+
+def test_merge_takes_only_results_this_grader_signed(grade, ungradable, tmp_path):
+    assert grade(ungradable, "--json-file", tmp_path / "part.json").returncode == 1
+    data = json.loads((tmp_path / "part.json").read_text())
+    data["notebooks"][0]["rows"][0]["points"] = 1.0
+    (tmp_path / "forged.json").write_text(json.dumps(data))
+    del data["signature"]
+    (tmp_path / "unsigned.json").write_text(json.dumps(data))
+    for name in ("forged.json", "unsigned.json"):
+        result = grade(tmp_path / name, "--merge")
+        assert result.returncode == 2, result.stderr
+        assert "not signed with this grader's key" in result.stderr

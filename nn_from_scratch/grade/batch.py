@@ -44,7 +44,7 @@ def shard(notebooks: Sequence[Path], spec: str) -> list[Path]:
     return sorted(notebooks, key=lambda p: (p.name, str(p)))[k - 1::n]
 
 
-Report = Callable[[int, Graded], None]
+Report = Callable[[int, Graded, bool], None]  # count so far, the notebook, from the journal
 
 
 class _Class:
@@ -61,9 +61,10 @@ class _Class:
 
     def finish(self, index: int, submission: Submission, graded: Graded) -> None:
         self.results[index] = graded
-        if self.journal and submission.digest and submission.digest not in self.done:
+        reused = bool(submission.digest) and submission.digest in self.done
+        if self.journal and submission.digest and not reused:
             self.journal.add(submission.digest, asdict(graded))
-        self._report(len(self.results), graded)
+        self._report(len(self.results), graded, reused)
 
     def next_job(self) -> tuple[int, Prepared] | None:
         for index, submission in self.queue:  # notebooks that cannot run need no kernel
@@ -125,13 +126,14 @@ def grade_paths(paths: Sequence[str | Path], limits: Limits = DEFAULT_LIMITS, *,
         journal.start(keep=resume)
     start = time.monotonic()
 
-    def report(count: int, graded: Graded) -> None:
+    def report(count: int, graded: Graded, reused: bool) -> None:
         if progress:
             row = graded.rows[0]
             what = graded.summary if row.exercise else f"{row.status}: {row.message}"
             took = sum(graded.seconds.values())
             print(f"[{count}/{len(notebooks)}] {graded.notebook}: {what}"
-                  + (f" ({took:.1f} s)" if took else ""), file=sys.stderr, flush=True)
+                  + (" (from the journal)" if reused else f" ({took:.1f} s)" if took else ""),
+                  file=sys.stderr, flush=True)
 
     with tempfile.TemporaryDirectory(prefix="nn-from-scratch-grade-") as private:
         submissions = take_in(notebooks, Path(private))
@@ -146,8 +148,9 @@ def grade_paths(paths: Sequence[str | Path], limits: Limits = DEFAULT_LIMITS, *,
     if progress:
         seconds = time.monotonic() - start
         reused = sum(s.digest in done for s in submissions)
+        rate = (f"{60 * (len(graded) - reused) / seconds:.1f} a minute, "
+                if len(graded) > reused else "")
         print(f"graded {len(graded)} notebook{'s' * (len(graded) != 1)} in {seconds:.1f} s "
-              f"({60 * len(graded) / seconds:.1f} a minute, {jobs} at a time"
-              + (f"; {reused} from the journal" if reused else "") + ")",
-              file=sys.stderr, flush=True)
+              f"({rate}{jobs} at a time" + (f"; {reused} from the journal" if reused else "")
+              + ")", file=sys.stderr, flush=True)
     return graded

