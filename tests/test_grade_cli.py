@@ -215,3 +215,18 @@ def test_merge_takes_only_results_this_grader_signed(grade, ungradable, tmp_path
         result = grade(tmp_path / name, "--merge")
         assert result.returncode == 2, result.stderr
         assert "not signed with this grader's key" in result.stderr
+
+
+def test_where_the_sandbox_cannot_start_grade_says_so_before_any_work(grade, quick_class,
+                                                                     monkeypatch):
+    from nn_from_scratch import sandbox
+
+    def unavailable():
+        raise sandbox.Unavailable("the grader's sandbox needs Linux (bubblewrap); this is "
+                                  "Darwin. ... or pass --no-sandbox")
+
+    monkeypatch.setattr(sandbox, "bwrap", unavailable)
+    result = grade(quick_class, "--csv", quick_class / "g.csv")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines()[-1].startswith("error: the grader's sandbox needs Linux")
+    assert not (quick_class / "g.csv").exists()

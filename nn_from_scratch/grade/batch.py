@@ -18,10 +18,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 
+from .. import sandbox as sandboxing
 from .._checks import InputError
 from ..i18n import compile_if_stale
 from ..notebook_runner import DEFAULT_LIMITS, Kernel, Limits, in_thread, kernel_env
-from ..sandbox import Box, bwrap
+from ..sandbox import Box
 from .intake import Submission, clean, notebooks_in, take_in
 from .journal import Journal
 from .notebook import Prepared, failed, prepare, run_prepared
@@ -119,7 +120,7 @@ def grade_paths(paths: Sequence[str | Path], limits: Limits = DEFAULT_LIMITS, *,
     """
     notebooks = notebooks_in(paths)
     if sandbox:
-        bwrap()  # Unavailable: before anything is read or started
+        sandboxing.bwrap()  # Unavailable: before anything is read or started
     compile_if_stale()  # the kernels cannot write the package's message catalogs
     done = journal.load() if journal and resume else {}
     if journal:
