@@ -1,6 +1,7 @@
 import functools
 import os
 import re
+import sys
 import tempfile
 from pathlib import Path
 
@@ -25,19 +26,56 @@ from nn_from_scratch import i18n, init_network_params, load_dataset  # noqa: E40
 LANGUAGES = ("en", "zh_CN")
 
 
+# How the checkers' tests run each checker: in class, in both languages, and as the grader
+# checks a submission (in English): the answers in another "kernel", every call of them a
+# question through the grader's JSON (nn_from_scratch.grade.checking.InProcess), on inputs
+# drawn for a grading (one fixed seed, so that a test gives the same result every time).
+MODES = [("en", "in class"), ("zh_CN", "in class"), ("en", "graded")]
+GRADING_SEED = 20261126
+
+
 @pytest.fixture(autouse=True)
 def language(request, monkeypatch):
-    """Every test in English, except the checkers' tests: those run in both languages."""
-    lang = getattr(request, "param", "en")
+    """Every test in English, except the checkers' tests: those run in both languages, and
+    graded; ``graded`` puts each checker of the package behind the grader's protocol."""
+    lang, mode = getattr(request, "param", ("en", "in class"))
     monkeypatch.setattr(i18n, "_chosen", [lang])
+    if mode == "graded":
+        from nn_from_scratch.exercises import lesson_exercises
+        from nn_from_scratch.exercises._core import all_lessons
+        for lesson in all_lessons():
+            for exercise in lesson_exercises(lesson):
+                module = sys.modules[checker_module(exercise.lesson)]
+                monkeypatch.setattr(module, exercise.name, graded(getattr(module,
+                                                                          exercise.name)))
     return lang
+
+
+def checker_module(lesson):
+    return f"nn_from_scratch.exercises.{lesson[3:]}"
+
+
+def graded(checker):
+    """``checker``, taking the answers as the grader does: through a session of their own."""
+    from nn_from_scratch.exercises._remote import is_remote
+    from nn_from_scratch.grade.checking import InProcess, check_here
+
+    @functools.wraps(checker)
+    def through_the_grader(*answers):
+        if any(is_remote(answer) for answer in answers):  # a check within a check (finish 08.2
+            return checker(*answers)                      # first): its answer is remote already
+        names = [f"answer{i}" for i in range(len(answers))]
+        session = InProcess(dict(zip(names, answers)))
+        return check_here(session, checker, names, seed=GRADING_SEED)
+    return through_the_grader
 
 
 def pytest_generate_tests(metafunc):
     # the checkers' tests; _core's own (test_exercises_core) test the machinery, in English
     if metafunc.module.__name__.startswith("test_exercises_") and \
             metafunc.module.__name__ != "test_exercises_core":
-        metafunc.parametrize("language", LANGUAGES, indirect=True)
+        metafunc.parametrize("language", MODES, indirect=True,
+                             ids=[f"{lang}-{mode}" for lang, mode in MODES])
 
 
 def assert_trees_close(a, b, rtol=1e-5, atol=1e-6):

@@ -4,15 +4,10 @@ import numpy as np
 import pytest
 from conftest import stub
 
-from nn_from_scratch.exercises._core import (
-    CheckResult,
-    Mistake,
-    NotDone,
-    call,
-    finish_first,
-    reject_known_wrong,
-    summary,
-)
+from nn_from_scratch.exercises._calls import call, finish_first
+from nn_from_scratch.exercises._compare import reject_known_wrong
+from nn_from_scratch.exercises._core import CheckResult, Mistake, NotDone
+from nn_from_scratch.exercises._hints import summary
 
 HINTS = {("inconsistent sizes", "vmap"): "give the shared params in_axes None",
          "rank": "the scale is shared: in_axes None"}
@@ -135,7 +130,7 @@ def test_finish_first_points_at_the_earlier_exercise_not_this_one():
 
 
 def test_fast_call_compiles_but_falls_back_to_the_code_as_written():
-    from nn_from_scratch.exercises._core import fast_call
+    from nn_from_scratch.exercises._calls import fast_call
     from nn_from_scratch.model import relu
 
     assert float(fast_call(lambda x: x * 2, np.float32(3), what="double(x)")) == 6
@@ -157,7 +152,7 @@ def test_fast_call_compiles_but_falls_back_to_the_code_as_written():
 
 
 def test_expect_int_takes_whole_numbers_only():
-    from nn_from_scratch.exercises._core import expect_int
+    from nn_from_scratch.exercises._compare import expect_int
 
     assert expect_int(np.int64(8), "n", "an int") == 8
     assert expect_int(8.0, "n", "an int") == 8

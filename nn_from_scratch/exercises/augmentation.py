@@ -16,13 +16,23 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..i18n import N_, _
-from ._core import Mistake, call, exercise, expect_shape, summary
+from . import _fixtures
+from ._calls import call, prng_key, shuffled, wrapped
+from ._compare import expect_shape
+from ._core import Mistake, exercise
+from ._hints import summary
+from ._remote import transformed
 
 LESSON = "10_augmentation"
 
 GRAY = np.arange(9, dtype=np.float32).reshape(3, 3)  # (H, W): every pixel different
 COLOR = np.arange(18, dtype=np.float32).reshape(3, 3, 2)  # (H, W, C)
 SQUARE = np.arange(4, dtype=np.float32).reshape(2, 2)  # its 8 turns and flips all differ
+
+
+def _images() -> tuple[np.ndarray, np.ndarray]:
+    """GRAY and COLOR, their pixels shuffled when graded (still every pixel different)."""
+    return shuffled(GRAY, 100), shuffled(COLOR, 101)
 
 
 def _every_transform(img: np.ndarray) -> dict[tuple[bool, ...], np.ndarray]:
@@ -55,8 +65,9 @@ def _decode(images: np.ndarray, original: np.ndarray) -> np.ndarray:
 
 @exercise(LESSON, 1, "random_transpose")
 def random_transpose(student_fn: Any) -> str:
-    jitted = jax.jit(student_fn)  # the flag traced, as in a training step: one compile per shape
-    for img, name in ((GRAY, "(3, 3)"), (COLOR, "(3, 3, 2)")):
+    jitted = transformed(student_fn, jax.jit)  # the flag traced, as in a training step
+    gray, color = _images()
+    for img, name in ((gray, "(3, 3)"), (color, "(3, 3, 2)")):
         want = np.swapaxes(img, 0, 1)
         what = _("random_transpose(img, True) for img of shape {name}").format(name=name)
         try:
@@ -66,13 +77,13 @@ def random_transpose(student_fn: Any) -> str:
                 raise Mistake("under jit the flag is a tracer, which a Python `if` cannot read; "
                               "choose with lax.cond(flag, lambda im: jnp.swapaxes(im, 0, 1), "
                               "lambda im: im, img)") from None
-            if img is COLOR:
+            if img is color:
                 raise Mistake(_("{what} failed, although (3, 3) worked: swap only H and "
                                 "W, jnp.swapaxes(img, 0, 1). img.T and "
                                 "jnp.transpose(img) reverse ALL the axes, channels too").format(
                                   what=what)) from None
             raise
-        if img is COLOR and got.shape == (2, 3, 3):
+        if img is color and got.shape == (2, 3, 3):
             raise Mistake("returned shape (2, 3, 3) for a (3, 3, 2) image: img.T and "
                           "jnp.transpose reverse ALL the axes; swap only H and W with "
                           "jnp.swapaxes(img, 0, 1)")
@@ -95,12 +106,13 @@ def random_transpose(student_fn: Any) -> str:
                             "jnp.swapaxes(img, 0, 1)").format(what=what))
     flags = np.array([True, False, False, True])
     try:
-        batch = np.asarray(jax.jit(jax.vmap(student_fn, in_axes=(None, 0)))(GRAY, flags))
+        batch = np.asarray(transformed(student_fn, (jax.vmap, {"in_axes": (None, 0)}),
+                                       jax.jit)(gray, flags))
     except Exception as err:
         raise Mistake(_("jax.vmap(random_transpose, in_axes=(None, 0)) raised {name}: "
                         "choose with lax.cond so that it works under vmap").format(
                           name=type(err).__name__)) from None
-    want = np.stack([GRAY.T if f else GRAY for f in flags])
+    want = np.stack([gray.T if f else gray for f in flags])
     if batch.shape != want.shape or not np.array_equal(batch, want):
         raise Mistake("under vmap, each flag must choose for its own image")
     return N_("swaps H and W (channels stay last) when the flag is True, under jit and vmap too")
@@ -109,8 +121,8 @@ def random_transpose(student_fn: Any) -> str:
 @exercise(LESSON, 2, "one_to_many")
 def one_to_many(student_fn: Any) -> str:
     flags = np.array([True, False, False, True, True])
-    jitted = jax.jit(student_fn) if callable(student_fn) else student_fn  # one compile a shape
-    for img, name in ((GRAY, "(3, 3)"), (COLOR, "(3, 3, 2)")):
+    jitted = transformed(student_fn, jax.jit) if callable(student_fn) else student_fn
+    for img, name in zip(_images(), ("(3, 3)", "(3, 3, 2)")):
         what = _("one_to_many(img, flags) for img {name} and 5 flags").format(name=name)
         got = call(jitted, img, flags, what=what, hints={
             ("inconsistent sizes", "vmap"): N_("vmap tried to map over the image as well as the "
@@ -144,73 +156,72 @@ def _buggy_epoch_flags(key: jax.Array, epochs: int, n: int, *, keep_new_key: boo
 @exercise(LESSON, 3, "epoch_flags without a reused key")
 def epoch_flags(student_fn: Any) -> str:
     epochs, n, seed = 4, 8, 10
-    key = jax.random.key(seed)  # a fresh key object for every call: the checker marks it used
+    key = prng_key(seed)  # a fresh key object for every call: the checker marks it used
     what = f"epoch_flags(key, {epochs}, {n})"
-    with jax.debug_key_reuse(True):  # every call below, so JAX compiles its ops once
-        try:
-            got = call(student_fn, key, epochs, n, what=what)
-        except Mistake as err:
-            if not _is_key_reuse(err):
-                raise
-            with jax.debug_key_reuse(False):
-                reused = _buggy_epoch_flags(jax.random.key(seed), epochs, n, keep_new_key=True)
-                frozen = _buggy_epoch_flags(jax.random.key(seed), epochs, n, keep_new_key=False)
-                plain = np.asarray(call(student_fn, jax.random.key(seed), epochs, n, what=what))
-            if plain.shape == reused.shape and np.array_equal(plain, reused):
-                raise Mistake("the bug is still there: you draw with `key`, and the next epoch "
-                              "splits that same key again. Draw with subkey, keep key for "
-                              "splitting: key, subkey = jax.random.split(key)") from None
-            if (plain.shape == frozen.shape and np.array_equal(plain, frozen)) or (
-                    plain.ndim == 2 and all(np.array_equal(row, plain[0]) for row in plain)):
-                raise Mistake("every epoch uses the same key, so every epoch draws the same "
-                              "flags: keep the new key, key, subkey = jax.random.split(key)"
-                              ) from None
-            raise Mistake("a key was used twice (JAX's key-reuse checker raised "
-                          "KeyReuseError): use each key once, either to draw or to split"
+    checked = wrapped(student_fn, _fixtures.checking_key_reuse)
+    try:
+        got = call(checked, key, epochs, n, what=what)
+    except Mistake as err:
+        if not _is_key_reuse(err):
+            raise
+        reused = _buggy_epoch_flags(prng_key(seed), epochs, n, keep_new_key=True)
+        frozen = _buggy_epoch_flags(prng_key(seed), epochs, n, keep_new_key=False)
+        plain = np.asarray(call(student_fn, prng_key(seed), epochs, n, what=what))
+        if plain.shape == reused.shape and np.array_equal(plain, reused):
+            raise Mistake("the bug is still there: you draw with `key`, and the next epoch "
+                          "splits that same key again. Draw with subkey, keep key for "
+                          "splitting: key, subkey = jax.random.split(key)") from None
+        if (plain.shape == frozen.shape and np.array_equal(plain, frozen)) or (
+                plain.ndim == 2 and all(np.array_equal(row, plain[0]) for row in plain)):
+            raise Mistake("every epoch uses the same key, so every epoch draws the same "
+                          "flags: keep the new key, key, subkey = jax.random.split(key)"
                           ) from None
-        if not hasattr(got, "shape"):
-            raise Mistake(_("{what} returned a {summary_got}, not one array: stack the "
-                            "rows into an (epochs, n) array with jnp.stack(rows)").format(
-                              what=what, summary_got=summary(got)))
-        got = expect_shape(got, (epochs, n), what)
-        if got.dtype != bool and not np.isin(got, (0, 1)).all():
-            raise Mistake(_("{what} should hold flags (True/False, or 0/1); got values "
-                            "such as {ravel}: draw them with jax.random.bernoulli").format(
-                              what=what, ravel=got.ravel()[:3]))
-        if all(np.array_equal(row, got[0]) for row in got):
-            raise Mistake("every epoch has the same flags: draw each epoch's flags with a new "
-                          "subkey")
-        again = np.asarray(call(student_fn, jax.random.key(seed), epochs, n,
-                                what=f"{what} again"))
-        if not np.array_equal(again, got):
-            raise Mistake("the same key gave different flags: draw only from the key you are "
-                          "given (no np.random)")
-        other = np.asarray(call(student_fn, jax.random.key(seed + 1), epochs, n,
-                                what=_("{what} with another key").format(what=what)))
-        if np.array_equal(other, got):
-            raise Mistake("another key gave the same flags: draw from the key you are given")
+        raise Mistake("a key was used twice (JAX's key-reuse checker raised "
+                      "KeyReuseError): use each key once, either to draw or to split"
+                      ) from None
+    if not hasattr(got, "shape"):
+        raise Mistake(_("{what} returned a {summary_got}, not one array: stack the "
+                        "rows into an (epochs, n) array with jnp.stack(rows)").format(
+                          what=what, summary_got=summary(got)))
+    got = expect_shape(got, (epochs, n), what)
+    if got.dtype != bool and not np.isin(got, (0, 1)).all():
+        raise Mistake(_("{what} should hold flags (True/False, or 0/1); got values "
+                        "such as {ravel}: draw them with jax.random.bernoulli").format(
+                          what=what, ravel=got.ravel()[:3]))
+    if all(np.array_equal(row, got[0]) for row in got):
+        raise Mistake("every epoch has the same flags: draw each epoch's flags with a new "
+                      "subkey")
+    again = np.asarray(call(checked, prng_key(seed), epochs, n, what=f"{what} again"))
+    if not np.array_equal(again, got):
+        raise Mistake("the same key gave different flags: draw only from the key you are "
+                      "given (no np.random)")
+    other = np.asarray(call(checked, prng_key(seed + 1), epochs, n,
+                            what=_("{what} with another key").format(what=what)))
+    if np.array_equal(other, got):
+        raise Mistake("another key gave the same flags: draw from the key you are given")
     return N_("a new subkey per epoch, no key used twice (jax.debug_key_reuse agrees)")
 
 
 @exercise(LESSON, 4, "augment_images_p")
 def augment_images_p(student_fn: Any) -> str:
     n = 2000  # enough draws that a fraction is within 0.05 of p (4 standard errors)
-    images = np.broadcast_to(SQUARE, (n, *SQUARE.shape)).copy()  # (2000, 2, 2)
+    square = shuffled(SQUARE, 102)
+    images = np.broadcast_to(square, (n, *square.shape)).copy()  # (2000, 2, 2)
 
     def draw(p: float, what: str) -> np.ndarray:
         """The student's batch for p, decoded: (n, 3) flags. Eager, not jitted: JAX compiles
         each operation once, so a second attempt (another function) compiles nothing."""
-        with jax.debug_key_reuse(True):  # a fresh key each call: the checker marks it used
-            try:
-                out = call(student_fn, images, jax.random.key(20), p, what=what)
-            except Mistake as err:
-                if _is_key_reuse(err):
-                    raise Mistake("a key was used twice (JAX's key-reuse checker raised "
-                                  "KeyReuseError): split each image's key into three, one per "
-                                  "transform, and use each key once, to draw or to split"
-                                  ) from None
-                raise
-        return _decode(expect_shape(out, images.shape, what), SQUARE)
+        try:
+            checked = wrapped(student_fn, _fixtures.checking_key_reuse)
+            out = call(checked, images, prng_key(20), p, what=what)
+        except Mistake as err:
+            if _is_key_reuse(err):
+                raise Mistake("a key was used twice (JAX's key-reuse checker raised "
+                              "KeyReuseError): split each image's key into three, one per "
+                              "transform, and use each key once, to draw or to split"
+                              ) from None
+            raise
+        return _decode(expect_shape(out, images.shape, what), square)
 
     results = {p: draw(p, _("augment_images_p(images, key, {p}) for images of shape "
                             "{images_shape}").format(

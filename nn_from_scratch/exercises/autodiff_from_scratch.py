@@ -16,63 +16,33 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import jax.numpy as jnp
 import numpy as np
 
 from .. import autodiff
 from ..i18n import N_, _
-from ._core import Hints, Mistake, NotDone, _library_name, call, exercise, finish_first, summary
+from . import _fixtures
+from ._calls import Hints, call, finish_first, library_name, nudged
+from ._core import Mistake, NotDone, exercise
+from ._hints import summary
+from ._remote import beside
 
 LESSON = "03_autodiff_from_scratch"
 
 
-def _tanh(z: Any) -> Any:
-    """tanh for a Value (the student's or the library's) and for a JAX number alike."""
-    return z.tanh() if hasattr(z, "tanh") else jnp.tanh(z)
-
-
-def _diamond(x: Any, y: Any) -> Any:
-    a = x * y            # a is used twice below: its grad sums both uses
-    return (a + x) * a
-
-
-def _neuron(x1: Any, x2: Any, w1: Any, w2: Any, b: Any) -> Any:
-    return _tanh(x1 * w1 + x2 * w2 + b)
-
-
-def _deep(x: Any, w: Any) -> Any:
-    h = x
-    for _unused in range(3):   # x and w feed every layer
-        h = _tanh(h * w + x)
-    return h
-
-
-def _cubic(x: Any) -> Any:
-    return x * x * x + 2 * x  # lesson 02's g: g'(2) = 14
-
-
-def _sum(x: Any, y: Any) -> Any:
-    return x + y
-
-
-def _poly(x: Any, y: Any) -> Any:
-    return x * y - 3 * x * x
-
-
-for _fn in (_diamond, _neuron, _deep, _cubic, _sum, _poly):
-    _fn.__name__ = _fn.__qualname__ = "f"  # what a student's error message names
-
-# (name, function, point): scalar functions written once, for Values and for jax.grad alike.
+# (name, function, point): scalar functions written once, for Values and for jax.grad alike
+# (in _fixtures, so that a grader can hand them to the student's code in its own kernel).
 Case = tuple[str, Callable[..., Any], tuple[float, ...]]
 GRAPHS: list[Case] = [
-    ("x * x", lambda x: x * x, (3.0,)),
-    ("(x*y + x) * (x*y)", _diamond, (2.0, -1.5)),
-    (N_("the neuron tanh(x1 w1 + x2 w2 + b)"), _neuron, (2.0, 0.0, -3.0, 1.0, 6.881373587019543)),
-    (N_("three tanh layers"), _deep, (0.5, -1.2)),
+    ("x * x", _fixtures.square, (3.0,)),
+    ("(x*y + x) * (x*y)", _fixtures.diamond, (2.0, -1.5)),
+    (N_("the neuron tanh(x1 w1 + x2 w2 + b)"), _fixtures.neuron,
+     (2.0, 0.0, -3.0, 1.0, 6.881373587019543)),
+    (N_("three tanh layers"), _fixtures.deep, (0.5, -1.2)),
 ]
 # 03.5 also tries a function of one argument, and one whose grads are (1, 1).
-GRAD_CASES: list[Case] = [("x*x*x + 2*x", _cubic, (2.0,)), ("x + y", _sum, (1.5, -2.0)),
-                          ("x * y - 3 * x * x", _poly, (2.0, 0.5)), *GRAPHS[1:]]
+GRAD_CASES: list[Case] = [("x*x*x + 2*x", _fixtures.cubic, (2.0,)),
+                          ("x + y", _fixtures.total, (1.5, -2.0)),
+                          ("x * y - 3 * x * x", _fixtures.poly, (2.0, 0.5)), *GRAPHS[1:]]
 
 
 def _right_grads(fn: Callable[..., Any], point: tuple[float, ...]) -> np.ndarray:
@@ -80,10 +50,14 @@ def _right_grads(fn: Callable[..., Any], point: tuple[float, ...]) -> np.ndarray
     return np.array(autodiff.grad(fn)(*point))
 
 
-def _graph(index: int) -> tuple[list[autodiff.Value], autodiff.Value]:
-    """A fresh graph of GRAPHS[index] made of the library's Values: (its inputs, its root)."""
-    inputs = [autodiff.Value(v) for v in GRAPHS[index][2]]
-    return inputs, GRAPHS[index][1](*inputs)
+def _point(index: int, cases: list[Case] = GRAPHS) -> tuple[float, ...]:
+    return nudged(cases[index][2], 30 + index + 10 * (cases is GRAD_CASES))
+
+
+def _graph(index: int, beside_answer: Any = None) -> tuple[list[Any], Any]:
+    """A fresh graph of GRAPHS[index] made of the library's Values: (its inputs, its root);
+    made where ``beside_answer`` (the student's function) lives, to hand to it."""
+    return beside(beside_answer, _fixtures.graph, index, _point(index))
 
 
 def _blaming_earlier(*names: str) -> Callable[[Callable[[Any], str]], Callable[[Any], str]]:
@@ -159,14 +133,15 @@ def _expect_op(out: Any, what: str, op: str) -> None:
 
 @exercise(LESSON, 1, "mul")
 def mul(student_mul: Any) -> str:
-    for a_data, b_data in ((2.0, -3.0), (0.5, 4.0), (-1.5, -0.25)):
-        a, b = autodiff.Value(a_data), autodiff.Value(b_data)
+    for number, point in enumerate(((2.0, -3.0), (0.5, 4.0), (-1.5, -0.25))):
+        a_data, b_data = nudged(point, number)
+        a, b = (beside(student_mul, autodiff.Value, v) for v in (a_data, b_data))
         what = _("mul(a, b) with a.data = {a_data}, b.data = {b_data}").format(
                    a_data=a_data, b_data=b_data)
         out = call(student_mul, a, b, what=what)
         _output(out, what, (a, b), a_data * b_data, "a.data * b.data")
         grads = _as_numbers(out.local_grads, 2, f"local_grads of {what}")
-        want = np.array(autodiff.mul(a, b).local_grads)
+        want = np.array(autodiff.mul(autodiff.Value(a_data), autodiff.Value(b_data)).local_grads)
         if np.allclose(grads, want[::-1]):
             raise Mistake(_("local_grads {tuple_grads} are swapped: d(a*b)/da is b "
                             "(b.data), and d(a*b)/db is a").format(
@@ -185,13 +160,13 @@ def mul(student_mul: Any) -> str:
 
 @exercise(LESSON, 2, "tanh")
 def tanh(student_tanh: Any) -> str:
-    for x in (0.5, -1.3, 2.0, 0.0):
-        a = autodiff.Value(x)
+    for x in nudged((0.5, -1.3, 2.0, 0.0), 5):
+        a = beside(student_tanh, autodiff.Value, x)
         what = _("tanh(a) with a.data = {x}").format(x=x)
         out = _output(call(student_tanh, a, what=what), what, (a,), math.tanh(x),
                       _("t = math.tanh(a.data)"))
         (got,) = _as_numbers(out.local_grads, 1, f"local_grads of {what}")
-        (want,) = autodiff.tanh(a).local_grads
+        (want,) = autodiff.tanh(autodiff.Value(x)).local_grads
         if x != 0 and np.isclose(got, 1 - x * x):
             raise Mistake(_("got 1 - x² = {got:.4g} at x = {x}: the rule is 1 - "
                             "tanh(x)², written with t = tanh(x), the output, not x").format(
@@ -209,8 +184,8 @@ def tanh(student_tanh: Any) -> str:
 
 @exercise(LESSON, 3, "topological order")
 def topological_order(student_fn: Any) -> str:
-    for index, (name, _fn, _point) in enumerate(GRAPHS):
-        _values, root = _graph(index)
+    for index, (name, _fn, _unused) in enumerate(GRAPHS):
+        _values, root = _graph(index, beside_answer=student_fn)
         nodes = autodiff.topological_order(root)
         what = _("topological_order(root) for {name}").format(name=_(name))
         got = call(student_fn, root, what=what)
@@ -277,15 +252,16 @@ def _run_backward(student_backward: Any, root: autodiff.Value, what: str) -> Non
     def ran(r: autodiff.Value) -> bool:
         student_backward(r)
         return True
-    plain = callable(student_backward) and not _library_name(student_backward)
+    plain = callable(student_backward) and not library_name(student_backward)
     call(ran if plain else student_backward, root, what=what)
 
 
 @exercise(LESSON, 4, "backward")
 @_blaming_earlier("topological_order")
 def backward(student_backward: Any) -> str:
-    for index, (name, fn, point) in enumerate(GRAPHS):
-        inputs, root = _graph(index)
+    for index, (name, fn, _unused) in enumerate(GRAPHS):
+        inputs, root = _graph(index, beside_answer=student_backward)
+        point = _point(index)
         what = _("backward(root) for {name}").format(name=_(name))
         _run_backward(student_backward, root, what)
         if root.grad != 1.0:
@@ -347,7 +323,8 @@ def _student_grads(grad_fn: Any, point: tuple[float, ...], what: str) -> np.ndar
 @exercise(LESSON, 5, "your own grad")
 @_blaming_earlier("mul", "tanh", "backward")
 def grad(student_grad: Any) -> str:
-    for name, fn, point in GRAD_CASES:
+    for index, (name, fn, _unused) in enumerate(GRAD_CASES):
+        point = _point(index, GRAD_CASES)
         what = _("grad(f)({point}) for f = {name}").format(
             point=", ".join(map(str, point)), name=_(name))
         grad_fn = call(student_grad, fn, what="grad(f)", hints=GRAD_HINTS)

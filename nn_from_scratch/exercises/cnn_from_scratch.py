@@ -14,24 +14,39 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..i18n import N_, _
-from ._core import Mistake, exercise, expect_close, expect_shape, fast_call, reject_known_wrong
+from ._calls import fast_call, generator, graded
+from ._compare import expect_close, expect_shape, reject_known_wrong
+from ._core import Mistake, exercise
 
 LESSON = "13_cnn_from_scratch"
-_RNG = np.random.default_rng(13)
+_RNG = np.random.default_rng(13)  # in class: one stream, drawn in the order of the checks
 
 
-def _normal(*shape: int) -> jax.Array:
-    return jnp.asarray(_RNG.normal(size=shape), jnp.float32)
+def _source(n: int) -> np.random.Generator:
+    """Where an input is drawn from: the class stream, or a grading's fresh draws."""
+    return generator(n) if graded() else _RNG
 
 
-# Inputs made once (NumPy, few shapes): an image that is not square and kernels that are not
-# symmetric, so that a flipped or transposed kernel and a swapped axis all give other numbers.
-IMAGE = _normal(5, 7)                  # (H, W): no side a multiple of a kernel side
-KERNELS = [_normal(3, 3), _normal(2, 3)]
-CHANNELS = _normal(3, 5, 6)            # (C_in, H, W)
-FILTERS = _normal(4, 3, 3, 3)          # (C_out, C_in, kh, kw): C_out != C_in shows in_axes
-BIASES = _normal(4)
-BATCH = _normal(2, 3, 5, 6)            # (B, C_in, H, W)
+def _normal(*shape: int, source: np.random.Generator | None = None) -> jax.Array:
+    return jnp.asarray((source or _RNG).normal(size=shape), jnp.float32)
+
+
+def _made(source: np.random.Generator) -> dict[str, Any]:
+    """An image that is not square and kernels that are not symmetric, so that a flipped or
+    transposed kernel and a swapped axis all give other numbers (NumPy, few shapes)."""
+    return {"image": _normal(5, 7, source=source),  # (H, W): no side a multiple of a kernel's
+            "kernels": [_normal(3, 3, source=source), _normal(2, 3, source=source)],
+            "channels": _normal(3, 5, 6, source=source),  # (C_in, H, W)
+            "filters": _normal(4, 3, 3, 3, source=source),  # (C_out, C_in, kh, kw): C_out != C_in
+            "biases": _normal(4, source=source),
+            "batch": _normal(2, 3, 5, 6, source=source)}  # (B, C_in, H, W)
+
+
+_IN_CLASS = _made(_RNG)  # made once; a grading draws its own
+
+
+def _inputs() -> dict[str, Any]:
+    return _made(generator(130)) if graded() else _IN_CLASS
 
 
 def _window_sums(image: Any, kernel: Any, oh: int, ow: int) -> np.ndarray:
@@ -63,12 +78,13 @@ def _pool(x: Any) -> np.ndarray:
 
 @exercise(LESSON, 1, "conv2d for one image")
 def conv2d(student_conv2d: Any) -> str:
-    for kernel in KERNELS:
-        image, k = np.asarray(IMAGE), np.asarray(kernel)
+    inputs = _inputs()
+    for kernel in inputs["kernels"]:
+        image, k = np.asarray(inputs["image"]), np.asarray(kernel)
         want = _conv(image, k)
         what = _("conv2d(image, kernel) for an image {image_shape} and a kernel "
                  "{k_shape}").format(image_shape=image.shape, k_shape=k.shape)
-        got = np.asarray(fast_call(student_conv2d, IMAGE, kernel, what=what))
+        got = np.asarray(fast_call(student_conv2d, inputs["image"], kernel, what=what))
         (h, w), (kh, kw) = image.shape, k.shape
         if got.shape in ((h - kh, w - kw), (h - kh + 2, w - kw + 2)):
             raise Mistake(_("{what} has shape {shape}; expected {shape2}: a {kh}-row "
@@ -92,10 +108,12 @@ def conv2d(student_conv2d: Any) -> str:
 
 @exercise(LESSON, 2, "channels (vmap and sum)")
 def conv2d_channels(student_fn: Any) -> str:
-    per_channel = np.stack([_conv(CHANNELS[c], FILTERS[0][c]) for c in range(3)])
+    inputs = _inputs()
+    channels, filters = inputs["channels"], inputs["filters"]
+    per_channel = np.stack([_conv(channels[c], filters[0][c]) for c in range(3)])
     want = per_channel.sum(0)
     what = _("conv2d_channels(image, kernels) for an image (3, 5, 6) and kernels (3, 3, 3)")
-    got = np.asarray(fast_call(student_fn, CHANNELS, FILTERS[0], what=what))
+    got = np.asarray(fast_call(student_fn, channels, filters[0], what=what))
     if got.shape == (3, *want.shape):
         raise Mistake(_("returned {shape}: one map per channel. A filter SUMS its "
                         "channels' maps into one: jnp.sum(..., axis=0)").format(
@@ -122,7 +140,9 @@ def _vmapped(student_fn: Any, args: tuple[Any, ...], want: np.ndarray, what: str
 
 @exercise(LESSON, 3, "every filter (in_axes)")
 def all_filters(student_fn: Any) -> str:
-    _vmapped(student_fn, (CHANNELS, FILTERS), _layer(CHANNELS, FILTERS, np.zeros(4)),
+    inputs = _inputs()
+    channels, filters = inputs["channels"], inputs["filters"]
+    _vmapped(student_fn, (channels, filters), _layer(channels, filters, np.zeros(4)),
              _("all_filters(image, w) for an image (3, 5, 6) and w (4, 3, 3, 3)"),
              _("vmap mapped the image too (3 channels against 4 filters): every filter sees the "
                "WHOLE image, so its in_axes entry is None: "
@@ -133,8 +153,10 @@ def all_filters(student_fn: Any) -> str:
 
 @exercise(LESSON, 4, "the batch (in_axes)")
 def batched_conv(student_fn: Any) -> str:
-    _vmapped(student_fn, (BATCH, FILTERS, BIASES),
-             np.stack([_layer(image, FILTERS, BIASES) for image in BATCH]),
+    inputs = _inputs()
+    batch, filters, biases = inputs["batch"], inputs["filters"], inputs["biases"]
+    _vmapped(student_fn, (batch, filters, biases),
+             np.stack([_layer(image, filters, biases) for image in batch]),
              _("batched_conv(images, w, b) for images (2, 3, 5, 6), w (4, 3, 3, 3), b (4,)"),
              _("vmap mapped the weights too (2 images against 4 filters): the weights are shared "
                "by every image, so their in_axes are None: "
@@ -145,8 +167,8 @@ def batched_conv(student_fn: Any) -> str:
 
 @exercise(LESSON, 5, "max_pool")
 def max_pool(student_fn: Any) -> str:
-    for shape in ((6, 8), (7, 9)):  # even, and odd: the last row and column are dropped
-        x = np.asarray(_normal(*shape))
+    for number, shape in enumerate(((6, 8), (7, 9))):  # even, and odd: the last row and
+        x = np.asarray(_normal(*shape, source=_source(150 + number)))  # column are dropped
         want = _pool(x)
         what = _("max_pool(x) for x of shape {shape}").format(shape=shape)
         got = np.asarray(fast_call(student_fn, jnp.asarray(x), what=what, hints={
@@ -175,10 +197,10 @@ def max_pool(student_fn: Any) -> str:
 def _tiny_cnn(seed: int) -> list[tuple[jax.Array, jax.Array]]:
     """Two 3x3 convolutions (2 and 3 filters) and a dense layer, for 10x10 images, He-scaled:
     10 -> conv 8 -> pool 4 -> conv 2 -> pool 1, so the dense layer takes 3 features."""
-    rng = np.random.default_rng(seed)
+    draw = generator(seed)
     shapes = [(2, 1, 3, 3), (3, 2, 3, 3), (4, 3)]
-    return [(jnp.asarray(rng.normal(size=s) * np.sqrt(2 / np.prod(s[1:])), jnp.float32),
-             jnp.asarray(0.1 * rng.normal(size=s[0]), jnp.float32)) for s in shapes]
+    return [(jnp.asarray(draw.normal(size=s) * np.sqrt(2 / np.prod(s[1:])), jnp.float32),
+             jnp.asarray(0.1 * draw.normal(size=s[0]), jnp.float32)) for s in shapes]
 
 
 def _predict(params: list[tuple[jax.Array, jax.Array]], image: Any) -> np.ndarray:
@@ -195,7 +217,7 @@ def _predict(params: list[tuple[jax.Array, jax.Array]], image: Any) -> np.ndarra
 def predict_cnn(student_fn: Any) -> str:
     for seed in range(2):
         params = _tiny_cnn(seed)
-        image = jnp.asarray(_RNG.uniform(size=(1, 10, 10)), jnp.float32)
+        image = jnp.asarray(_source(160 + seed).uniform(size=(1, 10, 10)), jnp.float32)
         want = _predict(params, image)
         what = _("predict_cnn(params, image) for an image (1, 10, 10)")
         got = np.asarray(fast_call(student_fn, params, image, what=what))

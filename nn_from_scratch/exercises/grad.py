@@ -14,16 +14,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..i18n import N_, _
-from ._core import (
-    Hints,
-    Mistake,
-    call,
-    exercise,
-    expect_close,
-    expect_shape,
-    reject_known_wrong,
-    summary,
-)
+from . import _fixtures
+from ._calls import Hints, call, generator, jittered, nudged
+from ._compare import expect_close, expect_shape, reject_known_wrong
+from ._core import Mistake, exercise
+from ._hints import summary
+from ._remote import beside
 
 LESSON = "02_grad"
 
@@ -36,7 +32,7 @@ def _call_jitted(fn: Any, *args: Any, what: str, hints: Hints | None = None) -> 
     stays well under a second.
     """
     try:
-        return call(jax.jit(fn), *args, what=what)
+        return call(beside(fn, jax.jit, fn), *args, what=what)
     except Mistake:  # e.g. Python control flow on a traced value: let the plain call speak
         return call(fn, *args, what=what, hints=hints)
 
@@ -55,7 +51,7 @@ def _numbers(values: Any, count: int, what: str) -> list[float]:
 
 @exercise(LESSON, 1, "higher derivatives")
 def derivatives_at(student_fn: Any) -> str:
-    for x in (2.0, -1.0, 0.5):  # g(x) = x**3 + 2x: g' = 3x**2 + 2, g'' = 6x, g''' = 6
+    for x in (2.0, *nudged((-1.0, 0.5), 20)):  # g(x) = x**3 + 2x: g' = 3x**2 + 2, g'' = 6x
         what = f"derivatives_at({x})"
         got = np.array(_numbers(_call_jitted(student_fn, x, what=what), 3, what))
         want = np.array([3 * x ** 2 + 2, 6 * x, 6.0])
@@ -78,7 +74,7 @@ def derivatives_at(student_fn: Any) -> str:
 
 @exercise(LESSON, 2, "gradient of an array function")
 def grad_sum_tanh(student_fn: Any) -> str:
-    x = np.linspace(-2, 2, 6, dtype=np.float32)
+    x = jittered(np.linspace(-2, 2, 6, dtype=np.float32), 21, 0.2)
     for v in (x, x.reshape(2, 3)):
         what = _("grad_sum_tanh(x) for x of shape {v_shape}").format(v_shape=v.shape)
         got = _call_jitted(student_fn, jnp.asarray(v), what=what, hints={
@@ -102,7 +98,7 @@ def grad_sum_tanh(student_fn: Any) -> str:
 
 
 def _trees() -> list[tuple[Any, Any]]:
-    rng = np.random.default_rng(2)
+    rng = generator(2)
 
     def array(*shape: int) -> np.ndarray:
         return rng.normal(size=shape).astype(np.float32)
@@ -146,13 +142,11 @@ def sgd_step(student_fn: Any) -> str:
     return N_("p - step_size * g on every leaf, for a dict and for a list of (W, b) tuples")
 
 
-def _cube(x: float) -> float:
-    return x ** 3
-
-
 @exercise(LESSON, 4, "central difference")
 def central_difference(student_fn: Any) -> str:
-    for f, name, x, h in ((_cube, "x**3", 1.0, 1e-3), (math.sin, "math.sin", 0.3, 1e-4)):
+    points = nudged((1.0, 0.3), 22)
+    for f, name, x, h in ((_fixtures.cube, "x**3", points[0], 1e-3),
+                          (math.sin, "math.sin", points[1], 1e-4)):
         what = f"central_difference(f, {x}, {h}) for f = {name}"
         try:
             got = float(call(student_fn, f, x, h, what=what))
@@ -173,7 +167,7 @@ def central_difference(student_fn: Any) -> str:
 
 @exercise(LESSON, 5, "a Hessian")
 def hessian_at(student_fn: Any) -> str:
-    for x, y in ((1.0, 2.0), (-0.5, 3.0), (2.0, -1.0)):  # f(x, y) = x**2 y + y**3
+    for x, y in ((1.0, 2.0), nudged((-0.5, 3.0), 23), nudged((2.0, -1.0), 24)):  # x**2 y + y**3
         what = f"hessian_at(jnp.array([{x}, {y}]))"
         got = _call_jitted(student_fn, jnp.array([x, y], jnp.float32), what=what)
         if np.shape(got) == (2,):
@@ -190,46 +184,14 @@ def hessian_at(student_fn: Any) -> str:
     return N_("[[2y, 2x], [2x, 6y]] at three points")
 
 
-class _Bowl:
-    """A quadratic loss with a known minimum, for a pytree ``theta`` of its own shape.
-
-    loss = sum over leaves of curvature * (p - bottom)**2 / 2, plus a cross term that
-    couples the first two leaves, so that every leaf and every sign matters.
-    """
-
-    def __init__(self, bottom: Any, curvature: Any) -> None:
-        self.bottom, self.curvature = bottom, curvature
-
-    def __call__(self, theta: Any) -> tuple[float, Any]:
-        offsets = jax.tree.map(lambda p, m: np.asarray(p, np.float64) - m, theta, self.bottom)
-        leaves = jax.tree.leaves(offsets)
-        first, second = leaves[0].ravel()[0], leaves[1].ravel()[0]
-        value = sum(float(np.sum(c * d * d)) / 2 for c, d in
-                    zip(jax.tree.leaves(self.curvature), leaves)) + 0.3 * first * second
-        grads = jax.tree.map(lambda c, d: c * d, self.curvature, offsets)
-        grad_leaves = jax.tree.leaves(grads)
-        grad_leaves[0].flat[0] += 0.3 * second
-        grad_leaves[1].flat[0] += 0.3 * first
-        return value, grads
-
-    def descent(self, theta: Any, step_size: float, steps: int) -> list[float]:
-        """The right answer: the loss before each of ``steps`` updates."""
-        losses = []
-        for _unused in range(steps):
-            value, grads = self(theta)
-            theta = jax.tree.map(lambda p, g: np.asarray(p, np.float64) - step_size * g,
-                                 theta, grads)
-            losses.append(value)
-        return losses
-
-
-def _bowl_cases() -> list[tuple[_Bowl, Any, float, int]]:
-    """(bowl, start, step size, steps): converging, diverging (2 / 1.5 < largest curvature),
-    and a tuple of arrays as the pytree."""
-    line = _Bowl({"b": np.array(-1.0), "w": np.array(3.0)},
-                 {"b": np.array(2.0), "w": np.array(0.7)})
-    arrays = _Bowl((np.array([1.0, -2.0, 0.5]), np.array([0.3, 0.2])),
-                   (np.array([1.0, 2.0, 0.5]), np.array([3.0, 1.5])))
+def _bowl_cases() -> list[tuple[tuple[Any, Any], Any, float, int]]:
+    """((bottom, curvature), start, step size, steps) of each bowl (:class:`._fixtures.Bowl`):
+    converging, diverging (2 / 1.5 < largest curvature), and a tuple of arrays as the pytree."""
+    bottom = nudged((-1.0, 3.0), 25)
+    line = ({"b": np.array(bottom[0]), "w": np.array(bottom[1])},
+            {"b": np.array(2.0), "w": np.array(0.7)})
+    arrays = ((np.array([1.0, -2.0, 0.5]), np.array([0.3, 0.2])),
+              (np.array([1.0, 2.0, 0.5]), np.array([3.0, 1.5])))
     return [(line, {"w": 0.0, "b": 0.0}, 0.1, 6), (line, {"w": 0.5, "b": 1.0}, 1.5, 5),
             (arrays, (np.zeros(3), np.ones(2)), 0.3, 4)]
 
@@ -244,9 +206,11 @@ def _losses(got: Any, what: str) -> list[float]:
 
 @exercise(LESSON, 6, "gradient descent's losses, for any step size")
 def descent_losses(student_fn: Any) -> str:
-    for bowl, start, step_size, steps in _bowl_cases():
+    for shape, start, step_size, steps in _bowl_cases():
+        bowl = _fixtures.Bowl(*shape)  # the reference, here; the student's, beside their code
         what = f"descent_losses(loss_and_grads, theta, {step_size}, {steps})"
-        got = _losses(call(student_fn, bowl, start, step_size, steps, what=what, hints={
+        handed = beside(student_fn, _fixtures.Bowl, *shape)
+        got = _losses(call(student_fn, handed, start, step_size, steps, what=what, hints={
             "TypeError": _("{what} raised TypeError for theta = {summary_start}: theta "
                            "can be any pytree; jax.tree.map(lambda p, g: p - step_size "
                            "* g, theta, grads) updates every leaf of it").format(
@@ -270,8 +234,8 @@ def descent_losses(student_fn: Any) -> str:
         expect_close(got, want, what, rtol=1e-5, atol=1e-8,
                      hint=_("start from theta; at each step record the loss, then move every leaf "
                             "by -step_size * its gradient (jax.tree.map)"))
-    bowl, start, step_size, steps = _bowl_cases()[1]
-    grown = bowl.descent(start, step_size, steps)
+    shape, start, step_size, steps = _bowl_cases()[1]
+    grown = _fixtures.Bowl(*shape).descent(start, step_size, steps)
     return (_("right losses on three bowls; on one of them, at step size {step_size}, the "
               "last of {steps} recorded losses is {grown:.0f}x the first: each step "
               "overshoots the bottom").format(

@@ -14,7 +14,12 @@ import numpy as np
 
 from ..i18n import N_, _
 from ..timing import format_seconds
-from ._core import Mistake, call, exercise, expect_close, expect_shape, reject_known_wrong, summary
+from . import _fixtures
+from ._calls import call, generator, jittered, nudged, scaled
+from ._compare import expect_close, expect_shape, reject_known_wrong
+from ._core import Mistake, exercise
+from ._hints import summary
+from ._remote import beside
 
 LESSON = "00_jax_is_numpy"
 # Inputs made with NumPy, few shapes: every new shape of a JAX operation costs a compile.
@@ -28,7 +33,7 @@ def _sigmoid(x: Any) -> np.ndarray:
 
 @exercise(LESSON, 1, "sigmoid with jnp")
 def sigmoid(student_sigmoid: Any) -> str:
-    for x in (_X, np.float32(0.0)):
+    for x in (jittered(_X, 0, 0.4), np.float32(0.0)):
         what = _("sigmoid(x) for x of shape {shape_x}").format(shape_x=np.shape(x))
         got = call(student_sigmoid, jnp.asarray(x), what=what, hints={
             ("to Python scalars", "must be real number"): N_("math.exp takes ONE number; "
@@ -48,7 +53,7 @@ def sigmoid(student_sigmoid: Any) -> str:
 
 @exercise(LESSON, 2, "set the diagonal with .at")
 def set_diagonal(student_fn: Any) -> str:
-    rng = np.random.default_rng(1)
+    rng = generator(1)
     n = 4  # one shape, two values: every new shape would cost a dozen compiles
     for value in (1.0, -2.0):
         x = rng.normal(size=(n, n)).astype(np.float32)
@@ -82,29 +87,6 @@ def set_diagonal(student_fn: Any) -> str:
     return N_("a new array with its diagonal set, the rest untouched, for two values")
 
 
-class _InFlight:
-    """Stands in for a JAX array whose work finishes a while after the call returned."""
-
-    def __init__(self, delay: float) -> None:
-        self._ready_at = time.perf_counter() + delay
-
-    def block_until_ready(self) -> "_InFlight":
-        time.sleep(max(0.0, self._ready_at - time.perf_counter()))
-        return self
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        self.block_until_ready()  # converting to NumPy waits too, as with a real jax.Array
-        return np.zeros(2, dtype)
-
-    def __repr__(self) -> str:
-        return "Array([0., 0.], dtype=float32)"
-
-
-def _queued_work(delay: float) -> _InFlight:
-    """Like a JAX call: returns at once, with a result that is ready ``delay`` seconds later."""
-    return _InFlight(delay)
-
-
 def _seconds(value: Any, what: str, kind: str = N_("a number of seconds")) -> float:
     try:
         return float(value)
@@ -116,7 +98,7 @@ def _seconds(value: Any, what: str, kind: str = N_("a number of seconds")) -> fl
 @exercise(LESSON, 3, "time a call with block_until_ready")
 def wall_time(student_fn: Any) -> str:
     what = _("wall_time(fn, 0.1) for an fn whose work takes 0.1 s")
-    seconds = _seconds(call(student_fn, _queued_work, DELAY, what=what), what)
+    seconds = _seconds(call(student_fn, _fixtures.queued_work, DELAY, what=what), what)
     if seconds > 1000 or abs(seconds - time.perf_counter()) < 60:
         raise Mistake(_("got {seconds:.3g}, not a duration but a reading of the clock: "
                         "return time.perf_counter() - start").format(seconds=seconds))
@@ -133,7 +115,8 @@ def wall_time(student_fn: Any) -> str:
         raise Mistake(_("measured {seconds:.2f} s for one call whose work takes 0.1 s: "
                         "time ONE call of fn(*args)").format(seconds=seconds))
     what_quick = _("wall_time(fn, 0.0) for an fn with no work")
-    quick = min(_seconds(call(student_fn, _queued_work, 0.0, what=what_quick), what_quick)
+    quick = min(_seconds(call(student_fn, _fixtures.queued_work, 0.0, what=what_quick),
+                         what_quick)
                 for _unused in range(2))  # the quicker of two: a busy machine may pause one
     if not 0 <= quick < 0.5 * seconds:
         raise Mistake(_("measured {quick:.3g} s for a call with no work: return the "
@@ -143,29 +126,9 @@ def wall_time(student_fn: Any) -> str:
                seconds=seconds * 1e3)
 
 
-class _StandInTimer:
-    """A timer whose answers the check knows: ``seconds[fn]`` for np.add and jnp.add.
-
-    Like the lesson's timer, ``timer(fn, *args)`` returns seconds; it records what
-    it is handed instead of running anything, so the check costs no timing loop.
-    """
-
-    def __init__(self, seconds: dict[Any, float]) -> None:
-        self.seconds = seconds
-        self.calls: list[tuple[Any, tuple[Any, ...]]] = []
-
-    def __call__(self, fn: Any, *args: Any) -> float:
-        if not any(fn is known for known in self.seconds):
-            raise Mistake(_("timer(fn, *args) was handed {summary_fn} as fn: time "
-                            "np.add and jnp.add themselves, the function first, e.g. "
-                            "timer(np.add, a, a)").format(summary_fn=summary(fn)))
-        self.calls.append((fn, args))
-        return self.seconds[fn]
-
-
-def _check_operands(fn: Any, args: tuple[Any, ...], n: int) -> None:
+def _check_operands(fn: str, args: tuple[Any, ...], n: int) -> None:
     """The two operands of a timed add: n float32 ones, NumPy's for np.add, JAX's for jnp.add."""
-    numpy = fn is np.add
+    numpy = fn == "np.add"
     name, kind, make = (("np.add", np.ndarray, _("np.ones(n, np.float32)")) if numpy else
                         ("jnp.add", jax.Array, "jnp.ones(n)"))
     if len(args) != 2 or not all(isinstance(a, kind) for a in args):
@@ -193,21 +156,22 @@ _STAND_IN_SECONDS = {100: (1e-6, 5e-6), 10 ** 6: (6e-4, 4e-4)}
 
 @exercise(LESSON, 4, "JAX's speed-up on an add")
 def add_speedup(student_fn: Any) -> str:
-    for n, (t_np, t_jnp) in _STAND_IN_SECONDS.items():
-        timer = _StandInTimer({np.add: t_np, jnp.add: t_jnp})
+    for n, times in _STAND_IN_SECONDS.items():
+        t_np, t_jnp = scaled(times, n % 97)
+        timer = beside(student_fn, _fixtures.StandInTimer, t_np, t_jnp)
         what = f"add_speedup({n}, timer)"
         got = call(student_fn, n, timer, what=what, hints={
             "attribute 'median'": N_("timer(fn, *args) returns seconds, a number (as your "
                                      "wall_time does): no .median")})
-        if not timer.calls:
+        calls = timer.calls  # [("np.add" or "jnp.add", its operands), ...]
+        if not calls:
             raise Mistake(_("{what} never called the timer it was handed: time np.add "
                             "and jnp.add with it, timer(fn, *args)").format(what=what))
-        missing = [name for name, fn in (("np.add", np.add), ("jnp.add", jnp.add))
-                   if all(f is not fn for f, _unused in timer.calls)]
+        missing = [name for name in ("np.add", "jnp.add") if all(f != name for f, _unused in calls)]
         if missing:
             raise Mistake(_("{what} never timed {missing}: time both np.add and jnp.add").format(
                               what=what, missing=missing[0]))
-        for fn, args in timer.calls:
+        for fn, args in calls:
             _check_operands(fn, args, n)
         seconds = _seconds(got, what, _("a ratio, NumPy's time / JAX's time"))
         want = t_np / t_jnp
@@ -234,7 +198,7 @@ def add_speedup(student_fn: Any) -> str:
 @exercise(LESSON, 5, "lax.add with mixed types")
 def add_with_lax(student_fn: Any) -> str:
     ints = jnp.arange(4)  # int32
-    floats = jnp.asarray(np.array([0.5, 1.5, -2.25, 10.75], np.float32))
+    floats = jnp.asarray(np.array(nudged((0.5, 1.5, -2.25, 10.75), 3), np.float32))
     what = _("add_with_lax(jnp.arange(4), floats)")
     got = call(student_fn, ints, floats, what=what, hints={
         "same dtypes": N_("lax.add refuses int32 + float32, as you saw: convert the ints first, "

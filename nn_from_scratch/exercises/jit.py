@@ -6,47 +6,34 @@ cache (microseconds), counting calls instead of traces, a Python ``if`` or a
 NaN gradient from the branch ``jnp.where`` does not take, and a ``print`` or
 an f-string that runs only while tracing.
 """
-import contextlib
 import functools
-import io
 import math
-from collections.abc import Callable
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from ..i18n import N_, _
-from ..timing import format_seconds, time_fn
-from ._core import Mistake, NotDone, call, exercise, expect_close, summary
+from ..timing import format_seconds
+from . import _fixtures
+from ._calls import call, scaled
+from ._compare import expect_close
+from ._core import Mistake, NotDone, exercise
+from ._hints import summary
+from ._remote import beside
 
 LESSON = "04_jit"
 # A real XLA compile of even a tiny function takes milliseconds; a cache hit, microseconds.
 REAL_COMPILE = 2e-3
 
 
-class _Watched:
-    """A small function that counts its traces, and refuses to run op by op (outside jit)."""
-
-    def __init__(self, eager_hint: str) -> None:
-        self.traces, self.eager_hint = 0, eager_hint
-
-    def __call__(self, x: Any) -> Any:
-        if not isinstance(x, jax.core.Tracer):  # say so now, before it compiles each op
-            raise Mistake(self.eager_hint)
-        self.traces += 1
-        return x * 2
-
-
 @exercise(LESSON, 1, "compile time and run time")
 def compile_and_run(student_fn: Any) -> str:
-    fn = _Watched(_("fn ran as written, op by op: time the jitted function, "
-                    "time_fn(jax.jit(fn), x, ...)"))
+    fn = beside(student_fn, _fixtures.Watched, _("fn ran as written, op by op: time the "
+                                                 "jitted function, time_fn(jax.jit(fn), x, ...)"))
     x = np.linspace(-1.0, 1.0, 16, dtype=np.float32)
-    jax.block_until_ready(jax.jit(fn)(x))  # compiled already: only a cleared cache compiles anew
+    fn.compile_once(x)  # compiled already: only a cleared cache compiles anew
     what = "compile_and_run(fn, x)"
-    fn.traces = 0
     got = call(student_fn, fn, x, what=what)
     try:
         compile_s, run_s = (float(t) for t in got)
@@ -73,7 +60,7 @@ def compile_and_run(student_fn: Any) -> str:
     if not fn.traces:
         raise Mistake("fn was never traced, so never compiled: measure the compile of this fn "
                       "with compile_time(fn, x), and time jax.jit(fn) with time_fn")
-    warm = time_fn(jax.jit(fn), x, repeats=5).median
+    warm = fn.warm_seconds(x)  # where the student's code ran, as it did
     if run_s > max(30 * warm, 5e-4):
         raise Mistake(_("a call of {format_seconds_run_s}, where a warm call of "
                         "jax.jit(fn) takes about {format_seconds_warm}: that is the "
@@ -118,8 +105,9 @@ def count_traces(student_fn: Any) -> str:
     for index, inputs in enumerate(_trace_inputs()):
         want = _reference_count(index)
         what = _("count_traces(fn, inputs) for {len_inputs} inputs").format(len_inputs=len(inputs))
-        fn = _Watched(_("fn was called outside jax.jit: call it only inside the jitted "
-                        "function, whose traces you count"))  # a new fn each time: an empty cache
+        fn = beside(student_fn, _fixtures.Watched,  # a new fn each time: an empty cache
+                    _("fn was called outside jax.jit: call it only inside the jitted function, "
+                      "whose traces you count"))
         got = call(student_fn, fn, inputs, what=what, hints={
             "UnboundLocalError": _("{what} raised UnboundLocalError: `count += 1` "
                                    "inside the nested function makes count a new local "
@@ -169,7 +157,8 @@ _CLIP_CASES = [(N_("a long g"), [3.0, 4.0, 0.0], 1.0), (N_("a short g"), [0.3, -
 
 @exercise(LESSON, 3, "clip_norm without NaN gradients")
 def clip_norm(student_fn: Any) -> str:
-    cases = [(_(name), np.array(g, np.float32), limit) for name, g, limit in _CLIP_CASES]
+    cases = [(_(name), np.array(g, np.float32) * scaled((1.0,), 40 + i, 0.05)[0], limit)
+             for i, (name, g, limit) in enumerate(_CLIP_CASES)]  # norms stay either side
     for (name, g, limit), (_name, shown, _limit) in zip(cases, _CLIP_CASES):
         what = _("clip_norm(g, {limit}) for {name}, {shown}").format(
             limit=limit, name=name, shown=shown)
@@ -188,7 +177,8 @@ def clip_norm(student_fn: Any) -> str:
                               what=what))
         expect_close(got, want, what, hint=_("scale g to norm `limit` only when it is longer"))
     # one compiled program for every case: under jit (no Python `if`), and with its gradient
-    gradient = jax.jit(jax.grad(lambda v, limit: jnp.sum(student_fn(v, limit))))
+    gradient = beside(student_fn, jax.jit, beside(student_fn, jax.grad, beside(
+        student_fn, _fixtures.summed, student_fn)))
     for name, g, limit in cases:
         what = _("the gradient of sum(clip_norm(g, {limit})) at {name}").format(
                    limit=limit, name=name)
@@ -213,25 +203,15 @@ def clip_norm(student_fn: Any) -> str:
               "g = 0 too")
 
 
-def _printed(fn: Callable[..., Any], *inputs: np.ndarray) -> tuple[list[Any], str]:
-    """fn's results on each input, and what it printed meanwhile, jax.debug.print included."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        results = [fn(x) for x in inputs]
-        jax.block_until_ready(results)
-        jax.effects_barrier()  # jax.debug.print runs asynchronously: wait for it
-    return results, out.getvalue()
-
-
 @exercise(LESSON, 4, "jax.debug.print")
 def debug_print(student_fn: Any) -> str:
     first, second = np.array([1.5, 2.5, 3.5], np.float32), np.array([7.25, 8.25, 9.25], np.float32)
     if not callable(student_fn):
         raise Mistake(_("expected the function double_and_show; got {name}").format(
                           name=type(student_fn).__name__))
-    fresh = jax.jit(lambda x: student_fn(x))  # traced afresh here, whatever ran before
-    try:
-        results, printed = _printed(fresh, first, second)
+    try:  # traced afresh, whatever ran before; what it printed, where it ran
+        results, printed = beside(student_fn, _fixtures.printed_under_jit, student_fn, first,
+                                  second)
     except (NotImplementedError, NotDone):
         raise
     except Exception as err:

@@ -12,19 +12,23 @@ the number of layers, not on their widths), its loss, and one with none.
 import functools
 from typing import Any
 
-import jax
 import numpy as np
 
-from .. import losses, train
 from ..i18n import N_, _
 from ..train import History
-from ._core import Mistake, call, exercise, expect_int, reject_known_wrong, summary
+from . import _fixtures
+from ._calls import call, scaled
+from ._compare import expect_int, reject_known_wrong
+from ._core import Mistake, exercise
+from ._hints import summary
+from ._remote import beside, session_of
 
 LESSON = "09_jit_vs_no_jit"
 
 
-def _history(mode: str, epoch_time: tuple[float, ...], compile_time: float) -> History:
-    return History(mode, 128, 31, compile_time, epoch_time=epoch_time)
+def _history(anchor: Any, mode: str, epoch_time: tuple[float, ...], compile_time: float) -> Any:
+    """A made-up run of 31 steps of 128, made beside ``anchor`` (the student's function)."""
+    return beside(anchor, History, mode, 128, 31, compile_time, epoch_time=epoch_time)
 
 
 @exercise(LESSON, 1, "epochs to repay the compile")
@@ -33,9 +37,11 @@ def epochs_to_repay(student_fn: Any) -> str:
         ((3.0, 0.9, 0.8, 0.85), (0.30, 0.10, 0.12, 0.11), 0.6),
         ((2.0, 0.40, 0.42), (0.05, 0.02, 0.021), 1.2),
     ]
-    for eager_times, jit_times, compile_time in cases:
-        eager, jitted = _history("eager", eager_times, 0.0), _history("jit", jit_times,
-                                                                       compile_time)
+    for number, (eager_times, jit_times, compile_time) in enumerate(cases):
+        eager_times, jit_times = scaled(eager_times, 50 + number), scaled(jit_times, 52 + number)
+        compile_time = scaled((compile_time,), 54 + number)[0]
+        eager = _history(student_fn, "eager", eager_times, 0.0)
+        jitted = _history(student_fn, "jit", jit_times, compile_time)
         saving = np.median(eager_times) - np.median(jit_times)
         want = compile_time / saving
         what = (_("epochs_to_repay(eager, jitted) for eager epochs {eager_times}, jit "
@@ -67,24 +73,10 @@ def epochs_to_repay(student_fn: Any) -> str:
     return N_("compile time / (median eager epoch - median jit epoch), on 2 made-up runs")
 
 
-def _tiny_step_inputs() -> tuple[Any, np.ndarray, np.ndarray]:
-    """A network of the lesson's depth (3 layers), tiny widths, and a batch of 3."""
-    rng = np.random.default_rng(0)
-    sizes = [6, 5, 5, 4]
-    params = [(rng.normal(size=(n, m)).astype(np.float32), np.zeros(n, np.float32))
-              for m, n in zip(sizes[:-1], sizes[1:])]
-    x = rng.uniform(size=(3, 6)).astype(np.float32)
-    return params, x, np.eye(4, dtype=np.float32)[[0, 2, 3]]
-
-
 @functools.cache
 def _jaxprs() -> dict[str, Any]:
-    """The jaxprs the check counts in: one SGD step of a 3-layer network, its loss (the forward
-    pass) and a function with no matrix multiply at all. Tracing only: nothing is compiled."""
-    params, x, y = _tiny_step_inputs()
-    return {"step": jax.make_jaxpr(train.update)(params, x, y, 0.1),
-            "loss": jax.make_jaxpr(losses.loss)(params, x, y),
-            "none": jax.make_jaxpr(lambda a: jax.numpy.sin(a) * 2)(x)}
+    """The jaxprs the check counts in (:func:`._fixtures.lesson_jaxpr`), made here once."""
+    return {name: _fixtures.lesson_jaxpr(name) for name in ("step", "loss", "none")}
 
 
 def _matmuls(jaxpr: Any) -> int:
@@ -98,7 +90,9 @@ def n_matmuls(student_fn: Any) -> str:
         what = {"step": _("count_matmuls(the jaxpr of one SGD step)"),
                 "loss": _("count_matmuls(the jaxpr of the loss alone)"),
                 "none": _("count_matmuls(the jaxpr of sin(x) * 2, with no matrix multiply)")}[name]
-        got = call(student_fn, jaxpr, what=what)
+        handed = jaxpr if session_of(student_fn) is None else beside(
+            student_fn, _fixtures.lesson_jaxpr, name)  # the same jaxpr, made where it runs
+        got = call(student_fn, handed, what=what)
         value = expect_int(got, what, _("return a number, how many equations e of "
                                         "jaxpr.jaxpr.eqns have e.primitive.name == 'dot_general'"))
         want, eqns = _matmuls(jaxpr), jaxpr.jaxpr.eqns
@@ -120,7 +114,7 @@ def n_matmuls(student_fn: Any) -> str:
         raise Mistake(_("{what} gave {value}; expected {want}: count the equations e of "
                         "jaxpr.jaxpr.eqns with e.primitive.name == 'dot_general'").format(
                           what=what, value=value, want=want))
-    layers, want = len(_tiny_step_inputs()[0]), _matmuls(jaxprs["step"])
+    layers, want = len(_fixtures.tiny_step_inputs()[0]), _matmuls(jaxprs["step"])
     if want != 3 * layers - 1:  # another JAX might differentiate differently
         return _("{want} matrix multiplies in one step; every other primitive is small").format(
                    want=want)
@@ -133,7 +127,8 @@ def n_matmuls(student_fn: Any) -> str:
 
 @exercise(LESSON, 3, "the roofline")
 def max_examples_per_second(student_fn: Any) -> str:
-    for rate, sizes in ((1e11, [784, 512, 512, 10]), (2.5e9, [100, 50, 10])):
+    rates = scaled((1e11, 2.5e9), 56)
+    for rate, sizes in ((rates[0], [784, 512, 512, 10]), (rates[1], [100, 50, 10])):
         weights = sum(m * n for m, n in zip(sizes[:-1], sizes[1:]))
         want = rate / (6 * weights)
         what = f"max_examples_per_second({rate:g}, {sizes})"
@@ -165,8 +160,10 @@ def per_example_time(student_fn: Any) -> str:
         ((0.30, 0.12, 0.13), 128, 31),
         ((0.50, 0.23, 0.25, 0.24), 32, 125),
     ]
-    for epoch_time, batch_size, steps in cases:
-        history = History("jit", batch_size, steps, 0.5, epoch_time=epoch_time)
+    for number, (epoch_time, batch_size, steps) in enumerate(cases):
+        epoch_time = scaled(epoch_time, 57 + number)
+        history = beside(student_fn, History, "jit", batch_size, steps, 0.5,
+                         epoch_time=epoch_time)
         what = _("per_example_time(history) for epochs {epoch_time} of {steps} x "
                  "{batch_size}").format(
                    epoch_time=epoch_time, steps=steps, batch_size=batch_size)

@@ -14,18 +14,10 @@ import numpy as np
 from .. import model
 from .. import params as library_params
 from ..i18n import N_, _
-from ._core import (
-    Mistake,
-    call,
-    exercise,
-    expect_close,
-    expect_int,
-    expect_shape,
-    fast_call,
-    finish_first,
-    reject_known_wrong,
-    summary,
-)
+from ._calls import call, fast_call, finish_first, generator, prng_key
+from ._compare import expect_close, expect_int, expect_shape, reject_known_wrong
+from ._core import Mistake, exercise
+from ._hints import summary
 
 LESSON = "07_mlp_from_scratch"
 # 5 random networks of 3 and 2 layers, made with NumPy. The student's function runs under
@@ -36,19 +28,19 @@ NETWORKS = [[8, 6, 6, 4], [8, 6, 4], [8, 6, 6, 4], [8, 6, 4], [8, 6, 6, 4]]
 
 def _network(sizes: list[int], seed: int) -> list[tuple[jax.Array, jax.Array]]:
     """Parameters with He-sized weights (so that mistakes change the outputs), as float32."""
-    rng = np.random.default_rng(seed)
+    rng = generator(seed)
     return [(jnp.asarray(rng.normal(size=(n, m)) * np.sqrt(2 / m), jnp.float32),
              jnp.asarray(0.1 * rng.normal(size=n), jnp.float32))
             for m, n in zip(sizes[:-1], sizes[1:])]
 
 
 def _uniform(seed: int, shape: tuple[int, ...]) -> jax.Array:
-    return jnp.asarray(np.random.default_rng(seed).uniform(size=shape), jnp.float32)
+    return jnp.asarray(generator(seed).uniform(size=shape), jnp.float32)
 
 
 @exercise(LESSON, 1, "relu")
 def relu(student_relu: Any) -> str:
-    x = jnp.asarray(np.random.default_rng(0).normal(size=(3, 4)) * 3, jnp.float32)  # +, - and big
+    x = jnp.asarray(generator(0).normal(size=(3, 4)) * 3, jnp.float32)  # +, - and big
     for shape_x in (x, x[0], jnp.float32(-2.0), jnp.float32(5.0)):
         want = model.relu(shape_x)
         what = _("relu(x) for x of shape {tuple_shape_x_shape}").format(
@@ -99,7 +91,7 @@ def _drawn_from(array: np.ndarray, keys: dict[str, Any], scale: float = 1e-2) ->
 
 @exercise(LESSON, 2, "random_layer_params")
 def random_layer_params(student_fn: Any) -> str:
-    m, n, key = 24, 50, jax.random.key(7)  # m != n: a transposed W shows
+    m, n, key = 24, 50, prng_key(7)  # m != n: a transposed W shows
     what = f"random_layer_params({m}, {n}, key)"
     w, b = _check_layer(call(student_fn, m, n, key, what=what), m, n, what)
     if np.all(w >= 0) or np.all(b >= 0):
@@ -133,7 +125,7 @@ def random_layer_params(student_fn: Any) -> str:
     if not np.array_equal(np.asarray(again[0]), w):
         raise Mistake("the same key gave different weights: draw only from `key` (no global "
                       "random state such as np.random)")
-    other = call(student_fn, m, n, jax.random.key(8),
+    other = call(student_fn, m, n, prng_key(8),
                  what=_("random_layer_params with another key"))
     if np.array_equal(np.asarray(other[0]), w):
         raise Mistake("another key gave the same weights: draw from the key you are given")
@@ -170,7 +162,7 @@ def _key_bits(key: Any) -> np.ndarray:
 @exercise(LESSON, 3, "init_network_params")
 def init_network_params(student_fn: Any) -> str:
     finish_first(student_fn, "random_layer_params", random_layer_params)
-    sizes, key = [24, 50, 50], jax.random.key(3)  # m != n shows m and n swapped
+    sizes, key = [24, 50, 50], prng_key(3)  # m != n shows m and n swapped
     what = f"init_network_params({sizes}, key)"
     recorded = _recorded(student_fn, sizes, key, what)
     got = recorded[0] if recorded else call(student_fn, sizes, key, what=what)

@@ -17,7 +17,11 @@ import numpy as np
 
 from ..i18n import N_, _
 from ..parallel import AXIS
-from ._core import Mistake, call, exercise, expect_close, expect_shape, mlp_loss_and_grads, summary
+from ._calls import call, generator, jittered, prng_key
+from ._compare import expect_close, expect_shape, mlp_loss_and_grads
+from ._core import Mistake, exercise
+from ._hints import summary
+from ._remote import transformed
 
 LESSON = "11_pmap"
 DEVICES = 4  # simulated by vmap; the lessons run on 8 devices, the tests on 4
@@ -31,7 +35,7 @@ def _reference_grads(params: Any, x: np.ndarray, y: np.ndarray) -> list[np.ndarr
 
 
 def _network(seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
-    rng = np.random.default_rng(seed)
+    rng = generator(seed)
     return [((rng.normal(size=(n, m)) * np.sqrt(2 / m)).astype(np.float32),
              (0.1 * rng.normal(size=n)).astype(np.float32))
             for m, n in zip(SIZES[:-1], SIZES[1:])]
@@ -39,7 +43,7 @@ def _network(seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
 
 def _batch(seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """``x: (DEVICES, LOCAL_BATCH, 6)`` and one-hot ``y: (DEVICES, LOCAL_BATCH, 3)``."""
-    rng = np.random.default_rng(seed)
+    rng = generator(seed)
     x = rng.uniform(size=(DEVICES, LOCAL_BATCH, SIZES[0])).astype(np.float32)
     labels = rng.integers(0, SIZES[-1], size=(DEVICES, LOCAL_BATCH))
     return x, np.eye(SIZES[-1], dtype=np.float32)[labels]
@@ -47,7 +51,7 @@ def _batch(seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
 
 def _run_per_device(fn: Any, in_axes: tuple[Any, ...], *args: Any, what: str) -> Any:
     """``jit(vmap(fn, in_axes, axis_name=AXIS))(*args)``, an unknown axis name made a hint."""
-    mapped = jax.jit(jax.vmap(fn, in_axes=in_axes, axis_name=AXIS))
+    mapped = transformed(fn, (jax.vmap, {"in_axes": in_axes, "axis_name": AXIS}), jax.jit)
     return call(mapped, *args, what=what, hints={
         "unbound axis name": _("{what} used an axis name that the map does not have: "
                                "name the device axis AXIS (= {AXIS!r}) in "
@@ -71,7 +75,8 @@ def _grad_leaves(grads: Any, what: str) -> list[np.ndarray]:
 @exercise(LESSON, 1, "shard")
 def shard(student_fn: Any) -> str:
     for shape, n in (((12, 3), 4), ((8, 2, 2), 2), ((6,), 3)):
-        x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+        x = jittered(np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape), 110,
+                     0.4)
         k = shape[0] // n
         what = _("shard(x, {n}) for x of shape {shape}").format(n=n, shape=shape)
         got = np.asarray(call(student_fn, x, n, what=what))
@@ -131,15 +136,16 @@ def _key_data(keys: Any, what: str) -> np.ndarray:
 @exercise(LESSON, 2, "a key per device")
 def device_key(student_fn: Any) -> str:
     what = _("device_key(key) on 4 devices sharing one key")
-    mapped = jax.jit(jax.vmap(student_fn, in_axes=None, axis_size=DEVICES, axis_name=AXIS))
+    mapped = transformed(student_fn, (jax.vmap, {"in_axes": None, "axis_size": DEVICES,
+                                                 "axis_name": AXIS}), jax.jit)
 
     def keys_for(seed: int) -> np.ndarray:
-        return _key_data(call(mapped, jax.random.key(seed), what=what, hints={
+        return _key_data(call(mapped, prng_key(seed), what=what, hints={
             "unbound axis name": _("{what} used an axis name that the map does not "
                                    "have: name the device axis AXIS (= {AXIS!r}) in "
                                    "lax.axis_index").format(what=what, AXIS=AXIS)}), what)
 
-    keys, given = keys_for(5), np.asarray(jax.random.key_data(jax.random.key(5)))
+    keys, given = keys_for(5), np.asarray(jax.random.key_data(prng_key(5)))
     if all(np.array_equal(k, keys[0]) for k in keys):
         raise Mistake("every device got the same key, so every device would draw the same "
                       "numbers: fold this device's index into it, "
@@ -192,7 +198,7 @@ def simulated_update(student_fn: Any) -> str:
     step_size = 0.1
     replicated = jax.tree.map(lambda a: np.broadcast_to(a, (DEVICES, *a.shape)).copy(), params)
     what = _("simulated_update(params, x, y, 0.1) with params replicated over 4 devices")
-    got = call(jax.jit(student_fn), replicated, x, y, step_size, what=what, hints={  # one compile
+    got = call(transformed(student_fn, jax.jit), replicated, x, y, step_size, what=what, hints={
         "unbound axis name": _("the per-device step calls lax.pmean over the axis "
                                "{AXIS!r}: give vmap that name too, jax.vmap(..., "
                                "axis_name=AXIS)").format(AXIS=AXIS),

@@ -14,7 +14,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..i18n import N_, _
-from ._core import Mistake, call, exercise, expect_shape, summary
+from ._calls import call, prng_key
+from ._compare import expect_shape
+from ._core import Mistake, exercise
+from ._hints import summary
 
 LESSON = "01_random_keys"
 
@@ -57,7 +60,7 @@ def _handed_out(key: jax.Array, init_key: jax.Array, num_steps: int) -> tuple[An
 @exercise(LESSON, 1, "foo with split keys")
 def foo(student_foo: Any) -> str:
     for seed in (0, 1, 2):
-        key = jax.random.key(seed)
+        key = prng_key(seed)
         what = _("foo(jax.random.key({seed}))").format(seed=seed)
         got = _scalar(call(student_foo, key, what=what), what)
         if _scalar(call(student_foo, key, what=what), what) != got:
@@ -90,7 +93,7 @@ def foo(student_foo: Any) -> str:
 
 @exercise(LESSON, 2, "one key per draw")
 def uniform_per_key(student_fn: Any) -> str:
-    n, key = 3, jax.random.key(7)  # 3 keys: the split the lesson made just before (compiled)
+    n, key = 3, prng_key(7)  # 3 keys: the split the lesson made just before (compiled)
     what = f"uniform_per_key(key, {n})"
     out = call(student_fn, key, n, what=what)
     if isinstance(out, (list, tuple)):
@@ -109,7 +112,7 @@ def uniform_per_key(student_fn: Any) -> str:
     if not np.array_equal(got, np.asarray(call(student_fn, key, n, what=what))):
         raise Mistake("the same key gave different numbers: draw only from keys split from "
                       "`key` (no np.random, no other hidden state)")
-    other = np.asarray(call(student_fn, jax.random.key(8), n, what=what))
+    other = np.asarray(call(student_fn, prng_key(8), n, what=what))
     if np.array_equal(other, got):
         raise Mistake("another key gave the same numbers: they must come from `key`, split "
                       "into n keys with jax.random.split(key, n)")
@@ -124,7 +127,7 @@ def uniform_per_key(student_fn: Any) -> str:
 
 @exercise(LESSON, 3, "keys for init and steps")
 def init_and_step_keys(student_fn: Any) -> str:
-    key, num_steps = jax.random.key(2024), 5
+    key, num_steps = prng_key(2024), 5
     what = f"init_and_step_keys(key, {num_steps})"
     out = call(student_fn, key, num_steps, what=what)
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
@@ -178,7 +181,7 @@ def init_and_step_keys(student_fn: Any) -> str:
 
 @exercise(LESSON, 4, "two independent normal vectors")
 def two_normals(student_fn: Any) -> str:
-    n, key = 1000, jax.random.key(11)
+    n, key = 1000, prng_key(11)
     what = f"two_normals(key, {n})"
     out = call(student_fn, key, n, what=what)
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
@@ -215,7 +218,7 @@ def two_normals(student_fn: Any) -> str:
 
 @exercise(LESSON, 5, "a new order every epoch")
 def epoch_order(student_fn: Any) -> str:
-    key, n = jax.random.key(5), 20
+    key, n = prng_key(5), 20
     orders = []
     for epoch in range(3):
         what = f"epoch_order(key, {epoch}, {n})"
@@ -232,7 +235,7 @@ def epoch_order(student_fn: Any) -> str:
     if not np.array_equal(np.asarray(again), orders[1]):
         raise Mistake("the same key and epoch gave another order: an epoch's order must follow "
                       "from (key, epoch) alone, so a run can be repeated or resumed")
-    other = call(student_fn, jax.random.key(6), 1, n, what=_("epoch_order with another key"))
+    other = call(student_fn, prng_key(6), 1, n, what=_("epoch_order with another key"))
     if np.array_equal(np.asarray(other), orders[1]):
         raise Mistake("another key gave the same order: shuffle with a key derived from `key`")
     return N_("a different order each epoch, the same one again for the same (key, epoch)")

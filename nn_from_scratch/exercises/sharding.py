@@ -1,8 +1,11 @@
 """Checkers for lesson 12, sharding and many processes: placement, shard_map, process-local rows.
 
-The checkers run on whatever devices JAX has (the lesson simulates 8, the tests
-4) over ``data_parallel_mesh()``, or over a 2-D mesh of them with the axes
-``("data", "model")``, and size their inputs by the device count. They know the
+The checkers run on whatever devices JAX has where the student's code runs (the
+lesson simulates 8, the tests 4) over ``data_parallel_mesh()``, or over a 2-D mesh
+of them with the axes ``("data", "model")``, and size their inputs by the device
+count. Meshes are made, arrays placed and read, where the student's code runs:
+what comes back is a description of where each piece of an array lives
+(:func:`._fixtures.placement`). They know the
 usual mistakes: an array replicated or split along the wrong axis (or the wrong
 mesh axis), a gradient summed over devices under ``shard_map``'s
 ``check_vma=True`` (the ``pmap`` idiom, or no ``pmean`` at all), every process
@@ -13,20 +16,19 @@ from typing import Any
 
 import jax
 import numpy as np
-from jax.sharding import Mesh, NamedSharding
-from jax.sharding import PartitionSpec as P
+from jax.sharding import Mesh
 
 from ..i18n import N_, _
 from ..parallel import AXIS, data_parallel_mesh
-from ..train import update
-from ._core import Mistake, call, exercise, expect_close, expect_shape, mlp_loss_and_grads
+from . import _fixtures
+from ._calls import call, generator, jittered, wrapped
+from ._compare import expect_close, expect_shape, mlp_loss_and_grads
+from ._core import Mistake, exercise
+from ._remote import beside
 
 LESSON = "12_sharding"
 SIZES = [16, 8, 3]  # a small network whose weight columns (16, 8) split over 4 or 8 devices
 MODEL = "model"  # the second axis of the 2-D mesh of exercise 12.4: 8 devices as 4 x 2
-
-
-_update = jax.jit(update)  # run on the student's placed params: one compile per layout
 
 
 def _reference_grads(params: Any, x: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
@@ -46,7 +48,7 @@ def mesh_2d() -> Mesh:
 
 
 def _network(seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
-    rng = np.random.default_rng(seed)
+    rng = generator(seed)
     return [((rng.normal(size=(n, m)) * np.sqrt(2 / m)).astype(np.float32),
              (0.1 * rng.normal(size=n)).astype(np.float32))
             for m, n in zip(SIZES[:-1], SIZES[1:])]
@@ -54,30 +56,31 @@ def _network(seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
 
 def _batch(n: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """``x: (n, 16)`` and one-hot ``y: (n, 3)``."""
-    rng = np.random.default_rng(seed)
+    rng = generator(seed)
     labels = rng.integers(0, SIZES[-1], size=n)
     return (rng.uniform(size=(n, SIZES[0])).astype(np.float32),
             np.eye(SIZES[-1], dtype=np.float32)[labels])
 
 
-def _placement(array: Any, what: str) -> list[tuple[tuple[int, ...], tuple[slice, ...]]]:
-    """``(shape, index)`` of each device's piece of ``array``, a placed ``jax.Array``."""
-    if not isinstance(array, jax.Array):
+def _placement(leaf: dict[str, Any], what: str) -> list[tuple[tuple[int, ...], Any]]:
+    """``(shape, index)`` of each device's piece of a placed array, from its description."""
+    if not leaf["array"]:
         raise Mistake(_("{what} is a {name}, not a jax.Array placed on the devices: use "
                         "jax.device_put(x, NamedSharding(mesh, spec))").format(
-                          what=what, name=type(array).__name__))
-    return [(tuple(s.data.shape), s.index) for s in array.addressable_shards]
+                          what=what, name=leaf["type"]))
+    return [(tuple(shape), index) for shape, index in leaf["pieces"]]
 
 
-def _expect_split(array: Any, full: np.ndarray, axis: int | None, what: str, fix: str) -> None:
-    """``array`` holds ``full``, split over every device along ``axis`` (None: replicated)."""
-    pieces = _placement(array, what)
-    devices = jax.device_count()
+def _expect_split(leaf: dict[str, Any], full: np.ndarray, axis: int | None, devices: int,
+                  what: str, fix: str) -> None:
+    """The described array holds ``full``, split over every device along ``axis`` (None:
+    replicated)."""
+    pieces = _placement(leaf, what)
     if len(pieces) < devices:
         raise Mistake(_("{what} lives on {len_pieces} device(s), not on all {devices}: "
                         "{fix}").format(
                           what=what, len_pieces=len(pieces), devices=devices, fix=fix))
-    if not np.array_equal(np.asarray(array), full):
+    if not np.array_equal(np.asarray(leaf["value"]), full):
         raise Mistake(_("{what} holds other values than the array you were given: only "
                         "place it").format(what=what))
     replicated = all(shape == full.shape for shape, _unused in pieces)
@@ -104,15 +107,17 @@ def _expect_split(array: Any, full: np.ndarray, axis: int | None, what: str, fix
 
 @exercise(LESSON, 1, "shard_columns")
 def shard_columns(student_fn: Any) -> str:
-    devices = jax.device_count()
-    mesh = data_parallel_mesh()
-    x = np.arange(2 * devices * devices, dtype=np.float32).reshape(devices, 2 * devices)
+    devices = beside(student_fn, jax.device_count)  # where the student's code runs
+    mesh = beside(student_fn, data_parallel_mesh)
+    x = jittered(np.arange(2 * devices * devices, dtype=np.float32).reshape(devices,
+                                                                              2 * devices),
+                 120, 0.4)
     what = _("shard_columns(x, mesh) for x of shape {x_shape}").format(x_shape=x.shape)
-    got = call(student_fn, x, mesh, what=what)
-    _expect_split(got, x, 1, "x", _("split the columns, axis 1, over the mesh axis: a "
-                                     "PartitionSpec has one entry per array axis, "
-                                     "NamedSharding(mesh, P(None, AXIS))"))
-    columns = sorted(index[1].start for _unused, index in _placement(got, "x"))
+    _kept, (got,) = call(wrapped(student_fn, _fixtures.placing), x, mesh, what=what)
+    _expect_split(got, x, 1, devices, "x", _("split the columns, axis 1, over the mesh axis: "
+                                              "a PartitionSpec has one entry per array axis, "
+                                              "NamedSharding(mesh, P(None, AXIS))"))
+    columns = sorted(index[1][0] for _unused, index in _placement(got, "x"))
     if columns != list(range(0, 2 * devices, 2)):
         raise Mistake(_("the devices hold columns starting at {columns}: each should "
                         "hold its own 2 consecutive columns").format(columns=columns))
@@ -121,8 +126,7 @@ def shard_columns(student_fn: Any) -> str:
 
 
 def _shard_map_grads(fn: Any, params: Any, x: np.ndarray, y: np.ndarray, what: str) -> Any:
-    mapped = jax.jit(jax.shard_map(fn, mesh=data_parallel_mesh(),
-                                   in_specs=(P(), P(AXIS), P(AXIS)), out_specs=P()))
+    mapped = wrapped(fn, _fixtures.shard_mapped)
     try:
         return call(mapped, params, x, y, what=what)
     except Mistake as err:
@@ -144,7 +148,7 @@ def _shard_map_grads(fn: Any, params: Any, x: np.ndarray, y: np.ndarray, what: s
 
 @exercise(LESSON, 2, "per_device_grads for shard_map")
 def per_device_grads(student_fn: Any) -> str:
-    devices = jax.device_count()
+    devices = beside(student_fn, jax.device_count)  # where the student's code runs
     params, (x, y) = _network(), _batch(3 * devices)
     what = _("per_device_grads in shard_map over {devices} devices").format(devices=devices)
     got = jax.tree.leaves(_shard_map_grads(student_fn, params, x, y, what))
@@ -175,7 +179,7 @@ def per_device_grads(student_fn: Any) -> str:
 
 @exercise(LESSON, 3, "process_rows")
 def process_rows(student_fn: Any) -> str:
-    batch = np.random.default_rng(3).permutation(1000)[:24]  # (24,) shuffled indices
+    batch = generator(3).permutation(1000)[:24]  # (24,) shuffled indices
     for count in (2, 3, 4):
         parts = []
         for index in range(count):
@@ -204,39 +208,24 @@ def process_rows(student_fn: Any) -> str:
     return N_("process i of n feeds the i-th consecutive block: together, the batch, each row once")
 
 
-def _layout(array: Any) -> dict[Any, tuple[tuple[int, int], ...]]:
-    """``{device: ((start, stop), ...)}``: which part of a placed array each device holds."""
-    shape = array.shape
-    return {device: tuple(part.indices(size)[:2] for part, size in zip(index, shape))
-            for device, index in array.sharding.devices_indices_map(shape).items()}
-
-
-def _spec_layout(mesh: Mesh, spec: P, shape: tuple[int, ...]) -> Any:
-    """The layout that ``NamedSharding(mesh, spec)`` gives an array of ``shape``, or None."""
-    try:
-        index_map = NamedSharding(mesh, spec).devices_indices_map(shape)
-    except Exception:  # e.g. a split that does not divide the axis
-        return None
-    return {device: tuple(part.indices(size)[:2] for part, size in zip(index, shape))
-            for device, index in index_map.items()}
-
-
-def _expect_layout(array: Any, full: np.ndarray, mesh: Mesh, want: P, wrong: dict[Any, str],
-                   what: str, fix: str) -> None:
-    """``array`` holds ``full`` laid out as ``NamedSharding(mesh, want)``, else a hint."""
-    _placement(array, what)  # a placed jax.Array
-    if tuple(array.shape) != full.shape or not np.array_equal(np.asarray(array), full):
+def _expect_layout(leaf: dict[str, Any], full: np.ndarray, mesh: Any, want: tuple,
+                   wrong: dict[tuple, str], what: str, fix: str) -> None:
+    """The described array holds ``full`` laid out as ``NamedSharding(mesh, P(*want))``, else
+    a hint: the layout of each spec is made where the mesh is (:func:`._fixtures.named_layout`)."""
+    _placement(leaf, what)  # a placed jax.Array
+    value = np.asarray(leaf["value"])
+    if value.shape != full.shape or not np.array_equal(value, full):
         raise Mistake(_("{what} holds other values than the array you were given: only "
                         "place it").format(what=what))
-    layout = _layout(array)
-    if len(layout) < mesh.size:
+    layout, size = leaf["layout"], beside(mesh, _fixtures.mesh_size, mesh)
+    if len(layout) < size:
         raise Mistake(_("{what} lives on {len_layout} device(s), not on all {size} of "
                         "the mesh: {fix}").format(
-                          what=what, len_layout=len(layout), size=mesh.size, fix=fix))
-    if layout == _spec_layout(mesh, want, full.shape):
+                          what=what, len_layout=len(layout), size=size, fix=fix))
+    if layout == beside(mesh, _fixtures.named_layout, mesh, want, full.shape):
         return
     for spec, hint in wrong.items():
-        if layout == _spec_layout(mesh, spec, full.shape):
+        if layout == beside(mesh, _fixtures.named_layout, mesh, spec, full.shape):
             raise Mistake(_("{what} is {hint}: {fix}").format(
                               what=what, hint=hint, fix=fix))
     pieces = sorted({tuple(b - a for a, b in part) for part in layout.values()})
@@ -247,12 +236,14 @@ def _expect_layout(array: Any, full: np.ndarray, mesh: Mesh, want: P, wrong: dic
 
 @exercise(LESSON, 4, "shard_weights")
 def shard_weights(student_fn: Any) -> str:
-    mesh = mesh_2d()
+    mesh = beside(student_fn, mesh_2d)  # where the student's code runs
+    shape = beside(mesh, _fixtures.mesh_shape, mesh)
     params = _network(4)
     what = _("shard_weights(params, mesh) on a {dict_mesh_shape} mesh").format(
-               dict_mesh_shape=dict(mesh.shape))
+               dict_mesh_shape=shape)
     try:
-        placed = call(student_fn, params, mesh, what=what)
+        placed, leaves = call(wrapped(student_fn, _fixtures.placing, True), params, mesh,
+                              what=what)
     except Mistake as err:
         if "divide" in str(err) or "Indivisible" in str(err):
             raise Mistake(_("{what} asked for a split that does not divide evenly (the "
@@ -267,7 +258,6 @@ def shard_weights(student_fn: Any) -> str:
                             "({cause}): its axes are {AXIS!r} and {MODEL!r}").format(
                               what=what, cause=cause, AXIS=AXIS, MODEL=MODEL)) from None
         raise
-    leaves = jax.tree.leaves(placed)
     if len(leaves) != 2 * len(params):
         raise Mistake(_("{what} should return params of the same structure, [(W, b), "
                         "...]; got {len_leaves} arrays for {len_params} layers").format(
@@ -276,20 +266,20 @@ def shard_weights(student_fn: Any) -> str:
               "{MODEL!r})").format(MODEL=MODEL)
     b_fix = _("keep every b whole on every device: NamedSharding(mesh, P())")
     for i, (w, b) in enumerate(params):
-        _expect_layout(leaves[2 * i], w, mesh, P(None, MODEL), {
-            P(): _("whole on every device: nothing is split"),
-            P(None, AXIS): _("split along {AXIS!r}, the batch's mesh axis").format(AXIS=AXIS),
-            P(MODEL): _("split by its rows, its outputs (axis 0)"),
-            P(None, (AXIS, MODEL)): _("split over every device of the mesh"),
+        _expect_layout(leaves[2 * i], w, mesh, (None, MODEL), {  # PartitionSpec(None, MODEL)
+            (): _("whole on every device: nothing is split"),
+            (None, AXIS): _("split along {AXIS!r}, the batch's mesh axis").format(AXIS=AXIS),
+            (MODEL,): _("split by its rows, its outputs (axis 0)"),
+            (None, (AXIS, MODEL)): _("split over every device of the mesh"),
         }, _("W of layer {i}").format(i=i), w_fix)
-        _expect_layout(leaves[2 * i + 1], b, mesh, P(), {
-            P(MODEL): _("split along {axis!r}").format(axis=MODEL),
-            P(AXIS): _("split along {axis!r}").format(axis=AXIS),
+        _expect_layout(leaves[2 * i + 1], b, mesh, (), {
+            (MODEL,): _("split along {axis!r}").format(axis=MODEL),
+            (AXIS,): _("split along {axis!r}").format(axis=AXIS),
         }, _("b of layer {i}").format(i=i), b_fix)
-    x, y = _batch(2 * mesh.shape[AXIS])
-    rows = NamedSharding(mesh, P(AXIS))
+    x, y = _batch(2 * shape[AXIS])
     what = _("jax.jit(update) on your params, with x and y split along {AXIS!r}").format(AXIS=AXIS)
-    got = call(_update, placed, jax.device_put(x, rows), jax.device_put(y, rows), 0.1, what=what)
+    step = beside(mesh, _fixtures.step_on_mesh, mesh)  # x and y placed along AXIS, there
+    got = call(step, placed, x, y, 0.1, what=what)
     want = [p - 0.1 * g for p, g in zip(jax.tree.leaves(params), _reference_grads(params, x, y))]
     for i, (g, w) in enumerate(zip(jax.tree.leaves(got), want)):
         expect_close(np.asarray(g), w, _("leaf {i} after the step").format(i=i),

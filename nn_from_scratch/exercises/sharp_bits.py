@@ -13,7 +13,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..i18n import N_, _
-from ._core import Mistake, call, exercise, expect_close, expect_shape, summary
+from . import _fixtures
+from ._calls import call, generator, jittered, nudged
+from ._compare import expect_close, expect_shape
+from ._core import Mistake, exercise
+from ._hints import summary
+from ._remote import beside, same_object, transformed
 
 LESSON = "05_sharp_bits"
 # Indices into 4 rows: in range, one past the end, negative (from the end), below -4, far out.
@@ -36,7 +41,7 @@ def _rows(table: Any, idx: np.ndarray, out_of_range: str) -> np.ndarray:
 
 @exercise(LESSON, 1, "lookup that shows out-of-bounds indices")
 def lookup(student_fn: Any) -> str:
-    table = jnp.arange(12, dtype=jnp.float32).reshape(4, 3)  # a JAX array: it has .at
+    table = jnp.asarray(jittered(np.arange(12, dtype=np.float32).reshape(4, 3), 70, 0.4))
     for t in (table, table[:, 0]):
         want = _rows(t, INDICES, "fill")
         what = _("lookup(table, idx) for a table of shape {t_shape} and idx = {tolist}").format(
@@ -61,7 +66,7 @@ def lookup(student_fn: Any) -> str:
             raise Mistake(_("{what} is wrong at indices {wrong}: rows of table in "
                             "range, NaN for an index >= n or < -n").format(
                               what=what, wrong=wrong))
-    jitted = np.asarray(jax.jit(student_fn)(table, INDICES))
+    jitted = np.asarray(transformed(student_fn, jax.jit)(table, INDICES))
     if not np.allclose(jitted, _rows(table, INDICES, "fill"), equal_nan=True):
         raise Mistake("jax.jit(lookup) gives other rows than lookup: no Python `if` or NumPy "
                       "on the indices; let the indexing's mode handle them")
@@ -80,7 +85,7 @@ def pad_batch(student_fn: Any) -> str:
         weights = mask.astype(padded.dtype)
         return jnp.sum(padded * weights[:, None], axis=0) / jnp.sum(weights)
 
-    rng = np.random.default_rng(0)
+    rng = generator(0)
     for n in (3, 5, 8):
         x = rng.normal(size=(n, 2)).astype(np.float32)
         what = _("pad_batch(x, {size}) for x of shape {x_shape}").format(size=size, x_shape=x.shape)
@@ -128,7 +133,7 @@ def _ema_reference(xs: np.ndarray, decay: float) -> np.ndarray:
 @exercise(LESSON, 3, "a loop with lax.scan")
 def ema(student_fn: Any) -> str:
     decay = 0.9
-    long_xs = np.random.default_rng(1).normal(size=100).astype(np.float32)
+    long_xs = generator(1).normal(size=100).astype(np.float32)
     xs = long_xs[:40]
     what = _("ema(xs, 0.9) for xs of shape (40,)")
     got = np.asarray(call(student_fn, xs, decay, what=what))
@@ -146,7 +151,7 @@ def ema(student_fn: Any) -> str:
     sizes = {}
     for n in (10, 100):
         try:
-            sizes[n] = len(jax.make_jaxpr(lambda v: student_fn(v, decay))(long_xs[:n]).eqns)
+            sizes[n] = beside(student_fn, _fixtures.traced_size, student_fn, long_xs[:n], decay)
         except Exception as err:
             raise Mistake(_("jax.make_jaxpr(ema) raised {name}: {str_err}; ema must "
                             "work on traced arrays (lax.scan, no float() or NumPy "
@@ -169,7 +174,8 @@ _VARIANCE_INPUTS = ([1e8 + 1, 1e8 + 2, 1e8 + 3], [1e9 + 0.25, 1e9 - 0.5, 1e9 + 1
 
 @exercise(LESSON, 4, "variance in float64")
 def variance64(student_fn: Any) -> str:
-    for xs in _VARIANCE_INPUTS:
+    for index, written in enumerate(_VARIANCE_INPUTS):
+        xs = list(nudged(tuple(written), 71 + index))
         what = f"variance64({xs})"
         value = call(student_fn, list(xs), what=what, hints={
             "requires ndarray": N_("jnp.var takes an array, not a list: make one with "
@@ -206,8 +212,8 @@ def variance64(student_fn: Any) -> str:
 
 @exercise(LESSON, 5, "softplus that neither overflows nor NaNs")
 def softplus(student_fn: Any) -> str:
-    xs = np.array([-100.0, -20.0, -1.0, 0.0, 1.0, 20.0, 100.0], np.float32)
-    if student_fn is jax.nn.softplus:
+    xs = np.array(nudged((-100.0, -20.0, -1.0, 0.0, 1.0, 20.0, 100.0), 74), np.float32)
+    if same_object(student_fn, jax.nn.softplus):
         raise Mistake("that is jax.nn.softplus itself: write your own")
     got = np.asarray(call(student_fn, xs,
                           what=_("softplus(x) for x = {values}").format(values=xs.tolist())))
@@ -221,7 +227,7 @@ def softplus(student_fn: Any) -> str:
                  atol=1e-6, hint=_("softplus(x) = log(1 + exp(x))"))
     xs = xs[xs != 0]  # at exactly 0, max(x, 0) and |x| have kinks: the lesson shows it apart
     try:
-        grads = np.asarray(jax.jit(jax.vmap(jax.grad(student_fn)))(xs))  # one compile
+        grads = np.asarray(transformed(student_fn, jax.grad, jax.vmap, jax.jit)(xs))  # 1 compile
     except Exception as err:
         raise Mistake(_("jax.grad(softplus) raised {name}: {str_err}").format(
                           name=type(err).__name__, str_err=str(err)[:120])) from err

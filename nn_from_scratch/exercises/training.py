@@ -17,19 +17,11 @@ import numpy as np
 
 from ..i18n import N_, _
 from ..train import History
-from ._core import (
-    Mistake,
-    NotDone,
-    call,
-    exercise,
-    expect_close,
-    expect_int,
-    expect_shape,
-    fast_call,
-    finish_first,
-    reject_known_wrong,
-    summary,
-)
+from ._calls import call, fast_call, finish_first, generator, shuffled
+from ._compare import expect_close, expect_int, expect_shape, reject_known_wrong
+from ._core import Mistake, NotDone, exercise
+from ._hints import summary
+from ._remote import transformed, twins
 
 LESSON = "08_training"
 # Every check uses networks of the same layer sizes and batches of the same size, made with
@@ -44,7 +36,7 @@ N = 12  # examples per batch
 
 def _network(sizes: list[int], seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """Parameters with He-sized weights (so that mistakes change the outputs), as float32."""
-    rng = np.random.default_rng(seed)
+    rng = generator(seed)
     return [((rng.normal(size=(n, m)) * np.sqrt(2 / m)).astype(np.float32),
              (0.3 * rng.normal(size=n)).astype(np.float32))
             for m, n in zip(sizes[:-1], sizes[1:])]
@@ -52,7 +44,7 @@ def _network(sizes: list[int], seed: int) -> list[tuple[np.ndarray, np.ndarray]]
 
 def _batch(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(images (N, 8), labels (N,), one-hot targets (N, N_CLASSES))`` as NumPy arrays."""
-    rng = np.random.default_rng(seed)
+    rng = generator(seed)
     images = rng.uniform(size=(N, SIZES[0])).astype(np.float32)
     labels = rng.integers(0, N_CLASSES, size=N).astype(np.int32)
     return images, labels, np.eye(N_CLASSES, dtype=np.float32)[labels]
@@ -91,7 +83,7 @@ def _grads(params: Any, images: np.ndarray, targets: np.ndarray) -> list[tuple[n
 
 @exercise(LESSON, 1, "one_hot")
 def one_hot(student_fn: Any) -> str:
-    cases = [(np.array([3, 0, 4, 1, 1, 0, 2], np.int32), 5),  # 7 labels, 5 classes
+    cases = [(shuffled(np.array([3, 0, 4, 1, 1, 0, 2], np.int32), 80), 5),  # 7 labels, 5 classes
              (np.array([0, 2, 1], np.int32), 6)]  # the top classes 3..5 are absent
     for labels, k in cases:
         what = _("one_hot(labels, {k}) for {len_labels} labels").format(k=k, len_labels=len(labels))
@@ -165,7 +157,7 @@ def loss(student_fn: Any) -> str:
     params = _network(SIZES, 0)
     images, _unused, targets = _batch(10)
     try:
-        jax.make_jaxpr(jax.grad(student_fn))(params, images, targets)  # traced, not compiled
+        transformed(student_fn, jax.grad, jax.make_jaxpr)(params, images, targets)  # no compile
     except (NotImplementedError, NotDone):
         raise
     except Exception as err:
@@ -278,13 +270,16 @@ def update(student_fn: Any) -> str:
     return N_("params - step_size * grad(loss), for every W and b, at two step sizes")
 
 
-def _history(val_accuracy: list[float], val_loss: list[float], train_end: float = 1.0) -> History:
-    """A made-up run: training accuracy rises every epoch; the validation curves are given."""
+def _history(anchor: Any, val_accuracy: list[float], val_loss: list[float],
+             train_end: float = 1.0) -> tuple[History, Any]:
+    """A made-up run: training accuracy rises every epoch; the validation curves are given.
+    ``(here, there)``: one to read, one to hand to the student's code (:func:`twins`)."""
     n = len(val_accuracy)
-    train_accuracy = tuple(np.linspace(0.8, train_end, n))
-    return History("scan", 128, 31, 0.5, epoch_time=(0.2,) * n,
-                   train_loss=tuple(np.linspace(0.6, 0.01, n)), train_accuracy=train_accuracy,
-                   val_loss=tuple(val_loss), val_accuracy=tuple(val_accuracy))
+    train_accuracy = tuple(float(a) for a in np.linspace(0.8, train_end, n))
+    return twins(anchor, History, "scan", 128, 31, 0.5, epoch_time=(0.2,) * n,
+                 train_loss=tuple(float(v) for v in np.linspace(0.6, 0.01, n)),
+                 train_accuracy=train_accuracy, val_loss=tuple(val_loss),
+                 val_accuracy=tuple(val_accuracy))
 
 
 @exercise(LESSON, 5, "best_epoch")
@@ -297,7 +292,7 @@ def best_epoch(student_fn: Any) -> str:
         ([0.75, 0.81, 0.86, 0.90], [0.7, 0.5, 0.4, 0.3], 4),  # still improving at the end
     ]
     for val_accuracy, val_loss, want in runs:
-        history = _history(val_accuracy, val_loss)
+        _here, history = _history(student_fn, val_accuracy, val_loss)
         got = call(student_fn, history, what="best_epoch(history)")
         got = expect_int(got, "best_epoch(history)", _("return an epoch number, an int"))
         if got == want:
@@ -370,11 +365,13 @@ def small_network_gap(student_fn: Any) -> str:
         (([0.70, 0.85, 0.87], [0.9, 0.5, 0.45]), ([0.75, 0.89, 0.88], [0.8, 0.4, 0.41])),
     ]
     for (big_acc, big_loss), (small_acc, small_loss) in runs:
-        big, small = _history(big_acc, big_loss), _history(small_acc, small_loss, train_end=0.93)
+        (big, big_there), (small, small_there) = (
+            _history(student_fn, big_acc, big_loss),
+            _history(student_fn, small_acc, small_loss, train_end=0.93))
         what = (_("validation_gap(big, small) for validation accuracies {big_acc} "
                   "(big) and {small_acc} (small)").format(
                     big_acc=big_acc, small_acc=small_acc))
-        got = call(student_fn, big, small, what=what)
+        got = call(student_fn, big_there, small_there, what=what)
         if np.ndim(got) != 0:
             raise Mistake(_("{what} returned {summary_got}; return one number").format(
                               what=what, summary_got=summary(got)))

@@ -12,20 +12,15 @@ from typing import Any
 import numpy as np
 
 from ..i18n import N_, _
-from ._core import (
-    Mistake,
-    call,
-    exercise,
-    expect_close,
-    expect_shape,
-    reject_known_wrong,
-)
+from ._calls import call, generator, jittered
+from ._compare import expect_close, expect_shape, reject_known_wrong
+from ._core import Mistake, exercise
 
 LESSON = "06_vmap"
 
 
 def _normal(seed: int, shape: tuple[int, ...]) -> np.ndarray:
-    return np.random.default_rng(seed).normal(size=shape).astype(np.float32)
+    return generator(seed).normal(size=shape).astype(np.float32)
 
 
 def _convolve(x: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -42,14 +37,11 @@ def _call_mapped(fn: Any, *args: Any, what: str, shared: str) -> Any:
                 what=what, shared=shared)})
 
 
-# The three inputs of the dot-product checks: (6, 4) batches with different rows.
-A, B = _normal(0, (6, 4)), _normal(1, (6, 4))
-
-
 @exercise(LESSON, 1, "dot_vmap")
 def dot_vmap(student_fn: Any) -> str:
+    a, b = _normal(0, (6, 4)), _normal(1, (6, 4))  # (6, 4) batches with different rows
     what = _("dot_vmap(a, b) for a, b of shape (6, 4)")
-    got = call(student_fn, A, B, what=what, hints={
+    got = call(student_fn, a, b, what=what, hints={
         ("contracting dimensions", "dot_general"): N_("jnp.dot was given a whole (6, 4) matrix, "
                                                       "and two of those do not multiply: vmap "
                                                       "it over axis 0 of both inputs, "
@@ -63,7 +55,7 @@ def dot_vmap(student_fn: Any) -> str:
     if got.shape == (4,):
         raise Mistake("returned shape (4,): it mapped over axis 1, the columns; the rows are "
                       "axis 0 (in_axes=(0, 0), the default)")
-    expect_close(got, np.einsum("bi,bi->b", A, B), what, atol=1e-4,
+    expect_close(got, np.einsum("bi,bi->b", a, b), what, atol=1e-4,
                  hint=_("out[i] must be jnp.dot(a[i], b[i])"))
     return N_("(batch,) dot products of matching rows, as einsum('bi,bi->b', a, b)")
 
@@ -150,19 +142,22 @@ def _linear_grads(theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray
     return 2 * (x @ theta - y)[:, None] * x
 
 
-THETA = np.array([0.5, -1.0, 2.0], np.float32)
-X8 = _normal(8, (8, 3))
-Y8 = np.linspace(-2.0, 3.0, 8).astype(np.float32)
+def _examples() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """theta (3,), and 8 examples: X (8, 3), Y (8,)."""
+    theta = jittered(np.array([0.5, -1.0, 2.0], np.float32), 12, 0.2)
+    return theta, _normal(8, (8, 3)), jittered(np.linspace(-2.0, 3.0, 8).astype(np.float32),
+                                                13, 0.2)
 
 
 @exercise(LESSON, 5, "per_example_grads")
 def per_example_grads(student_fn: Any) -> str:
     what = _("per_example_grads(theta, X, Y) for 8 examples")
-    got = _call_mapped(student_fn, THETA, X8, Y8, what=what,
+    theta, x8, y8 = _examples()
+    got = _call_mapped(student_fn, theta, x8, y8, what=what,
                        shared=_("theta is the same for every example, so it is not mapped: "
                                 "in_axes=(None, 0, 0)"))
     got = np.asarray(got)
-    want = _linear_grads(THETA, X8, Y8)
+    want = _linear_grads(theta, x8, y8)
     if got.shape == (3,):
         raise Mistake("returned ONE gradient (3,) for 8 examples, the gradient of the batch's "
                       "loss; vmap the gradient of ONE example's loss instead: "
@@ -171,8 +166,8 @@ def per_example_grads(student_fn: Any) -> str:
         raise Mistake("returned (8,), one number per example: the losses, not their gradients. "
                       "vmap jax.grad(example_loss), not example_loss")
     got = expect_shape(got, want.shape, what)
-    residual = (X8 @ THETA - Y8)[:, None]
-    if np.allclose(got, 2 * residual * THETA, atol=1e-4):
+    residual = (x8 @ theta - y8)[:, None]
+    if np.allclose(got, 2 * residual * theta, atol=1e-4):
         raise Mistake("that is the gradient with respect to x; the model's parameters are "
                       "theta, the first argument, which jax.grad differentiates by default "
                       "(no argnums)")
@@ -203,7 +198,7 @@ def clipped_mean_grad(student_fn: Any) -> str:
     # 8 gradients of 3 numbers: 3 shorter than max_norm = 2, 5 longer, and so is their mean;
     # 5 of 4 numbers: norms 0.9 to 1.9 around max_norm = 1.5, their mean's 0.67
     lengths = np.array([[1.0], [2.0], [0.5], [1.0], [1.5]], np.float32)
-    for grads, max_norm in ((_linear_grads(THETA, X8, Y8), 2.0),
+    for grads, max_norm in ((_linear_grads(*_examples()), 2.0),
                             (_normal(11, (5, 4)) * lengths, 1.5)):
         d = grads.shape[1]
         what = _("clipped_mean_grad(grads, {max_norm:.3g}) for grads of shape "

@@ -18,15 +18,12 @@ import jax
 import numpy as np
 
 from ..i18n import N_, _
-from ._core import (
-    Mistake,
-    call,
-    exercise,
-    expect_close,
-    mlp_loss_and_grads,
-    reject_known_wrong,
-    summary,
-)
+from . import _fixtures
+from ._calls import call, generator, scaled
+from ._compare import expect_close, mlp_loss_and_grads, reject_known_wrong
+from ._core import Mistake, exercise
+from ._hints import summary
+from ._remote import beside, session_of, transformed, twins
 
 LESSON = "14_where_next"
 SIZES = [8, 6, 4]  # a small network: NumPy inputs and one shape keep every check fast
@@ -43,7 +40,7 @@ def _optax() -> Any:
 
 def _network() -> list[tuple[np.ndarray, np.ndarray]]:
     """A [8, 6, 4] network's (W, b) with He-sized weights (so mistakes show), float32."""
-    rng = np.random.default_rng(0)
+    rng = generator(0)
     return [((rng.normal(size=(n, m)) * np.sqrt(2 / m)).astype(np.float32),
              (0.1 * rng.normal(size=n)).astype(np.float32))
             for m, n in zip(SIZES[:-1], SIZES[1:])]
@@ -51,7 +48,7 @@ def _network() -> list[tuple[np.ndarray, np.ndarray]]:
 
 def _batch() -> tuple[np.ndarray, np.ndarray]:
     """A batch for it: x (5, 8) in [0, 1) and one-hot y (5, 4)."""
-    rng = np.random.default_rng(100)
+    rng = generator(100)
     x = rng.uniform(size=(5, SIZES[0])).astype(np.float32)
     y = np.eye(SIZES[-1], dtype=np.float32)[rng.integers(0, SIZES[-1], size=5)]
     return x, y
@@ -89,19 +86,28 @@ def _step_output(out: Any, what: str) -> tuple[Any, Any, Any]:
 
 @functools.cache
 def _sgd_with_momentum() -> Any:
-    """One optimizer object for every check: jit compiles a step once per optimizer object."""
+    """One optimizer object for every check in class: jit compiles a step once per optimizer
+    object."""
     return _optax().sgd(STEP_LR, momentum=STEP_BETA)
+
+
+def _optimizer(anchor: Any, make: Any, *args: Any, **kwargs: Any) -> Any:
+    """``make(*args, **kwargs)``, an optimizer made where the student's code runs (its
+    functions stay there)."""
+    return beside(anchor, make, *args, **kwargs)
 
 
 @exercise(LESSON, 1, "a training step with Optax")
 def optax_step(student_step: Any) -> str:
     tx = _sgd_with_momentum()
+    handed = tx if session_of(student_step) is None else _optimizer(
+        student_step, _optax().sgd, STEP_LR, momentum=STEP_BETA)
     if not callable(student_step):
         raise Mistake(_("expected a function optax_step(params, opt_state, x, y, tx); "
                         "got {name}").format(name=type(student_step).__name__))
     # Jitted as a training loop would (the optimizer is a static argument): one compile
     # instead of one per operation, and the step must work on traced arrays.
-    step_fn = jax.jit(student_step, static_argnums=4)
+    step_fn = transformed(student_step, (jax.jit, {"static_argnums": 4}))
     params, (x, y) = _network(), _batch()
     lr, beta = STEP_LR, STEP_BETA
     value_want, layer_grads = mlp_loss_and_grads(params, x, y)
@@ -110,7 +116,7 @@ def optax_step(student_step: Any) -> str:
     what = _("optax_step(params, opt_state, x, y, optax.sgd({lr}, momentum={beta}))").format(
                lr=lr, beta=beta)
     try:
-        out = call(step_fn, params, first_state, x, y, tx, what=what)
+        out = call(step_fn, params, first_state, x, y, handed, what=what)
     except Mistake as err:
         if "abstract array" in str(err):  # the optimizer's functions, traced as arguments
             raise Mistake("the optimizer tx is not an array, so a jitted optax_step must mark it "
@@ -152,7 +158,8 @@ def optax_step(student_step: Any) -> str:
     g2 = _grads(jax.tree.unflatten(treedef, [w.astype(np.float32) for w in want]), x, y)
     want = _tree_map(lambda p, a, b: p - lr * (beta * a + b), want, g1, g2)
     what = _("optax_step at step 2, with the state from step 1")
-    new, _unused, _unused = _step_output(call(step_fn, new, state, x, y, tx, what=what), what)
+    new, _unused, _unused = _step_output(call(step_fn, new, state, x, y, handed, what=what),
+                                         what)
     if not _close(new, want, atol=1e-5):
         raise Mistake("the second step does not follow from the first: call "
                       "tx.update(grads, opt_state, params) with the opt_state you were given, "
@@ -177,7 +184,7 @@ def _momentum_tx(student_fn: Any, lr: float, beta: float | None) -> Any:
 @exercise(LESSON, 2, "momentum as an Optax transformation")
 def momentum(student_fn: Any) -> str:
     params = _network()
-    rng = np.random.default_rng(5)
+    rng = generator(5)
     grads = [[(rng.normal(size=w.shape).astype(np.float32),
                rng.normal(size=b.shape).astype(np.float32)) for w, b in params]
              for _unused in range(3)]
@@ -249,13 +256,14 @@ def warmup_cosine(student_fn: Any) -> str:
         raise Mistake(_("expected a function warmup_cosine(step, peak_value, "
                         "warmup_steps, decay_steps); got {name}").format(
                           name=type(student_fn).__name__))
-    for peak, warmup, decay in SCHEDULES:
+    for number, (peak, warmup, decay) in enumerate(SCHEDULES):
+        (peak,) = scaled((peak,), 90 + number)
         steps = np.arange(60, dtype=np.int32)  # past the end of both schedules
         what = _("warmup_cosine(step, {peak}, {warmup}, {decay}) inside jax.jit").format(
                    peak=peak, warmup=warmup, decay=decay)
         try:  # optax calls a schedule with a traced step count, inside the jitted step
-            got = call(jax.jit(lambda s, p=peak, w=warmup, d=decay: student_fn(s, p, w, d)),
-                       steps, what=what)
+            got = call(transformed(beside(student_fn, _fixtures.first_given, student_fn, peak,
+                                          warmup, decay), jax.jit), steps, what=what)
         except Mistake as err:
             text = str(err)
             if "Tracer" in text or "Concretization" in text or "truth value" in text:
@@ -306,13 +314,13 @@ def warmup_cosine(student_fn: Any) -> str:
             "warmup_steps and decay_steps, all steps at once under jit"))
 
 
-@functools.cache
-def _optimizers() -> tuple[tuple[str, Any], ...]:
-    """(name, optimizer) for 14.4: the rates differ, and AdamW's weight decay needs the params."""
+def _optimizers() -> tuple[tuple[str, Any, tuple, dict[str, Any]], ...]:
+    """(name, its maker, args, keyword args) for 14.4: the rates differ, and AdamW's weight
+    decay needs the params."""
     optax = _optax()
-    return (("optax.sgd(0.2)", optax.sgd(0.2)), ("optax.adam(0.2)", optax.adam(0.2)),
-            ("optax.adam(0.001)", optax.adam(1e-3)),
-            ("optax.adamw(0.01, weight_decay=5.0)", optax.adamw(1e-2, weight_decay=5.0)))
+    return (("optax.sgd(0.2)", optax.sgd, (0.2,), {}), ("optax.adam(0.2)", optax.adam, (0.2,), {}),
+            ("optax.adam(0.001)", optax.adam, (1e-3,), {}),
+            ("optax.adamw(0.01, weight_decay=5.0)", optax.adamw, (1e-2,), {"weight_decay": 5.0}))
 
 
 def _mean_abs(tree: Any, weights_only: bool = False) -> float:
@@ -323,13 +331,14 @@ def _mean_abs(tree: Any, weights_only: bool = False) -> float:
 @exercise(LESSON, 4, "first_step_ratio")
 def first_step_ratio(student_fn: Any) -> str:
     params = _network()[:1]  # one layer: two shapes, so few operations to compile
-    rng = np.random.default_rng(7)  # gradients from 1e-3 to 10, some exactly 0, as on MNIST
+    rng = generator(7)  # gradients from 1e-3 to 10, some exactly 0, as on MNIST
     grads = [tuple((rng.normal(size=a.shape) * 10.0 ** rng.uniform(-3, 1, size=a.shape)
                     * (rng.uniform(size=a.shape) > 0.3)).astype(np.float32) for a in layer)
              for layer in params]
-    for name, tx in _optimizers():
+    for name, make, args, kwargs in _optimizers():
         what = f"first_step_ratio({name}, params, grads)"
-        got = call(student_fn, tx, params, grads, what=what, hints={
+        tx, handed = twins(student_fn, make, *args, **kwargs)
+        got = call(student_fn, handed, params, grads, what=what, hints={
             "requires the current value of parameters": _("{what} called tx.update "
                                                           "without the params: AdamW's "
                                                           "weight decay needs them, "

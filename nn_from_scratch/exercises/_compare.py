@@ -1,0 +1,98 @@
+"""How a check compares an answer with the right one, and the references it compares with.
+
+Every comparison happens where the checker runs: in class, in the student's
+kernel; when graded, in the grader's own process, on values the student's code
+returned (:mod:`._remote`). Each raises :class:`._core.Mistake` with a hint that
+says what was compared, or returns quietly.
+"""
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..i18n import _
+from ._core import Mistake
+from ._hints import summary
+
+__all__ = ["expect_close", "expect_int", "expect_shape", "mlp_loss_and_grads",
+           "reject_known_wrong"]
+
+
+def expect_shape(got: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
+    """``got`` as a NumPy array, or a :class:`Mistake` if its shape is not ``shape``."""
+    array = np.asarray(got)
+    if array.shape != tuple(shape):
+        raise Mistake(_("{what} has shape {got}; expected {want}").format(
+            what=what, got=array.shape, want=tuple(shape)))
+    return array
+
+
+def expect_close(got: Any, want: Any, what: str, rtol: float = 1e-4, atol: float = 1e-5,
+                 hint: str = "") -> None:
+    """A :class:`Mistake` unless ``got`` has ``want``'s shape and values (to float rounding).
+
+    ``hint`` is marked for translation where it is written, ``hint=N_("...")`` (or
+    ``_("... {x}").format(x=...)`` when it has values), and said in the student's language.
+    """
+    want = np.asarray(want)
+    array = expect_shape(got, want.shape, what)
+    if not np.allclose(array, want, rtol=rtol, atol=atol):
+        worst = float(np.max(np.abs(array.astype(np.float64) - want)))
+        if hint:
+            raise Mistake(_("{what} is off by up to {worst:.3g} — {hint}").format(
+                what=what, worst=worst, hint=_(hint)))
+        raise Mistake(_("{what} is off by up to {worst:.3g}").format(what=what, worst=worst))
+
+
+def reject_known_wrong(got: Any, wrong: Mapping[str, Any], rtol: float = 1e-5,
+                       atol: float = 1e-8, want: Any = None) -> None:
+    """A :class:`Mistake` with the hint of the first typical wrong answer that ``got`` equals.
+
+    ``wrong`` maps each hint to the value that mistake gives (a number or an array of
+    ``got``'s shape); "equals" is ``np.allclose`` with ``rtol`` and ``atol``. With
+    ``want`` (the right answer), a wrong answer that happens to equal it on these
+    inputs is skipped. Returns quietly when ``got`` matches none of them.
+    """
+    for hint, value in wrong.items():
+        if np.allclose(got, value, rtol=rtol, atol=atol) and not (
+                want is not None and np.allclose(value, want, rtol=rtol, atol=atol)):
+            raise Mistake(hint)
+
+
+def expect_int(got: Any, what: str, hint: str) -> int:
+    """``got`` as an ``int`` if it is a whole number (an int, a NumPy integer, ``3.0``).
+
+    Anything else (a list, an array, ``2.5``, a string) is a :class:`Mistake` that
+    says ``"<what> returned <a summary of got>; <hint>"``.
+    """
+    try:
+        whole = np.ndim(got) == 0 and float(got) == int(got)
+    except (TypeError, ValueError, OverflowError):
+        whole = False
+    if not whole:
+        raise Mistake(_("{what} returned {value}; {hint}").format(
+            what=what, value=summary(got), hint=_(hint)))
+    return int(got)
+
+
+def mlp_loss_and_grads(params: Any, x: Any, y: Any) -> tuple[float, list[tuple[np.ndarray, ...]]]:
+    """The MLP's ``loss`` (lesson 08) and its gradient, in NumPy float64: a reference for
+    checks that compiles nothing, where ``jax.jit(jax.grad(loss))`` costs a compile per shape.
+
+    ``params``: ``[(W (n_out, n_in), b (n_out,)), ...]``, ReLU between layers;
+    ``x: (batch, n_in)``; ``y: (batch, n_classes)`` one-hot. Returns
+    ``(mean cross-entropy of the log-softmax, [(dW, db), ...])``.
+    """
+    acts = [np.asarray(x, np.float64)]
+    layers = [(np.asarray(w, np.float64), np.asarray(b, np.float64)) for w, b in params]
+    for w, b in layers[:-1]:
+        acts.append(np.maximum(acts[-1] @ w.T + b, 0))  # (batch, n_out)
+    logits = acts[-1] @ layers[-1][0].T + layers[-1][1]
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    delta = (np.exp(log_p) - y) / len(acts[0])  # d loss / d logits, as sum(y) = 1
+    grads: list[tuple[np.ndarray, ...]] = []
+    for i in reversed(range(len(layers))):
+        grads.append((delta.T @ acts[i], delta.sum(axis=0)))
+        delta = (delta @ layers[i][0]) * (acts[i] > 0)
+    return float(-np.mean(np.sum(log_p * y, axis=1))), grads[::-1]

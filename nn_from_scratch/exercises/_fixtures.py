@@ -1,0 +1,376 @@
+"""What the checkers hand to the student's code, made where that code runs.
+
+In class a checker calls these directly. When the grader checks a submission,
+the student's code runs in another process (its kernel), and what it is handed
+must be made there: the checker names one of these (``beside(answer, graph, 2)``,
+:mod:`._remote`), the kernel imports it from the package and calls it. So every
+object here is plain: functions for the student's code to differentiate or time,
+stand-ins that record how they were used, graphs of a lesson's Values. None of
+them decides anything; what they record is read back and judged by the checker.
+"""
+import time
+from typing import Any
+
+import numpy as np
+
+from .. import autodiff
+from ..i18n import _
+from ._core import Mistake
+from ._hints import summary
+
+__all__ = ["Bowl", "GRAPH_FUNCTIONS", "InFlight", "Kept", "StandInTimer", "Watched",
+           "checking_key_reuse", "cube", "cubic", "deep", "diamond", "first_given", "graph",
+           "lesson_jaxpr", "mesh_shape", "mesh_size", "named_layout", "neuron", "placement",
+           "placing", "poly", "printed_under_jit", "queued_work", "shard_mapped", "square",
+           "step_on_mesh", "summed", "tiny_step_inputs", "total", "traced_size"]
+
+
+def _tanh(z: Any) -> Any:
+    """tanh for a Value (the student's or the library's) and for a JAX number alike."""
+    import jax.numpy as jnp
+
+    return z.tanh() if hasattr(z, "tanh") else jnp.tanh(z)
+
+
+# Lesson 03's scalar functions, written once for Values and for jax.grad alike. Each is
+# called "f", the name a student's error message shows.
+def square(x: Any) -> Any:
+    return x * x
+
+
+def diamond(x: Any, y: Any) -> Any:
+    a = x * y            # a is used twice below: its grad sums both uses
+    return (a + x) * a
+
+
+def neuron(x1: Any, x2: Any, w1: Any, w2: Any, b: Any) -> Any:
+    return _tanh(x1 * w1 + x2 * w2 + b)
+
+
+def deep(x: Any, w: Any) -> Any:
+    h = x
+    for _unused in range(3):   # x and w feed every layer
+        h = _tanh(h * w + x)
+    return h
+
+
+def cubic(x: Any) -> Any:
+    return x * x * x + 2 * x  # lesson 02's g: g'(2) = 14
+
+
+def total(x: Any, y: Any) -> Any:
+    return x + y
+
+
+def poly(x: Any, y: Any) -> Any:
+    return x * y - 3 * x * x
+
+
+for _fn in (square, diamond, neuron, deep, cubic, total, poly):
+    _fn.__name__ = "f"  # its __qualname__ stays, so the kernel can import it by name
+
+GRAPH_FUNCTIONS = (square, diamond, neuron, deep)
+
+
+def graph(index: int, point: tuple[float, ...]) -> tuple[list[autodiff.Value], autodiff.Value]:
+    """A fresh graph of ``GRAPH_FUNCTIONS[index]`` at ``point``, made of the library's Values:
+    ``(its inputs, its root)``."""
+    inputs = [autodiff.Value(v) for v in point]
+    return inputs, GRAPH_FUNCTIONS[index](*inputs)
+
+
+class InFlight:
+    """Stands in for a JAX array whose work finishes a while after the call returned."""
+
+    def __init__(self, delay: float) -> None:
+        self._ready_at = time.perf_counter() + delay
+
+    def block_until_ready(self) -> "InFlight":
+        time.sleep(max(0.0, self._ready_at - time.perf_counter()))
+        return self
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        self.block_until_ready()  # converting to NumPy waits too, as with a real jax.Array
+        return np.zeros(2, dtype)
+
+    def __repr__(self) -> str:
+        return "Array([0., 0.], dtype=float32)"
+
+
+def queued_work(delay: float) -> InFlight:
+    """Like a JAX call: returns at once, with a result that is ready ``delay`` seconds later."""
+    return InFlight(delay)
+
+
+class StandInTimer:
+    """A timer whose answers the check knows: ``np_seconds`` for np.add, ``jnp_seconds`` for
+    jnp.add. Like the lesson's timer, ``timer(fn, *args)`` returns seconds; it records what it
+    is handed, as ``calls``: ``[("np.add" or "jnp.add", args), ...]``, instead of running
+    anything, so the check costs no timing loop."""
+
+    def __init__(self, np_seconds: float, jnp_seconds: float) -> None:
+        import jax.numpy as jnp
+
+        self.seconds = {"np.add": (np.add, np_seconds), "jnp.add": (jnp.add, jnp_seconds)}
+        self.calls: list[tuple[str, tuple[Any, ...]]] = []
+
+    def __call__(self, fn: Any, *args: Any) -> float:
+        for name, (known, seconds) in self.seconds.items():
+            if fn is known:
+                self.calls.append((name, args))
+                return seconds
+        raise Mistake(_("timer(fn, *args) was handed {summary_fn} as fn: time np.add and "
+                        "jnp.add themselves, the function first, e.g. timer(np.add, a, "
+                        "a)").format(summary_fn=summary(fn)))
+
+
+def cube(x: float) -> float:
+    """x**3: a function for lesson 02's central difference."""
+    return x ** 3
+
+
+class Bowl:
+    """A quadratic loss with a known minimum, for a pytree ``theta`` of its own shape.
+
+    loss = sum over leaves of curvature * (p - bottom)**2 / 2, plus a cross term that
+    couples the first two leaves, so that every leaf and every sign matters. Called, it
+    returns ``(loss, grads)``, as lesson 02's ``loss_and_grads`` does.
+    """
+
+    def __init__(self, bottom: Any, curvature: Any) -> None:
+        self.bottom, self.curvature = bottom, curvature
+
+    def __call__(self, theta: Any) -> tuple[float, Any]:
+        import jax
+
+        offsets = jax.tree.map(lambda p, m: np.asarray(p, np.float64) - m, theta, self.bottom)
+        leaves = jax.tree.leaves(offsets)
+        first, second = leaves[0].ravel()[0], leaves[1].ravel()[0]
+        value = sum(float(np.sum(c * d * d)) / 2 for c, d in
+                    zip(jax.tree.leaves(self.curvature), leaves)) + 0.3 * first * second
+        grads = jax.tree.map(lambda c, d: c * d, self.curvature, offsets)
+        grad_leaves = jax.tree.leaves(grads)
+        grad_leaves[0].flat[0] += 0.3 * second
+        grad_leaves[1].flat[0] += 0.3 * first
+        return value, grads
+
+    def descent(self, theta: Any, step_size: float, steps: int) -> list[float]:
+        """The right answer: the loss before each of ``steps`` updates."""
+        import jax
+
+        losses = []
+        for _unused in range(steps):
+            value, grads = self(theta)
+            theta = jax.tree.map(lambda p, g: np.asarray(p, np.float64) - step_size * g,
+                                 theta, grads)
+            losses.append(value)
+        return losses
+
+
+class Watched:
+    """A small function that counts its traces, and refuses to run op by op (outside jit):
+    called on a value that is not a tracer, it raises a Mistake with ``eager_hint``."""
+
+    def __init__(self, eager_hint: str) -> None:
+        self.traces, self.eager_hint = 0, eager_hint
+
+    def __call__(self, x: Any) -> Any:
+        import jax
+
+        if not isinstance(x, jax.core.Tracer):  # say so now, before it compiles each op
+            raise Mistake(self.eager_hint)
+        self.traces += 1
+        return x * 2
+
+    def compile_once(self, x: Any) -> None:
+        """Compile ``jax.jit(self)`` for ``x`` (so that only a cleared cache compiles anew),
+        then count traces from 0."""
+        import jax
+
+        jax.block_until_ready(jax.jit(self)(x))
+        self.traces = 0
+
+    def warm_seconds(self, x: Any) -> float:
+        """The median time of a warm call of ``jax.jit(self)(x)``, here."""
+        import jax
+
+        from ..timing import time_fn
+
+        return time_fn(jax.jit(self), x, repeats=5).median
+
+
+def summed(fn: Any) -> Any:
+    """``lambda *args: jnp.sum(fn(*args))``: a function of one number out, for ``jax.grad``."""
+    import jax.numpy as jnp
+
+    def total_of(*args: Any) -> Any:
+        return jnp.sum(fn(*args))
+    return total_of
+
+
+def printed_under_jit(fn: Any, *inputs: Any) -> tuple[list[Any], str]:
+    """``jax.jit(lambda x: fn(x))`` on each input, traced afresh, and what it printed meanwhile
+    (``jax.debug.print`` included)."""
+    import contextlib
+    import io
+
+    import jax
+
+    fresh = jax.jit(lambda x: fn(x))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        results = [fresh(x) for x in inputs]
+        jax.block_until_ready(results)
+        jax.effects_barrier()  # jax.debug.print runs asynchronously: wait for it
+    return results, out.getvalue()
+
+
+def traced_size(fn: Any, x: Any, *rest: Any) -> int:
+    """How many operations the traced program of ``lambda v: fn(v, *rest)`` has, at ``x``."""
+    import jax
+
+    return len(jax.make_jaxpr(lambda v: fn(v, *rest))(x).eqns)
+
+
+def tiny_step_inputs() -> tuple[Any, np.ndarray, np.ndarray]:
+    """A network of lesson 09's depth (3 layers), tiny widths, and a batch of 3."""
+    rng = np.random.default_rng(0)
+    sizes = [6, 5, 5, 4]
+    params = [(rng.normal(size=(n, m)).astype(np.float32), np.zeros(n, np.float32))
+              for m, n in zip(sizes[:-1], sizes[1:])]
+    x = rng.uniform(size=(3, 6)).astype(np.float32)
+    return params, x, np.eye(4, dtype=np.float32)[[0, 2, 3]]
+
+
+def lesson_jaxpr(name: str) -> Any:
+    """A jaxpr of lesson 09's check: ``"step"``, one SGD step of a 3-layer network; ``"loss"``,
+    its loss (the forward pass); ``"none"``, a function with no matrix multiply at all.
+    Tracing only: nothing is compiled."""
+    import jax
+
+    from .. import losses, train
+
+    params, x, y = tiny_step_inputs()
+    if name == "step":
+        return jax.make_jaxpr(train.update)(params, x, y, 0.1)
+    if name == "loss":
+        return jax.make_jaxpr(losses.loss)(params, x, y)
+    return jax.make_jaxpr(lambda a: jax.numpy.sin(a) * 2)(x)
+
+
+def checking_key_reuse(fn: Any) -> Any:
+    """``fn``, run under ``jax.debug_key_reuse(True)``: a key used twice raises KeyReuseError."""
+    import functools
+
+    import jax
+
+    @functools.wraps(fn)
+    def checked(*args: Any) -> Any:
+        with jax.debug_key_reuse(True):
+            return fn(*args)
+    return checked
+
+
+class Kept:
+    """An object that stays where it was made: ``.value``. (Handed back to the grader, it is a
+    handle to the object, not a copy: a placed array stays placed.)"""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def placement(value: Any) -> dict[str, Any]:
+    """Where the pieces of ``value`` live, as plain data: ``array`` (is it a jax.Array),
+    ``type``, ``value`` (its numbers), ``pieces`` (each addressable shard's shape and
+    ``(start, stop)`` per axis) and ``layout`` (``{device id: ((start, stop), ...)}``)."""
+    import jax
+
+    if not isinstance(value, jax.Array):
+        return {"array": False, "type": type(value).__name__, "value": None, "pieces": [],
+                "layout": {}}
+    shape = value.shape
+
+    def bounds(index: Any) -> tuple[tuple[int, int], ...]:
+        return tuple(tuple(part.indices(size)[:2]) for part, size in zip(index, shape))
+
+    return {"array": True, "type": type(value).__name__, "value": np.asarray(value),
+            "pieces": [(tuple(s.data.shape), bounds(s.index)) for s in value.addressable_shards],
+            "layout": {int(device.id): bounds(index)  # type: ignore[attr-defined]
+                       for device, index in value.sharding.devices_indices_map(shape).items()}}
+
+
+def placing(fn: Any, tree: bool = False) -> Any:
+    """``fn``, returning ``(Kept(its output), [placement of each leaf])`` (one leaf, the
+    output itself, unless ``tree``)."""
+    import functools
+
+    import jax
+
+    @functools.wraps(fn)
+    def described(*args: Any) -> tuple[Kept, list[dict[str, Any]]]:
+        out = fn(*args)
+        leaves = jax.tree.leaves(out) if tree else [out]
+        return Kept(out), [placement(leaf) for leaf in leaves]
+    return described
+
+
+def shard_mapped(fn: Any) -> Any:
+    """``jax.jit(jax.shard_map(fn, ...))`` over ``data_parallel_mesh()``: the params whole on
+    every device (``P()``), x and y split along AXIS, one result for all (``P()``)."""
+    import jax
+    from jax.sharding import PartitionSpec as P
+
+    from ..parallel import AXIS, data_parallel_mesh
+
+    return jax.jit(jax.shard_map(fn, mesh=data_parallel_mesh(),
+                                 in_specs=(P(), P(AXIS), P(AXIS)), out_specs=P()))
+
+
+def mesh_size(mesh: Any) -> int:
+    return int(mesh.size)
+
+
+def mesh_shape(mesh: Any) -> dict[str, int]:
+    return {str(name): int(size) for name, size in mesh.shape.items()}
+
+
+def named_layout(mesh: Any, spec: tuple, shape: tuple[int, ...]) -> Any:
+    """The ``layout`` (:func:`placement`) that ``NamedSharding(mesh, PartitionSpec(*spec))``
+    gives an array of ``shape``, or None if it cannot place one (a split that does not
+    divide)."""
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    try:
+        index_map = NamedSharding(mesh, P(*spec)).devices_indices_map(tuple(shape))
+    except Exception:
+        return None
+    return {int(device.id): tuple(tuple(part.indices(size)[:2])  # type: ignore[attr-defined]
+                                  for part, size in zip(index, shape))
+            for device, index in index_map.items()}
+
+
+def step_on_mesh(mesh: Any) -> Any:
+    """``step(kept, x, y, step_size)``: ``jax.jit(update)`` on the params in ``kept`` as they
+    are placed, with x and y split along AXIS over ``mesh``; the new params' leaves."""
+    import jax
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from ..parallel import AXIS
+    from ..train import update
+
+    def step(kept: Kept, x: Any, y: Any, step_size: float) -> list[Any]:
+        rows = NamedSharding(mesh, P(AXIS))
+        new = jax.jit(update)(kept.value, jax.device_put(x, rows), jax.device_put(y, rows),
+                              step_size)
+        return [np.asarray(leaf) for leaf in jax.tree.leaves(new)]
+    return step
+
+
+def first_given(fn: Any, *rest: Any) -> Any:
+    """``lambda first: fn(first, *rest)``: a function of its first argument alone, the rest
+    given (a schedule of the step count, its settings fixed)."""
+    def of_first(first: Any) -> Any:
+        return fn(first, *rest)
+    return of_first

@@ -1,0 +1,54 @@
+"""How a check words what it found: a short line about a value, an error's first line.
+
+A hint quotes what the student handed in, never the whole of it: a (512, 784)
+array in a message helps nobody. When the grader checks a submission, the
+student's objects are in another process (:mod:`._remote`); they are summed up
+from what that process said of them, and nothing more is asked.
+"""
+from typing import Any
+
+import numpy as np
+
+from ..i18n import _
+from ._remote import Remote
+
+__all__ = ["first_line", "summary"]
+
+
+def first_line(err: BaseException, limit: int = 160) -> str:
+    """``"ValueError: the first line of its message"``, at most ``limit`` characters."""
+    text = str(err).strip().splitlines()
+    line = f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
+    return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
+def summary(value: Any, limit: int = 60) -> str:
+    """A short line about a value a student handed in, never the whole of it.
+
+    ``array of shape (3, 4) float32 [0.1, -2, 3.5, …]``, ``list of 3 items``,
+    ``function relu``, ``7.5``. Quoted in hints instead of the value itself: a
+    (512, 784) array in a message helps nobody.
+    """
+    if isinstance(value, Remote):  # what the student's kernel said of it; nothing more is asked
+        name = value.name or value.kind
+        if not callable(value):
+            return value.kind
+        return _("function {name}").format(name=name) if "<" not in name else _("a function")
+    if isinstance(value, (bool, int, float, complex, str, type(None))) or np.isscalar(value):
+        text = repr(value.item() if isinstance(value, np.generic) else value)
+        return text if len(text) <= limit else text[:limit - 1] + "…"
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        flat = np.asarray(value).ravel()
+        head = ", ".join(f"{x:.3g}" if np.issubdtype(flat.dtype, np.number) else str(x)
+                         for x in flat[:3].tolist())
+        more = ", …" if flat.size > 3 else ""
+        return _("array of shape {shape} {dtype} [{values}]").format(
+            shape=tuple(value.shape), dtype=value.dtype, values=head + more)
+    if isinstance(value, (list, tuple, dict, set)):
+        kind, count = type(value).__name__, len(value)
+        return (_("{kind} of 1 item").format(kind=kind) if count == 1 else
+                _("{kind} of {count} items").format(kind=kind, count=count))
+    if callable(value):
+        name = getattr(value, "__name__", type(value).__name__)
+        return _("function {name}").format(name=name) if "<" not in name else _("a function")
+    return type(value).__name__
