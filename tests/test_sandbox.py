@@ -82,7 +82,7 @@ def test_it_sees_its_notebook_and_what_a_lesson_needs_nothing_more(live, private
 
 def test_the_package_and_the_python_environment_are_read_only(live):
     import sys
-    for path in (PACKAGE / "exercises" / "_core.py", PACKAGE / "grade" / "in_kernel.py",
+    for path in (PACKAGE / "exercises" / "_core.py", PACKAGE / "grade" / "answers.py",
                  PACKAGE / "new_file.py", Path(sys.prefix) / "pwned.pth"):
         said = live.run(f"open({str(path)!r}, 'a').write('x')")
         assert said.startswith(("OSError: [Errno 30] Read-only file system",

@@ -1,7 +1,8 @@
 """Grading students' notebooks offline: ``python -m nn_from_scratch grade PATH...``.
 
-Verdicts come from the grader, never from what a submission displays. The pieces,
-one module each, in the order a notebook goes through them:
+Verdicts are decided in the grader's own process, from values the student's code
+computed for inputs drawn at grading time; never from what a submission displays.
+The pieces, one module each, in the order a notebook goes through them:
 
 - :mod:`.intake`: every submission copied, as a plain file, into the grader's
   private folder before any kernel starts; names and messages made safe to show;
@@ -10,8 +11,11 @@ one module each, in the order a notebook goes through them:
 - :mod:`.rebuild`: a submission rebuilt from the release, only its exercise
   cells kept (plus cells the student added), with notes on what was restored;
 - :mod:`.suspicious`: notes on student code that reaches for the grader's machinery;
-- :mod:`.verdicts` and :mod:`.in_kernel`: the grader's own check cells, with a
-  secret per cell and checkers loaded afresh, and reading their records back;
+- :mod:`.verdicts`: the check each check cell asks for (read from the release);
+  :mod:`.checking`: each check run in the grader's own process, the student's
+  code called in its kernel on inputs drawn for this grading (:mod:`.answers`,
+  the kernel's side; :mod:`.wire`, the plain data that crosses);
+  :mod:`.copying`: an exercise that hands in the library's own answer;
 - :mod:`.notebook`: one notebook, rebuilt, run (by :mod:`nn_from_scratch.notebook_runner`,
   with time and memory limits, in a sandbox of its own: :mod:`nn_from_scratch.sandbox`)
   and turned into rows; :mod:`.results` holds them;

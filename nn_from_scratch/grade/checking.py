@@ -25,11 +25,13 @@ from typing import Any
 
 from ..exercises._calls import fresh_inputs
 from ..exercises._core import CheckResult
+from ..exercises._hints import first_line
 from ..exercises._remote import Session
+from ..notebook_runner import CellRun, Hook, Kernel
 from .answers import MIME, Answers
 
 __all__ = ["PROLOGUE", "CheckTimedOut", "InProcess", "KernelDied", "KernelSession", "check_here",
-           "fresh_seed"]
+           "fresh_seed", "grading_hook"]
 
 # What the grader runs in a submission's kernel before its first cell (quietly, outside the
 # kernel's history): the object that answers its questions.
@@ -126,3 +128,30 @@ def check_here(session: Session, checker: Any, names: list[str], seed: int | Non
     except Exception:  # a kernel that cannot forget is cleaned up with the kernel
         pass
     return result
+
+
+def grading_hook(index: int, checker: Any, names: tuple[str, ...],
+                 verdicts: dict[str, dict[str, str]], exercise: str) -> Hook:
+    """What the grader does at a check cell: ``checker`` run here, in a thread of its own (the
+    kernel's client stays on this loop), on inputs drawn for this grading; its verdict goes to
+    ``verdicts[exercise]``, and the cell's run says how the check went."""
+    async def hook(kernel: Kernel, limit: float) -> CellRun:
+        loop = asyncio.get_running_loop()
+        start = time.monotonic()
+        session = KernelSession(kernel, loop, start + limit)
+        try:
+            result = await loop.run_in_executor(None, check_here, session, checker, list(names),
+                                                fresh_seed())
+        except CheckTimedOut:
+            return CellRun(index, "timed out", f"was interrupted after {limit:.0f} s",
+                           time.monotonic() - start)
+        except KernelDied:
+            return CellRun(index, "error", "made the kernel die (a crash)",
+                           time.monotonic() - start)
+        except Exception as err:  # the answer was never defined (NameError), or gibberish
+            verdicts[exercise] = {"status": "error", "message": first_line(err, 300)}
+            return CellRun(index, "error", first_line(err, 300), time.monotonic() - start,
+                           raised=True)
+        verdicts[exercise] = {"status": result.status, "message": result.message}
+        return CellRun(index, "ok", "", time.monotonic() - start)
+    return hook

@@ -1,12 +1,16 @@
-"""Grade one notebook: read its copy, rebuild it from the release, run it, read the verdicts.
+"""Grade one notebook: read its copy, rebuild it from the release, run it, check it here.
 
 :func:`prepare` does everything before a kernel is needed (so that a batch can
-start the kernel meanwhile), :func:`run_prepared` runs it and makes the rows.
+start the kernel meanwhile), :func:`run_prepared` runs it and makes the rows:
+the kernel runs the lesson's cells and the student's; at each check cell the
+grader runs the checker in its own process (:mod:`.checking`), and an exercise
+whose submitted code copies the library's answer (:mod:`.copying`) is marked so.
 The submission's own outputs are read once, only to compare: an exercise that
 showed ✓ there and fails when graded gets a note saying so. Everything a
 submission controls that reaches a row (its name, an exception's text, a hint
 that quotes its values) is one clean line of bounded length (:func:`.intake.clean`).
 """
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,27 +19,31 @@ import nbformat
 
 from ..exercises import lesson_exercises
 from ..exercises._core import all_lessons
+from ..i18n import _
 from ..notebook_runner import CellRun, Kernel, Limits, run_cells
+from .checking import PROLOGUE, grading_hook
+from .copying import library_copies
 from .intake import Submission, clean
 from .rebuild import Rebuilt, rebuild
 from .release import EXERCISE_TAG, RELEASE, Release, load_release
 from .results import Graded, Row
 from .suspicious import flags
-from .verdicts import GradingCell, add_grading_cells, check_results, read_verdicts
+from .verdicts import CheckCell, check_cells, check_results
 
 __all__ = ["Prepared", "failed", "lesson_of", "prepare", "run_prepared"]
 
 
 @dataclass
 class Prepared:
-    """A submission ready to run: its rebuilt notebook and the grader's cells in it."""
+    """A submission ready to run: its rebuilt notebook, its check cells, what it copied."""
 
     submission: Submission
     release: Release
     rebuilt: Rebuilt
-    grading: list[GradingCell]
+    checks: list[CheckCell]
     shown: dict[str, dict[str, Any]]  # what the submission's saved outputs showed
     notes: list[str]
+    copies: dict[str, str]  # exercise id -> the library's function its code hands in
 
 
 def lesson_of(nb: Any, path: str | Path) -> str | None:
@@ -83,13 +91,16 @@ def prepare(submission: Submission, release_dir: Path = RELEASE) -> Prepared | G
             label = (f"the exercise cell of {released.exercise}" if released else
                      f"a cell the student added (`{first}`)")
             notes.extend(clean(note) for note in flags(label, cell.source))
-    grading = add_grading_cells(rebuilt, release.checker)
-    return Prepared(submission, release, rebuilt, grading, check_results(nb), notes)
+    return Prepared(submission, release, rebuilt, check_cells(rebuilt), check_results(nb), notes,
+                    library_copies(rebuilt, release))
 
 
 def _row(exercise: Any, verdict: dict | None, exercise_run: CellRun | None,
-         check_run: CellRun | None, points: float, shown: dict | None) -> Row:
-    if verdict and verdict["status"] == "passed":
+         check_run: CellRun | None, points: float, shown: dict | None, copied: str = "") -> Row:
+    if copied:  # what a check in class says of it too, in the grader's language
+        status, message = "failed", _("this is the library's own {name}; write your own").format(
+            name=copied)
+    elif verdict and verdict["status"] == "passed":
         status, message = "passed", verdict["message"]
     elif exercise_run and exercise_run.status != "ok":
         status, message = exercise_run.status, f"the exercise cell {exercise_run.what_happened}"
@@ -109,14 +120,15 @@ def _row(exercise: Any, verdict: dict | None, exercise_run: CellRun | None,
 
 async def run_prepared(prepared: Prepared, kernel: Kernel, limits: Limits,
                        notes: tuple[str, ...] = ()) -> Graded:
-    """Run a prepared submission in ``kernel`` (shut down afterwards); one row per exercise.
-
-    ``notes``: what the grader says of every notebook of the run (graded without a sandbox).
-    """
-    nb, grading = prepared.rebuilt.nb, prepared.grading
-    quiet = {cell.index for cell in grading}
-    runs = {run.index: run for run in await run_cells(nb, kernel, limits, quiet)}
-    verdicts, forged = read_verdicts(nb, grading)
+    """Run a prepared submission in ``kernel`` (shut down afterwards), each check decided here;
+    one row per exercise. ``notes``: what the grader says of every notebook of the run."""
+    nb, checks = prepared.rebuilt.nb, prepared.checks
+    checkers = importlib.import_module(f"nn_from_scratch.exercises.{prepared.release.checker}")
+    verdicts: dict[str, dict[str, str]] = {}
+    hooks = {c.index: grading_hook(c.index, getattr(checkers, c.checker), c.names, verdicts,
+                                   c.exercise) for c in checks}
+    runs = {run.index: run for run in await run_cells(nb, kernel, limits, hooks=hooks,
+                                                      prologue=PROLOGUE)}
     cells = {(placed.released.role, placed.released.exercise): index
              for index, placed in enumerate(prepared.rebuilt.placed) if placed.released}
     points = {c.exercise: c.points for c in prepared.release.cells if c.role == "check"}
@@ -127,13 +139,14 @@ async def run_prepared(prepared: Prepared, kernel: Kernel, limits: Limits,
                          runs.get(cells.get((EXERCISE_TAG, exercise.id), -1)),
                          runs.get(check, CellRun(check, "error", "was not run"))
                          if check is not None else None,
-                         points.get(exercise.id, 1.0), prepared.shown.get(exercise.id)))
-    checks = sum(runs[i].seconds for i in quiet if i in runs)
-    seconds = {"kernel": round(kernel.seconds, 2), "checks": round(checks, 2),
-               "lesson": round(sum(r.seconds for r in runs.values()) - checks, 2)}
+                         points.get(exercise.id, 1.0), prepared.shown.get(exercise.id),
+                         prepared.copies.get(exercise.id, "")))
+    checked = sum(runs[c.index].seconds for c in checks if c.index in runs)
+    seconds = {"kernel": round(kernel.seconds, 2), "checks": round(checked, 2),
+               "lesson": round(sum(r.seconds for r in runs.values()) - checked, 2)}
     cut = [f"the output of cell {index + 1} passed the limit ({limits.cell_output // 2**20} MB "
            f"a cell, {limits.output // 2**20} MB a notebook); the rest was dropped"
            for index, run in sorted(runs.items()) if run.cut]
-    everything = tuple(dict.fromkeys([*notes, *prepared.notes, *forged, *cut]))
+    everything = tuple(dict.fromkeys([*notes, *prepared.notes, *cut]))
     return Graded(clean(prepared.submission.path), prepared.release.lesson, tuple(rows),
                   everything, seconds)

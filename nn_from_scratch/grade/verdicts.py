@@ -1,65 +1,63 @@
-"""Verdicts from the grader's own cells, never from what a submission displays.
+"""Which check each check cell asks for, and what a submission's saved outputs showed.
 
-Each released check cell of the rebuilt notebook is replaced by a grading cell
-(:func:`add_grading_cells`) that runs :mod:`.in_kernel` with a secret made for
-that cell alone; the secret appears in no cell before it, and the cell runs
-outside the kernel's history, so no later cell can read it back from ``In``.
-:func:`read_verdicts` takes exactly one record per grading cell: from that
-cell's own outputs and carrying its secret. A record displayed anywhere else,
-or twice, changes no verdict; it is reported.
+The grader never runs a check cell in the student's kernel. It reads the cell
+from the *release* (never from the submission), as the call it is, e.g.
+``check.predict(predict)``: the checker's name and the names of the answers it is
+handed (:func:`check_cells`). At that cell, :mod:`.checking` runs the checker in
+the grader's own process on those answers. A submission's saved outputs are only
+compared with the verdicts (:func:`check_results`): an exercise that showed ✓
+there and fails when graded gets a note; nothing displayed decides anything.
 """
-import secrets
+import ast
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..exercises import MIME
-from .in_kernel import GRADER_MIME
 from .rebuild import Rebuilt
 
-__all__ = ["GRADER_MIME", "GradingCell", "add_grading_cells", "check_results", "read_verdicts"]
-
-IN_KERNEL = Path(__file__).resolve().parent / "in_kernel.py"
-PACKAGE = IN_KERNEL.parent.parent
+__all__ = ["CheckCell", "check_cells", "check_results"]
 
 
 @dataclass(frozen=True)
-class GradingCell:
-    """The grader's cell for one exercise: where it sits in the rebuilt notebook, its secret."""
+class CheckCell:
+    """A check cell of the rebuilt notebook: its place, its exercise, the checker it calls and
+    the notebook's names for what it hands that checker (``("predict",)``)."""
 
     index: int
     exercise: str
-    secret: str
+    checker: str
+    names: tuple[str, ...]
 
 
-def _grading_source(secret: str, checker: str, exercise: str, check_source: str) -> str:
-    loader = f"_nn_from_scratch_grade_{secret}"
-    return "\n".join([
-        f"def {loader}():",
-        "    import importlib.util",
-        f"    spec = importlib.util.spec_from_file_location({loader!r}, {str(IN_KERNEL)!r})",
-        "    module = importlib.util.module_from_spec(spec)",
-        "    spec.loader.exec_module(module)",
-        f"    module.grade({secret!r}, {str(PACKAGE)!r}, {checker!r}, {exercise!r},",
-        f"                 {check_source!r})",
-        "try:",
-        f"    {loader}()",
-        "finally:",
-        f"    del {loader}",
-    ])
+def _call(source: str) -> tuple[str, tuple[str, ...]] | None:
+    """``("predict", ("predict",))`` for ``check.predict(predict)``; None for anything else."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
+        return None
+    call = tree.body[0].value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ast.Name) and call.func.value.id == "check"
+            and not call.keywords and all(isinstance(a, ast.Name) for a in call.args)):
+        return None
+    return call.func.attr, tuple(a.id for a in call.args if isinstance(a, ast.Name))
 
 
-def add_grading_cells(rebuilt: Rebuilt, checker: str) -> list[GradingCell]:
-    """Replace each released check cell's source by a grading cell with a fresh secret."""
+def check_cells(rebuilt: Rebuilt) -> list[CheckCell]:
+    """The check cells of ``rebuilt``, as their released source calls them (a release whose check
+    cell is not one call of a checker on names is refused when the lesson is built)."""
     cells = []
     for index, placed in enumerate(rebuilt.placed):
         released = placed.released
         if released is None or released.role != "check" or not released.exercise:
             continue
-        secret = secrets.token_hex(16)
-        rebuilt.nb.cells[index].source = _grading_source(secret, checker, released.exercise,
-                                                         released.source)
-        cells.append(GradingCell(index, released.exercise, secret))
+        call = _call(released.source)
+        if call is None:
+            raise ValueError(f"the released check cell of {released.exercise} is not one call "
+                             f"check.name(answer): {released.source!r}")
+        cells.append(CheckCell(index, released.exercise, *call))
     return cells
 
 
@@ -70,29 +68,6 @@ def _records(cell: Any, mime: str) -> list[dict[str, Any]]:
         if isinstance(record, dict):
             found.append(record)
     return found
-
-
-def read_verdicts(nb: Any, grading: list[GradingCell]) -> tuple[dict[str, dict], list[str]]:
-    """Exercise id -> the grader's record, from its own cell only; and notes on any forgery."""
-    verdicts: dict[str, dict] = {}
-    notes = []
-    mine = {cell.index: cell for cell in grading}
-    for index, cell in enumerate(nb.cells):
-        records = _records(cell, GRADER_MIME)
-        if index not in mine:
-            if records:
-                notes.append("a cell of the submission displayed a record imitating the "
-                             "grader's; ignored")
-            continue
-        genuine = [r for r in records if r.get("secret") == mine[index].secret]
-        if len(records) > 1:
-            notes.append(f"the check of {mine[index].exercise} displayed more than one grader "
-                         f"record (the student's code displayed one); not counted")
-            verdicts[mine[index].exercise] = {
-                "status": "error", "message": "the check's result was tampered with while it ran"}
-        elif genuine:
-            verdicts[mine[index].exercise] = genuine[0]
-    return verdicts, notes
 
 
 def check_results(nb: Any) -> dict[str, dict[str, Any]]:
