@@ -5,7 +5,9 @@ its check. A mutant that passes is a wrong answer the checker lets through,
 unless it is listed, with its reason, in ``tests/equivalent_mutants/<slug>.txt``.
 Each exercise must kill >= 90% of its non-equivalent mutants and each lesson
 >= 98% (so the course does too). The same run is "Run all" with a wrong answer
-in every exercise: every later cell must still run.
+in every exercise: every later cell must still run. For the lessons in GRADED,
+each mutant is also checked as the grader checks a submission, and no wrong answer
+caught in class may pass there.
 """
 import json
 import os
@@ -21,6 +23,9 @@ import notebooks  # noqa: E402
 
 LESSONS = [p.stem for p in notebooks.lesson_paths()]
 EXERCISE_TARGET, LESSON_TARGET = 0.90, 0.98
+# Lessons whose mutants are also checked as the grader decides (in its own process, through its
+# JSON, on a grading's fresh inputs): every wrong answer caught in class must be caught there.
+GRADED = {"07_mlp_from_scratch", "13_cnn_from_scratch"}
 # CI's second run (the newest JAX) sets this to "off": the lessons still run with wrong answers
 # in place ("Run all"), the mutation scores are measured once, on the first run.
 WITH_MUTANTS = os.environ.get("NN_FROM_SCRATCH_MUTANTS", "on") != "off"
@@ -28,7 +33,10 @@ WITH_MUTANTS = os.environ.get("NN_FROM_SCRATCH_MUTANTS", "on") != "off"
 
 @pytest.mark.parametrize("slug", LESSONS)
 def test_checkers_kill_the_mutants_and_run_all_reaches_the_end(slug):
-    report = mutants.lesson_report(slug, with_mutants=WITH_MUTANTS)
+    graded = slug in GRADED and WITH_MUTANTS
+    report = mutants.lesson_report(slug, with_mutants=WITH_MUTANTS, graded=graded)
+    missed = mutants.graded_misses(report) if graded else []
+    assert not missed, f"wrong answers caught in class that the grader passes: {missed}"
     assert not report["not_raised"], (
         f"cells tagged raises-exception that did not raise: {report['not_raised']}")
     run_all = report["run_all"]

@@ -14,6 +14,11 @@ those are listed, each with its reason, in ``tests/equivalent_mutants/<slug>.txt
 reviewed list that ``tests/test_mutants.py`` reads. The score of an exercise is
 killed / (mutants - equivalent ones).
 
+With ``--graded``, each check also runs as the grader decides it: the checker
+apart from the notebook's namespace, which it questions through the grader's
+JSON, on inputs drawn for a grading; every wrong answer caught in class must be
+caught there too (:func:`graded_misses`).
+
 Then the lesson goes on as JupyterLab's "Run all" would for a student who got it
 wrong: each function the exercise defines raises when called, each value it
 sets is a wrong one (a killed mutant's), and every later cell must still run.
@@ -82,6 +87,27 @@ def _check(ns: dict, check_source: str) -> tuple[str, str, float]:
     return getattr(result, "status", "no result"), getattr(result, "message", ""), seconds
 
 
+def _graded_check(ns: dict, check_source: str) -> tuple[str, str]:
+    """The same check as the grader decides it: the checker run apart from the namespace, which
+    it questions through the grader's JSON (InProcess), on inputs drawn for a grading."""
+    from nn_from_scratch.grade.checking import InProcess, check_here, fresh_seed
+    from nn_from_scratch.grade.verdicts import parse_check
+
+    name, names = parse_check(check_source)
+    signal.setitimer(signal.ITIMER_REAL, MUTANT_TIME_LIMIT)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            result = check_here(InProcess(ns), getattr(ns["check"], name), list(names),
+                                fresh_seed())
+    except BaseException as err:  # noqa: BLE001 - a time-out, or the checker's own bug
+        if isinstance(err, KeyboardInterrupt):
+            raise
+        return "check raised", f"{type(err).__name__}: {err}"[:300]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return result.status, result.message
+
+
 def _wrong_version(ns: dict, base: dict, solution: str, wrong: dict) -> None:
     """What a student who got the exercise wrong has: functions that raise, wrong values."""
     _run(ns, solution)
@@ -95,11 +121,12 @@ def _wrong_version(ns: dict, base: dict, solution: str, wrong: dict) -> None:
 
 
 def run_lesson(slug: str, first_wrong_only: bool = False,
-               with_mutants: bool = True) -> dict[str, Any]:
+               with_mutants: bool = True, graded: bool = False) -> dict[str, Any]:
     """Run one lesson with every exercise's mutants; in a process of its own (see module doc).
 
     Without mutants, the lesson still runs with its solutions checked, then with functions
-    that raise in place of the student's: "Run all" alone.
+    that raise in place of the student's: "Run all" alone. ``graded``: each check also as the
+    grader decides it (:func:`_graded_check`), its verdict kept as ``graded``.
     """
     os.environ.update(NN_FROM_SCRATCH_OFFLINE="1", MPLBACKEND="Agg", JAX_PPRINT_USE_COLOR="false")
     os.chdir(notebooks.NOTEBOOKS)
@@ -136,6 +163,8 @@ def run_lesson(slug: str, first_wrong_only: bool = False,
         exercise: dict[str, Any] = {"cell": index, "mutants": []}
         _run(ns, cell.source)
         exercise["status"], exercise["message"], exercise["seconds"] = _check(ns, check_source)
+        if graded:
+            exercise["graded"] = _graded_check(ns, check_source)
         exercise["id"] = _exercise_id(check_source, slug)
         lines = notebooks.solution_lines(source_nb.cells[index].source)
         wrong: dict[str, Any] = {}
@@ -153,6 +182,8 @@ def run_lesson(slug: str, first_wrong_only: bool = False,
             status, message, seconds = _check(ns, check_source)
             exercise["mutants"].append({"key": mutant.key, "status": status, "message": message,
                                         "seconds": seconds})
+            if graded:
+                exercise["mutants"][-1]["graded"] = _graded_check(ns, check_source)
             if status == "failed" and not wrong:
                 wrong = {k: ns[k] for k in ns if k not in base or ns[k] is not base[k]}
             if first_wrong_only and status == "failed" and _a_wrong_value(message):
@@ -184,7 +215,7 @@ def _exercise_id(check_source: str, slug: str) -> str:
 
 
 def lesson_report(slug: str, first_wrong_only: bool = False,
-                  with_mutants: bool = True) -> dict[str, Any]:
+                  with_mutants: bool = True, graded: bool = False) -> dict[str, Any]:
     """:func:`run_lesson` in a fresh Python process (simulated devices need one each)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report.json"
@@ -193,6 +224,8 @@ def lesson_report(slug: str, first_wrong_only: bool = False,
             command.append("--first-wrong-only")
         if not with_mutants:
             command.append("--no-mutants")
+        if graded:
+            command.append("--graded")
         done = subprocess.run(command, capture_output=True, text=True, timeout=LESSON_TIME_LIMIT)
         if not out.exists():
             raise RuntimeError(f"{slug}: the mutation run died (exit {done.returncode}):\n"
@@ -229,6 +262,17 @@ def scores(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return table
 
 
+def graded_misses(report: dict[str, Any]) -> list[str]:
+    """The wrong answers that a check in class catches and the grader's check lets through
+    (and the solutions the grader does not pass): should be none."""
+    missed = [f"{ex['id']} the solution: {ex['graded']}" for ex in report["exercises"]
+              if ex.get("graded") and ex["status"] == "passed" and ex["graded"][0] != "passed"]
+    for ex in report["exercises"]:
+        missed += [f"{ex['id']} {m['key']}" for m in ex["mutants"] if m.get("graded")
+                   and m["status"] != "passed" and m["graded"][0] == "passed"]
+    return missed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("lessons", nargs="*", help="lesson slugs (default: every lesson)")
@@ -239,15 +283,21 @@ def main() -> None:
     parser.add_argument("--first-wrong-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--no-mutants", action="store_true",
                         help="only 'Run all' with wrong answers in place, no mutation testing")
+    parser.add_argument("--graded", action="store_true",
+                        help="check each mutant as the grader does too, and compare")
     args = parser.parse_args()
     if args.worker:
-        report = run_lesson(args.worker, args.first_wrong_only, not args.no_mutants)
+        report = run_lesson(args.worker, args.first_wrong_only, not args.no_mutants,
+                            args.graded)
         Path(args.out).write_text(json.dumps(report, default=str))
         return
     slugs = args.lessons or [p.stem for p in notebooks.lesson_paths()]
     with ThreadPoolExecutor(args.jobs) as pool:
-        reports = list(pool.map(lambda slug: lesson_report(slug, False, not args.no_mutants),
-                                slugs))
+        reports = list(pool.map(lambda slug: lesson_report(slug, False, not args.no_mutants,
+                                                           args.graded), slugs))
+    for report in reports if args.graded else []:
+        for missed in graded_misses(report):
+            print(f"{report['lesson']}: caught in class, passed by the grader: {missed}")
     total = killed = 0
     for report in reports:
         for index in report["not_raised"]:

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..grade import wire
+from ..i18n import _
 
 __all__ = ["Remote", "RemoteFunction", "Session", "beside", "is_remote", "same_object",
            "session_of", "transformed", "twins"]
@@ -62,7 +63,7 @@ class Session:
 
     def _receive(self, reply: Any) -> Any:
         if not isinstance(reply, dict):
-            raise ValueError("the kernel's answer is not an answer")
+            raise ValueError(_("the kernel's answer is not an answer"))
         if "error" in reply:
             raise wire.decode_error(reply["error"], self.known_errors())
         about: dict[int, dict[str, Any]] = {}

@@ -5,7 +5,7 @@ lesson simulates 8, the tests 4) over ``data_parallel_mesh()``, or over a 2-D me
 of them with the axes ``("data", "model")``, and size their inputs by the device
 count. Meshes are made, arrays placed and read, where the student's code runs:
 what comes back is a description of where each piece of an array lives
-(:func:`._fixtures.placement`). They know the
+(:func:`._placement.placement`). They know the
 usual mistakes: an array replicated or split along the wrong axis (or the wrong
 mesh axis), a gradient summed over devices under ``shard_map``'s
 ``check_vma=True`` (the ``pmap`` idiom, or no ``pmean`` at all), every process
@@ -20,7 +20,7 @@ from jax.sharding import Mesh
 
 from ..i18n import N_, _
 from ..parallel import AXIS, data_parallel_mesh
-from . import _fixtures
+from . import _placement
 from ._calls import call, generator, jittered, wrapped
 from ._compare import expect_close, expect_shape, mlp_loss_and_grads
 from ._core import Mistake, exercise
@@ -62,7 +62,7 @@ def _batch(n: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
             np.eye(SIZES[-1], dtype=np.float32)[labels])
 
 
-def _placement(leaf: dict[str, Any], what: str) -> list[tuple[tuple[int, ...], Any]]:
+def _pieces(leaf: dict[str, Any], what: str) -> list[tuple[tuple[int, ...], Any]]:
     """``(shape, index)`` of each device's piece of a placed array, from its description."""
     if not leaf["array"]:
         raise Mistake(_("{what} is a {name}, not a jax.Array placed on the devices: use "
@@ -75,7 +75,7 @@ def _expect_split(leaf: dict[str, Any], full: np.ndarray, axis: int | None, devi
                   what: str, fix: str) -> None:
     """The described array holds ``full``, split over every device along ``axis`` (None:
     replicated)."""
-    pieces = _placement(leaf, what)
+    pieces = _pieces(leaf, what)
     if len(pieces) < devices:
         raise Mistake(_("{what} lives on {len_pieces} device(s), not on all {devices}: "
                         "{fix}").format(
@@ -113,11 +113,11 @@ def shard_columns(student_fn: Any) -> str:
                                                                               2 * devices),
                  120, 0.4)
     what = _("shard_columns(x, mesh) for x of shape {x_shape}").format(x_shape=x.shape)
-    _kept, (got,) = call(wrapped(student_fn, _fixtures.placing), x, mesh, what=what)
+    _kept, (got,) = call(wrapped(student_fn, _placement.placing), x, mesh, what=what)
     _expect_split(got, x, 1, devices, "x", _("split the columns, axis 1, over the mesh axis: "
                                               "a PartitionSpec has one entry per array axis, "
                                               "NamedSharding(mesh, P(None, AXIS))"))
-    columns = sorted(index[1][0] for _unused, index in _placement(got, "x"))
+    columns = sorted(index[1][0] for _unused, index in _pieces(got, "x"))
     if columns != list(range(0, 2 * devices, 2)):
         raise Mistake(_("the devices hold columns starting at {columns}: each should "
                         "hold its own 2 consecutive columns").format(columns=columns))
@@ -126,7 +126,7 @@ def shard_columns(student_fn: Any) -> str:
 
 
 def _shard_map_grads(fn: Any, params: Any, x: np.ndarray, y: np.ndarray, what: str) -> Any:
-    mapped = wrapped(fn, _fixtures.shard_mapped)
+    mapped = wrapped(fn, _placement.shard_mapped)
     try:
         return call(mapped, params, x, y, what=what)
     except Mistake as err:
@@ -211,21 +211,21 @@ def process_rows(student_fn: Any) -> str:
 def _expect_layout(leaf: dict[str, Any], full: np.ndarray, mesh: Any, want: tuple,
                    wrong: dict[tuple, str], what: str, fix: str) -> None:
     """The described array holds ``full`` laid out as ``NamedSharding(mesh, P(*want))``, else
-    a hint: the layout of each spec is made where the mesh is (:func:`._fixtures.named_layout`)."""
-    _placement(leaf, what)  # a placed jax.Array
+    a hint: the layout of each spec is made where the mesh is (:func:`._placement.named_layout`)."""
+    _pieces(leaf, what)  # a placed jax.Array
     value = np.asarray(leaf["value"])
     if value.shape != full.shape or not np.array_equal(value, full):
         raise Mistake(_("{what} holds other values than the array you were given: only "
                         "place it").format(what=what))
-    layout, size = leaf["layout"], beside(mesh, _fixtures.mesh_size, mesh)
+    layout, size = leaf["layout"], beside(mesh, _placement.mesh_size, mesh)
     if len(layout) < size:
         raise Mistake(_("{what} lives on {len_layout} device(s), not on all {size} of "
                         "the mesh: {fix}").format(
                           what=what, len_layout=len(layout), size=size, fix=fix))
-    if layout == beside(mesh, _fixtures.named_layout, mesh, want, full.shape):
+    if layout == beside(mesh, _placement.named_layout, mesh, want, full.shape):
         return
     for spec, hint in wrong.items():
-        if layout == beside(mesh, _fixtures.named_layout, mesh, spec, full.shape):
+        if layout == beside(mesh, _placement.named_layout, mesh, spec, full.shape):
             raise Mistake(_("{what} is {hint}: {fix}").format(
                               what=what, hint=hint, fix=fix))
     pieces = sorted({tuple(b - a for a, b in part) for part in layout.values()})
@@ -237,12 +237,12 @@ def _expect_layout(leaf: dict[str, Any], full: np.ndarray, mesh: Any, want: tupl
 @exercise(LESSON, 4, "shard_weights")
 def shard_weights(student_fn: Any) -> str:
     mesh = beside(student_fn, mesh_2d)  # where the student's code runs
-    shape = beside(mesh, _fixtures.mesh_shape, mesh)
+    shape = beside(mesh, _placement.mesh_shape, mesh)
     params = _network(4)
     what = _("shard_weights(params, mesh) on a {dict_mesh_shape} mesh").format(
                dict_mesh_shape=shape)
     try:
-        placed, leaves = call(wrapped(student_fn, _fixtures.placing, True), params, mesh,
+        placed, leaves = call(wrapped(student_fn, _placement.placing, True), params, mesh,
                               what=what)
     except Mistake as err:
         if "divide" in str(err) or "Indivisible" in str(err):
@@ -278,7 +278,7 @@ def shard_weights(student_fn: Any) -> str:
         }, _("b of layer {i}").format(i=i), b_fix)
     x, y = _batch(2 * shape[AXIS])
     what = _("jax.jit(update) on your params, with x and y split along {AXIS!r}").format(AXIS=AXIS)
-    step = beside(mesh, _fixtures.step_on_mesh, mesh)  # x and y placed along AXIS, there
+    step = beside(mesh, _placement.step_on_mesh, mesh)  # x and y placed along AXIS, there
     got = call(step, placed, x, y, 0.1, what=what)
     want = [p - 0.1 * g for p, g in zip(jax.tree.leaves(params), _reference_grads(params, x, y))]
     for i, (g, w) in enumerate(zip(jax.tree.leaves(got), want)):

@@ -15,7 +15,7 @@ from typing import Any
 from ..exercises import MIME
 from .rebuild import Rebuilt
 
-__all__ = ["CheckCell", "check_cells", "check_results"]
+__all__ = ["CheckCell", "check_cells", "check_results", "parse_check"]
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class CheckCell:
     names: tuple[str, ...]
 
 
-def _call(source: str) -> tuple[str, tuple[str, ...]] | None:
+def parse_check(source: str) -> tuple[str, tuple[str, ...]] | None:
     """``("predict", ("predict",))`` for ``check.predict(predict)``; None for anything else."""
     try:
         tree = ast.parse(source)
@@ -53,7 +53,7 @@ def check_cells(rebuilt: Rebuilt) -> list[CheckCell]:
         released = placed.released
         if released is None or released.role != "check" or not released.exercise:
             continue
-        call = _call(released.source)
+        call = parse_check(released.source)
         if call is None:
             raise ValueError(f"the released check cell of {released.exercise} is not one call "
                              f"check.name(answer): {released.source!r}")
