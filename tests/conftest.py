@@ -156,3 +156,18 @@ def own(fn):
     def students_version(*args, **kwargs):
         return fn(*args, **kwargs)
     return students_version
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """Headless Chromium (tests/chromium.py); the test is skipped where there is none."""
+    from chromium import Browser, chromium
+
+    executable = chromium()
+    if executable is None:
+        pytest.skip("Chromium is not installed, so no page is checked in a browser: install "
+                    "Debian's chromium (CI does, with .ci/install-chromium)")
+    pytest.importorskip("websocket", reason="the browser checks need websocket-client")
+    chrome = Browser(executable, tmp_path_factory.mktemp("chromium") / "profile")
+    yield chrome
+    chrome.close()

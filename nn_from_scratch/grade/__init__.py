@@ -22,7 +22,9 @@ The pieces, one module each, in the order a notebook goes through them:
 - :mod:`.batch`: a class at a time, in parallel, or a slice of it (``--shard``);
   :mod:`.journal`: each result on disk as it is made (``--resume``), signed;
 - :mod:`.exports` and :mod:`.lms`: the table, CSV, feedback files, JSON, and
-  Gradescope's and GitHub Classroom's formats; :mod:`.cli`: the command line.
+  Gradescope's and GitHub Classroom's formats; :mod:`.report`: what the class got
+  wrong, as one page (:mod:`.report_page`) or Markdown (:mod:`.report_markdown`);
+  :mod:`.cli`: the command line.
 """
 import importlib
 from typing import Any
@@ -31,7 +33,7 @@ from typing import Any
 # and JAX are even loaded.
 _WHERE = {"grade_paths": "batch", "notebooks_in": "intake", "shard": "batch",
           "lesson_of": "notebook", "Graded": "results", "Row": "results",
-          "check_results": "verdicts"}
+          "check_results": "verdicts", "summarize": "report", "write_report": "report_page"}
 __all__ = sorted(_WHERE)
 
 

@@ -20,6 +20,7 @@ from ..notebook_runner import CELL_TIMEOUT, NOTEBOOK_TIMEOUT, Limits
 from .exports import format_table, write_csv, write_feedback
 from .journal import write_atomic
 from .lms import write_classroom, write_gradescope
+from .report_page import REPORT_SUFFIXES, write_report
 from .results import Graded, load_json, merge, to_json
 
 __all__ = ["add_arguments", "default_memory", "grade_command"]
@@ -68,12 +69,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "student")
     out.add_argument("--classroom", metavar="FILE", help="append GitHub Classroom's result= "
                      "line to FILE (in a workflow: $GITHUB_OUTPUT)")
+    out.add_argument("--report", metavar="FILE.html|FILE.md", help="what the class got wrong, "
+                     "lesson by lesson: the exercises to revisit and the mistakes behind them; "
+                     "one self-contained page (or Markdown), in the --lang language")
 
 
 def check_outputs(args: argparse.Namespace) -> None:
     """Refuse, before any grading, an output that could not be written afterwards."""
+    if args.report and Path(args.report).suffix.lower() not in REPORT_SUFFIXES:
+        raise InputError(f"--report {args.report}: the report is a page or Markdown, named "
+                         f"FILE.html or FILE.md; got a name ending in "
+                         f"{Path(args.report).suffix or 'nothing'}. Rename it, e.g. "
+                         f"--report {Path(args.report).with_suffix('.html')}.")
     for option, value in (("--csv", args.csv), ("--json-file", args.json_file),
-                          ("--classroom", args.classroom)):
+                          ("--classroom", args.classroom), ("--report", args.report)):
         if value:
             check_writable_folder(Path(value).parent, option, value)
     for option, value in (("--gradescope", args.gradescope), ("--feedback", args.feedback)):
@@ -156,7 +165,8 @@ def grade_command(args: argparse.Namespace) -> int:
             ("--csv", args.csv, lambda: write_csv(graded, args.csv)),
             ("--gradescope", args.gradescope, lambda: write_gradescope(graded, args.gradescope)),
             ("--feedback", args.feedback, lambda: write_feedback(graded, args.feedback)),
-            ("--classroom", args.classroom, lambda: write_classroom(graded, args.classroom)))
+            ("--classroom", args.classroom, lambda: write_classroom(graded, args.classroom)),
+            ("--report", args.report, lambda: write_report(graded, args.report)))
         if value]
     if not all(written):
         return 2
