@@ -195,11 +195,13 @@ def train_command(args: argparse.Namespace) -> int:
                           predict=predict, augment=shift_images if augment == "shift" else None)
     _, test_accuracy = evaluate(params, data.x_test, data.y_test, predict)  # once, at the end
     total = time.perf_counter() - start
+    training = sum(history.epoch_time)
     print(f"Done: validation accuracy {history.val_accuracy[-1]:.4f}, test accuracy "
           f"{float(test_accuracy):.4f} (the test split, evaluated once now), train accuracy "
-          f"{history.train_accuracy[-1]:.4f} after {history.epochs} epochs; training "
-          f"{sum(history.epoch_time):.2f} s + compile {history.compile_time:.2f} s "
-          f"(total with evaluation {total:.2f} s).")
+          f"{history.train_accuracy[-1]:.4f} (the last epoch's average) after {history.epochs} "
+          f"epochs; training {training:.2f} s + compile {history.compile_time:.2f} s + "
+          f"validation and test {max(total - training - history.compile_time, 0):.2f} s = "
+          f"{total:.2f} s.")
     if args.plot:
         from .plots import plot_history
         try:

@@ -37,7 +37,7 @@ from jax.sharding import PartitionSpec as P
 from ._checks import InputError, check_positive_int
 from .losses import loss, one_hot
 from .params import Params, init_network_params
-from .train import TrainingData, _update_with_loss, batch_indices
+from .train import TrainingData, _update_with_metrics, batch_indices
 
 __all__ = ["AXIS", "MultiprocessResult", "data_parallel_mesh", "data_parallel_step", "pmap_update",
            "replicate",
@@ -148,7 +148,7 @@ def train_data_parallel(data: TrainingData, sizes: Sequence[int], *, steps: int,
                           out_shardings=replicated)
     params = make_params(init_key)  # created directly on every device, identical everywhere
     targets = np.asarray(one_hot(data.y_train, data.num_classes))
-    step_fn = jax.jit(_update_with_loss)
+    step_fn = jax.jit(_update_with_metrics)
     losses, batches = [], np.empty((0, 0), np.int32)
     for step in range(steps):
         if step % max(len(batches), 1) == 0:  # a new epoch: a new order from a new key, as in fit
@@ -158,7 +158,7 @@ def train_data_parallel(data: TrainingData, sizes: Sequence[int], *, steps: int,
         rows = np.array_split(batch, jax.process_count())[jax.process_index()]
         x = jax.make_array_from_process_local_data(split, data.x_train[rows])
         y = jax.make_array_from_process_local_data(split, targets[rows])
-        params, value = step_fn(params, x, y, step_size)
+        params, (value, _accuracy) = step_fn(params, x, y, step_size)
         losses.append(value)
     return params, np.array([float(v) for v in losses])
 

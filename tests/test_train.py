@@ -1,5 +1,6 @@
 import math
 import re
+from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
@@ -11,6 +12,7 @@ from nn_from_scratch import (
     DivergedError,
     History,
     InputError,
+    accuracy,
     batch_indices,
     evaluate,
     fit,
@@ -21,7 +23,7 @@ from nn_from_scratch import (
     update,
 )
 from nn_from_scratch.augment import shift_images
-from nn_from_scratch.train import _update_with_loss, cosine_schedule
+from nn_from_scratch.train import _update_with_metrics, cosine_schedule
 
 SIZES = [64, 32, 10]
 
@@ -37,13 +39,14 @@ def test_update_descends(small_params, batch):
     assert float(loss(new, x, y)) < float(loss(small_params, x, y))
 
 
-def test_jitted_and_unjitted_updates_agree_and_the_loss_comes_for_free(small_params, batch):
+def test_jitted_and_unjitted_updates_agree_and_the_metrics_come_for_free(small_params, batch):
     x, y = batch
     expected = update(small_params, x, y, 0.1)
     assert_trees_close(jax.jit(update)(small_params, x, y, 0.1), expected)
-    new, value = _update_with_loss(small_params, x, y, 0.1)
-    assert_trees_close(new, expected, rtol=1e-6, atol=0)
+    new, (value, acc) = _update_with_metrics(small_params, x, y, 0.1)
+    assert_trees_close(new, expected, rtol=1e-6, atol=0)  # the accuracy changes no gradient
     assert float(value) == pytest.approx(float(loss(small_params, x, y)), rel=1e-6)
+    assert float(acc) == pytest.approx(float(accuracy(small_params, x, y)), abs=1e-7)
 
 
 @pytest.mark.parametrize("step_size", [np.float32(0.5), np.float64(0.5), jnp.float32(0.5),
@@ -75,6 +78,7 @@ def test_step_size_that_is_not_one_number(small_params, batch, step_size):
     (dict(batch_size=0), "batch_size must be a whole number >= 1; got 0"),
     (dict(batch_size=5000), "between 1 and the 1257 training examples; got 5000"),
     (dict(mode="fast"), "mode must be one of 'eager', 'jit', 'scan'; got 'fast'"),
+    (dict(train_metrics="exact"), "train_metrics must be one of 'during', 'after'; got 'exact'"),
     (dict(key=0), "key must be a JAX PRNG key"),
     (dict(step_size=[0.1, 0.1]), "step_size has 2 step sizes, one per epoch, but epochs=1"),
     (dict(step_size=[-0.1]), "step_size[0] must be a finite number greater than 0; got -0.1"),
@@ -102,14 +106,20 @@ def test_same_seed_same_run_different_seed_different_run(digits):
     assert not np.array_equal(p1[0][0], p3[0][0])
 
 
-def test_all_three_modes_give_the_same_parameters(digits):
+def test_all_three_modes_give_the_same_parameters_and_history(digits):
     results = {mode: run(digits, 0, mode=mode) for mode in ("eager", "jit", "scan")}
+    eager = results["eager"][1]
     for mode in ("jit", "scan"):
+        history = results[mode][1]
         assert_trees_close(results[mode][0], results["eager"][0], rtol=1e-4, atol=1e-5)
-        np.testing.assert_allclose(results[mode][1].val_accuracy,
-                                   results["eager"][1].val_accuracy, atol=1 / 180 + 1e-6)
-    assert results["eager"][1].compile_time == 0.0
-    assert results["jit"][1].compile_time > 0.0 or results["scan"][1].compile_time > 0.0
+        # a different program may round differently: allow one image's worth of accuracy
+        np.testing.assert_allclose(history.val_accuracy, eager.val_accuracy, atol=1 / 180 + 1e-6)
+        np.testing.assert_allclose(history.train_accuracy, eager.train_accuracy,
+                                   atol=1 / (64 * history.steps_per_epoch) + 1e-6)
+        np.testing.assert_allclose(history.train_loss, eager.train_loss, rtol=1e-4)
+        np.testing.assert_allclose(history.val_loss, eager.val_loss, rtol=1e-4)
+        assert history.train_metrics == eager.train_metrics == "during"
+    assert all(history.compile_time > 0.0 for _, history in results.values())
 
 
 def test_cosine_schedule_falls_from_the_step_size_towards_zero():
@@ -165,6 +175,59 @@ def test_history_is_frozen_with_one_entry_per_epoch_on_the_validation_split(digi
         history.mode = "jit"  # frozen
 
 
+@dataclass(frozen=True)
+class TinyData:
+    """Ten images of four pixels in three classes: small enough to follow by hand."""
+
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_val: np.ndarray
+    y_val: np.ndarray
+    num_classes: int = 3
+    name: str = "tiny"
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit", "scan"])
+def test_train_figures_are_the_epochs_batch_figures_averaged(mode):
+    rng = np.random.default_rng(0)
+    data = TinyData(rng.normal(size=(10, 4)).astype(np.float32), rng.integers(0, 3, 10),
+                    rng.normal(size=(6, 4)).astype(np.float32), rng.integers(0, 3, 6))
+    params = init_network_params([4, 5, 3], jax.random.key(0), init="he")
+    _, history = fit(params, data, epochs=2, batch_size=3, step_size=0.5,
+                     key=jax.random.key(7), mode=mode)
+    # by hand: fit's shuffles, and each batch's loss and accuracy before its own step
+    key, by_hand, targets = jax.random.key(7), params, one_hot(data.y_train, 3)
+    for epoch in range(2):
+        key, epoch_key = jax.random.split(key)
+        losses, accuracies = [], []
+        for batch in np.asarray(batch_indices(epoch_key, 10, 3)):  # 3 batches, 1 image left out
+            x, y = data.x_train[batch], targets[batch]
+            losses.append(float(loss(by_hand, x, y)))
+            accuracies.append(float(accuracy(by_hand, x, y)))
+            by_hand = update(by_hand, x, y, 0.5)
+        assert history.train_loss[epoch] == pytest.approx(np.mean(losses), rel=1e-5)
+        assert history.train_accuracy[epoch] == pytest.approx(np.mean(accuracies), abs=1e-6)
+    val_loss, val_accuracy = evaluate(by_hand, data.x_val, data.y_val)
+    assert history.val_loss[-1] == pytest.approx(float(val_loss), rel=1e-5)
+    assert history.val_accuracy[-1] == pytest.approx(float(val_accuracy))
+    assert len(set(accuracies)) > 1  # the batches differ: an average, not one batch's figure
+
+
+def test_train_metrics_after_is_a_second_pass_with_the_final_weights(digits):
+    params = init_network_params(SIZES, jax.random.key(0), init="he")
+    kwargs = dict(epochs=2, batch_size=64, step_size=0.1, key=jax.random.key(0))
+    trained, after = fit(params, digits, train_metrics="after", **kwargs)
+    same, during = fit(params, digits, **kwargs)
+    assert_trees_close(same, trained, rtol=0, atol=0)  # how it measures changes no step
+    assert (after.train_metrics, during.train_metrics) == ("after", "during")
+    train_loss, train_accuracy = evaluate(trained, digits.x_train, digits.y_train)
+    assert after.train_loss[-1] == pytest.approx(float(train_loss), rel=1e-5)
+    assert after.train_accuracy[-1] == pytest.approx(float(train_accuracy))
+    assert after.val_accuracy == during.val_accuracy
+    # the average over an epoch lags behind the weights at its end: a higher loss
+    assert during.train_loss[0] > after.train_loss[0]
+
+
 def test_fit_leaves_the_callers_params_usable(digits):
     params = init_network_params(SIZES, jax.random.key(0))
     before = np.asarray(params[0][0]).copy()
@@ -179,8 +242,8 @@ def test_train_epoch_is_one_program_for_the_whole_epoch(small_params, digits):
     for b in np.asarray(batches):
         expected = update(expected, x[b], y[b], 0.1)
     copy = jax.tree.map(jnp.copy, small_params)  # train_epoch donates what it is given
-    params, losses = train_epoch(copy, x, y, batches, 0.1)
-    assert losses.shape == (len(batches),)
+    params, (losses, accuracies) = train_epoch(copy, x, y, batches, 0.1)
+    assert losses.shape == accuracies.shape == (len(batches),)
     assert_trees_close(params, expected, rtol=1e-4, atol=1e-5)
 
 
