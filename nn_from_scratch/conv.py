@@ -16,6 +16,12 @@ The result equals ``jax.lax.conv_general_dilated(x, w, (1, 1), "VALID")`` in the
 ``NCHW`` (images) and ``OIHW`` (kernels): stride 1, no padding ("valid"). Like deep
 learning's convolution everywhere, this is a cross-correlation: the kernel is not flipped.
 
+:func:`predict_cnn` computes the same layers with the channels LAST, ``(H, W, C)``
+(:func:`conv_layer_hwc`): each window's ``kh * kw * C_in`` numbers are then side by side in
+memory, one matrix product makes every filter's map at once, and the ReLU and the pooling
+work along 16 or 32 channels at a time. The same numbers, about three times as fast to
+train on a CPU as the ``(C, H, W)`` layers (lesson 13 measures it).
+
 Parameters stay a list of ``(W, b)``, one per layer, so ``update`` and ``fit`` train the CNN
 unchanged: a convolution's ``W`` is ``(C_out, C_in, kh, kw)``, a dense layer's ``(n_out, n_in)``.
 """
@@ -32,8 +38,8 @@ from .model import predict, relu
 from .params import Params, layer_scale, random_layer_params
 
 __all__ = ["POOL", "batched_conv_layer", "batched_predict_cnn", "conv2d", "conv2d_channels",
-           "conv_layer", "conv_output_size", "image_patches", "init_cnn_params", "max_pool",
-           "predict_cnn"]
+           "conv_layer", "conv_layer_hwc", "conv_output_size", "image_patches", "init_cnn_params",
+           "max_pool", "predict_cnn"]
 
 POOL = 2  # max-pooling keeps the largest of each 2x2 block: half the height and width
 
@@ -48,22 +54,22 @@ def conv_output_size(size: int, kernel_size: int) -> int:
 
 
 def image_patches(image: ArrayLike, kh: int, kw: int) -> jax.Array:
-    """Every ``(kh, kw)`` window of ONE single-channel image, flattened.
+    """Every ``(kh, kw)`` window of ONE image, flattened.
 
     Args:
-      image: ``(H, W)``.
+      image: ``(H, W)``, one channel; or ``(H, W, C)``, channels last.
       kh, kw: the window's height and width (ints).
 
     Returns:
       ``(H - kh + 1, W - kw + 1, kh * kw)``: ``patches[i, j]`` is ``image[i:i+kh, j:j+kw]``
-      flattened row by row.
+      flattened row by row; for ``(H, W, C)``, ``(H - kh + 1, W - kw + 1, kh * kw, C)``.
     """
     image = jnp.asarray(image)
     oh, ow = conv_output_size(image.shape[0], kh), conv_output_size(image.shape[1], kw)
     # Built from kh * kw shifted views of the image (one per kernel entry), not from
     # oh * ow windows: the same numbers, and a trace of 9 slices instead of 676.
     return jnp.stack([image[di:di + oh, dj:dj + ow]
-                      for di in range(kh) for dj in range(kw)], axis=-1)
+                      for di in range(kh) for dj in range(kw)], axis=2)
 
 
 def conv2d(image: ArrayLike, kernel: ArrayLike) -> jax.Array:
@@ -120,6 +126,27 @@ def conv_layer(image: ArrayLike, w: ArrayLike, b: ArrayLike) -> jax.Array:
     return _all_filters(image, w) + jnp.asarray(b)[:, None, None]
 
 
+def conv_layer_hwc(image: ArrayLike, w: ArrayLike, b: ArrayLike) -> jax.Array:
+    """:func:`conv_layer` with the channels LAST: every filter at once, as ONE matrix product.
+
+    Args:
+      image: ``(H, W, C_in)``.
+      w: ``(C_out, C_in, kh, kw)``, as for :func:`conv_layer`.
+      b: ``(C_out,)``.
+
+    Returns:
+      ``(H - kh + 1, W - kw + 1, C_out)``: ``conv_layer(image.transpose(2, 0, 1), w, b)``
+      with its channels moved last.
+    """
+    w = jnp.asarray(w)
+    c_out, c_in, kh, kw = w.shape
+    patches = image_patches(image, kh, kw)  # (oh, ow, kh*kw, C_in): a window's numbers together
+    oh, ow = patches.shape[:2]
+    filters = w.transpose(2, 3, 1, 0).reshape(kh * kw * c_in, c_out)  # in the patches' order
+    # (oh * ow, kh*kw*C_in) @ (kh*kw*C_in, C_out) once vmap adds the batch: im2col's product
+    return patches.reshape(oh, ow, kh * kw * c_in) @ filters + jnp.asarray(b)
+
+
 batched_conv_layer = vmap(conv_layer, in_axes=(0, None, None))
 """:func:`conv_layer` for a batch ``(B, C_in, H, W)`` -> ``(B, C_out, oh, ow)``, weights shared.
 
@@ -130,15 +157,17 @@ def max_pool(feature_map: ArrayLike, size: int = POOL) -> jax.Array:
     """Max-pooling of ONE map: the largest value of each ``size x size`` block.
 
     Args:
-      feature_map: ``(H, W)``; a last row or column that does not fill a block is dropped.
+      feature_map: ``(H, W)``; or ``(H, W, C)``, C maps with the channels last, each pooled
+        on its own. A last row or column that does not fill a block is dropped.
       size: the block's side (int).
 
     Returns:
-      ``(H // size, W // size)``.
+      ``(H // size, W // size)``, or ``(H // size, W // size, C)``.
     """
     x = jnp.asarray(feature_map)
     h, w = x.shape[0] // size, x.shape[1] // size
-    blocks = x[:h * size, :w * size].reshape(h, size, w, size)  # blocks[i, :, j, :] is one block
+    # blocks[i, :, j, :] is one block (of every channel, when there are channels)
+    blocks = x[:h * size, :w * size].reshape(h, size, w, size, *x.shape[2:])
     return jnp.max(blocks, axis=(1, 3))
 
 
@@ -164,7 +193,10 @@ def predict_cnn(params: Params, image: ArrayLike) -> jax.Array:
     """Log-probabilities of each class for ONE image.
 
     Each convolutional layer (a 4-D ``W``) is conv -> relu -> 2x2 max-pool; the maps are then
-    flattened and the dense layers (2-D ``W``) are an MLP's (:func:`~nn_from_scratch.predict`).
+    flattened in ``(C, H, W)`` order and the dense layers (2-D ``W``) are an MLP's
+    (:func:`~nn_from_scratch.predict`). The maps are kept channels last, ``(H, W, C)``
+    (:func:`conv_layer_hwc`): the same numbers as ``conv_layer`` and ``vmap(max_pool)``
+    on ``(C, H, W)``, faster to train.
 
     Args:
       params: list of ``(W, b)`` from :func:`init_cnn_params`: convolutions first
@@ -175,10 +207,11 @@ def predict_cnn(params: Params, image: ArrayLike) -> jax.Array:
     Returns:
       ``(n_classes,)`` log-probabilities.
     """
-    x = _as_image(params, image, "predict_cnn")  # (C, H, W)
+    x = _as_image(params, image, "predict_cnn").transpose(1, 2, 0)  # (H, W, C): channels last
     convs = [(w, b) for w, b in params if jnp.ndim(w) == 4]
     for w, b in convs:
-        x = vmap(max_pool)(relu(conv_layer(x, w, b)))  # (C_out, oh // 2, ow // 2)
+        x = max_pool(relu(conv_layer_hwc(x, w, b)))  # (oh // 2, ow // 2, C_out)
+    x = x.transpose(2, 0, 1)  # (C, H, W): the dense layer reads the maps one after another
     dense = params[len(convs):]
     features = x.size  # C * H * W after the last pooling
     if features != dense[0][0].shape[1]:

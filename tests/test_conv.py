@@ -14,7 +14,9 @@ from nn_from_scratch.conv import (
     conv2d,
     conv2d_channels,
     conv_layer,
+    conv_layer_hwc,
     conv_output_size,
+    image_patches,
     init_cnn_params,
     max_pool,
     predict_cnn,
@@ -86,6 +88,30 @@ def test_max_pool_keeps_the_largest_of_each_block_and_drops_a_ragged_edge():
     np.testing.assert_array_equal(max_pool(x), window)
 
 
+@pytest.mark.parametrize("c_in, c_out, k", [(1, 4, 3), (3, 2, 2), (2, 5, 5)])
+def test_conv_layer_hwc_is_conv_layer_with_the_channels_last(c_in, c_out, k):
+    image, w, b = normal(9, 8, c_in), normal(c_out, c_in, k, k), normal(c_out)
+    assert image_patches(image, k, k).shape == (10 - k, 9 - k, k * k, c_in)
+    want = conv_layer(image.transpose(2, 0, 1), w, b).transpose(1, 2, 0)  # (oh, ow, C_out)
+    np.testing.assert_allclose(conv_layer_hwc(image, w, b), want, rtol=1e-5, atol=1e-5)
+    weights = normal(*want.shape)
+
+    def grads(conv):
+        return jax.grad(lambda x, w, b: jnp.sum(weights * jnp.tanh(conv(x, w, b))),
+                        argnums=(0, 1, 2))(image, w, b)
+
+    def chw_then_hwc(x, w, b):
+        return conv_layer(x.transpose(2, 0, 1), w, b).transpose(1, 2, 0)
+    assert_trees_close(grads(conv_layer_hwc), grads(chw_then_hwc), rtol=1e-4, atol=1e-4)
+
+
+def test_max_pool_pools_each_channel_of_a_channels_last_stack():
+    maps = normal(3, 7, 5)  # (C, H, W)
+    np.testing.assert_array_equal(max_pool(maps.transpose(1, 2, 0)),
+                                  jax.vmap(max_pool)(maps).transpose(1, 2, 0))
+    assert max_pool(maps.transpose(1, 2, 0)).shape == (3, 2, 3)
+
+
 @pytest.fixture(scope="module")
 def cnn():
     return init_cnn_params(jax.random.key(0), channels=(8, 16), hidden=(12,))
@@ -118,6 +144,18 @@ def test_predict_cnn_one_image_in_three_layouts(cnn):
     np.testing.assert_allclose(predict_cnn(cnn, image[None]), out, rtol=1e-6)
     np.testing.assert_allclose(predict_cnn(cnn, image.ravel()), out, rtol=1e-6)
     np.testing.assert_allclose(jax.jit(predict_cnn)(cnn, image), out, rtol=1e-5, atol=1e-6)
+
+
+def test_predict_cnn_is_the_layers_of_the_lesson_flattened_in_chw_order(cnn):
+    image = normal(1, 28, 28)
+    x = image  # (C, H, W) all the way, as lesson 13 builds it: conv_layer, relu, vmap(max_pool)
+    for w, b in cnn[:2]:
+        x = jax.vmap(max_pool)(jnp.maximum(conv_layer(x, w, b), 0))
+    assert x.shape == (16, 5, 5)  # maps larger than 1 x 1: the flattening order shows
+    hidden = jnp.maximum(cnn[2][0] @ x.ravel() + cnn[2][1], 0)
+    logits = cnn[3][0] @ hidden + cnn[3][1]
+    np.testing.assert_allclose(predict_cnn(cnn, image), jax.nn.log_softmax(logits),
+                               rtol=1e-5, atol=1e-5)
 
 
 def test_batched_predict_cnn_is_predict_cnn_row_by_row(cnn):
