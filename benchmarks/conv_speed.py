@@ -8,7 +8,7 @@ ways, all under ``jit``:
                    gets a dot with a batch dimension over channels, inner length 9
   library (im2col) nn_from_scratch.conv: the patches of every channel side by side, ONE dot
                    product per window (inner length C_in * 9), vmapped over filters and batch
-  lax              lax.conv_general_dilated: XLA's own convolution (oneDNN on a CPU)
+  lax              lax.conv_general_dilated: XLA's own convolution instruction
 
 each forward, and forward + backward (the gradient of a sum with respect to input and
 weights, what training pays). In INTERLEAVED ROUNDS, every way once per round, reported as the
