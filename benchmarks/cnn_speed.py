@@ -16,7 +16,8 @@ same initial weights and the same batches for every variant:
   lax NCHW, step   the same, one program per step (fit's mode="jit"): on XLA's CPU backend
                    a convolution inside lax.scan's loop runs about half as fast as on its own
   PyTorch eager    torch.nn.Conv2d, max_pool2d and SGD, what a student would otherwise use,
-                   on the threads PyTorch chooses (if torch is installed: it is optional)
+                   on the threads PyTorch chooses (if torch is installed: it is optional),
+                   on the GPU where JAX runs on one and PyTorch sees it
 
 in INTERLEAVED ROUNDS: each round runs one epoch of every variant, one after another, so
 that every ratio compares work measured seconds apart on a machine whose speed drifts. Each
@@ -156,21 +157,23 @@ class TorchVariant:
         import torch
 
         self.torch, nn = torch, torch.nn
-        self.layers = [nn.Conv2d(1, 16, 3), nn.Conv2d(16, 32, 3), nn.Linear(800, 128),
-                       nn.Linear(128, 10)]
+        on_gpu = jax.default_backend() == "gpu" and torch.cuda.is_available()
+        self.device = torch.device("cuda" if on_gpu else "cpu")  # where JAX runs
+        self.layers = [layer.to(self.device) for layer in (
+            nn.Conv2d(1, 16, 3), nn.Conv2d(16, 32, 3), nn.Linear(800, 128), nn.Linear(128, 10))]
         self.reset(params)
         weights = [p for layer in self.layers for p in layer.parameters()]
         self.optimizer = torch.optim.SGD(weights, lr=STEP_SIZE)
-        self.x = torch.from_numpy(np.asarray(data.x_train).reshape(-1, 1, 28, 28))
-        self.y = torch.from_numpy(np.asarray(data.y_train, np.int64))
+        self.x = torch.from_numpy(np.asarray(data.x_train).reshape(-1, 1, 28, 28)).to(self.device)
+        self.y = torch.from_numpy(np.asarray(data.y_train, np.int64)).to(self.device)
         self.threads = torch.get_num_threads()
 
     def reset(self, params):
         """Start again from ``params`` (the JAX list of (W, b), in the same layouts)."""
         with self.torch.no_grad():
             for layer, (w, b) in zip(self.layers, params):
-                layer.weight.copy_(self.torch.from_numpy(np.array(w)))
-                layer.bias.copy_(self.torch.from_numpy(np.array(b)))
+                layer.weight.copy_(self.torch.from_numpy(np.array(w)).to(self.device))
+                layer.bias.copy_(self.torch.from_numpy(np.array(b)).to(self.device))
 
     def forward(self, x):
         functional, (conv1, conv2, dense1, dense2) = self.torch.nn.functional, self.layers
@@ -180,18 +183,19 @@ class TorchVariant:
 
     def run(self, batches):
         start = time.perf_counter()
-        for batch in np.asarray(batches, np.int64):
-            rows = self.torch.from_numpy(batch)
+        for rows in self.torch.from_numpy(np.asarray(batches, np.int64)).to(self.device):
             loss = self.torch.nn.functional.nll_loss(self.forward(self.x[rows]), self.y[rows])
             self.optimizer.zero_grad()
             loss.backward()
             self.optimizer.step()
+        if self.device.type == "cuda":
+            self.torch.cuda.synchronize()  # the GPU's queue done, as block_until_ready
         return time.perf_counter() - start
 
     def val_accuracy(self, data):
         with self.torch.no_grad():
             images = self.torch.from_numpy(np.asarray(data.x_val).reshape(-1, 1, 28, 28))
-            scores = self.forward(images)
+            scores = self.forward(images.to(self.device)).cpu()
         return float((scores.argmax(1).numpy() == np.asarray(data.y_val)).mean())
 
 
@@ -240,8 +244,10 @@ def main():
           f"= {flops / 1e6:.2f} MFLOP per image. {examples:,} images an epoch, batches of "
           f"{BATCH}.\n")
     if TORCH in variants:
-        print(f"PyTorch {variants[TORCH].torch.__version__} on {variants[TORCH].threads} "
-              f"threads; XLA on {os.cpu_count()} cores.")
+        torch_variant = variants[TORCH]
+        print(f"PyTorch {torch_variant.torch.__version__} on "
+              f"{torch_variant.device.type.upper()}, {torch_variant.threads} CPU threads; "
+              f"XLA on {os.cpu_count()} cores.")
     print(f"{'variant':24s} {'images/s':>9s} {'epoch: median (range)':>26s} {'compile':>9s} "
           f"{'of limit':>9s} {f'val acc, {args.rounds} epochs':>20s}")
     for name, values in speeds.items():

@@ -158,7 +158,10 @@ def _read_mnist(data_dir: str | None = None, n_val: int = 5_000) -> Dataset:
 
 
 def mnist_is_prepared(data_dir: str | None = None) -> bool:
-    """True when MNIST is already prepared in the tfds data dir (no network needed)."""
+    """True when MNIST is already prepared in the tfds data dir (no network needed); False
+    without tensorflow-datasets (an optional extra: ``pip install "nn_from_scratch[mnist]"``)."""
+    if importlib.util.find_spec("tensorflow_datasets") is None:
+        return False
     import tensorflow_datasets as tfds
     from absl import logging as absl_logging
 
@@ -197,6 +200,9 @@ def _why_mnist_cannot_download(timeout: float) -> str | None:
     """Why downloading MNIST would fail or hang here, or ``None`` if it can be tried."""
     if os.environ.get(OFFLINE_ENV):
         return f"{OFFLINE_ENV} is set"
+    if importlib.util.find_spec("tensorflow_datasets") is None:
+        return ("reading it needs tensorflow-datasets, which is not installed "
+                "(pip install \"nn_from_scratch[mnist]\")")
     if importlib.util.find_spec("tensorflow") is None:
         return "preparing it needs TensorFlow, which is not installed"
     if not _can_reach(MNIST_HOST, timeout):

@@ -115,6 +115,19 @@ def test_explicit_mnist_on_a_dead_network_fails_fast_with_one_clear_line(monkeyp
     assert "--dataset mnist-5k" in message and "with network" in message
 
 
+def test_without_tensorflow_datasets_auto_uses_mnist_5k_and_mnist_says_what_to_install(
+        monkeypatch, capsys):
+    monkeypatch.delenv("NN_FROM_SCRATCH_OFFLINE")  # the missing package is the reason given
+    find_spec = data_mod.importlib.util.find_spec
+    monkeypatch.setattr(data_mod.importlib.util, "find_spec",
+                        lambda name: None if name == "tensorflow_datasets" else find_spec(name))
+    assert not data_mod.mnist_is_prepared()
+    assert load_dataset("auto").name == "mnist-5k"
+    assert "tensorflow-datasets, which is not installed" in capsys.readouterr().out
+    with pytest.raises(DataUnavailableError, match=r'pip install "nn_from_scratch\[mnist\]"'):
+        load_dataset("mnist")
+
+
 def test_explicit_mnist_offline_fails_at_once():
     start = time.perf_counter()
     with pytest.raises(DataUnavailableError, match="NN_FROM_SCRATCH_OFFLINE is set"):
