@@ -18,8 +18,9 @@ from .train import History
 __all__ = ["contour", "image_grid", "plot_history", "timing_bars"]
 
 
-def _finish(fig: Figure, path: str | Path | None) -> Figure:
-    fig.tight_layout()
+def _finish(fig: Figure, path: str | Path | None, layout: bool = True) -> Figure:
+    if layout:
+        fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=100)
         plt.close(fig)
@@ -28,7 +29,8 @@ def _finish(fig: Figure, path: str | Path | None) -> Figure:
 
 def image_grid(images: Any, labels: Sequence[Any] | None = None,
                image_shape: Sequence[int] | None = None, ncols: int = 8,
-               title: str | None = None, path: str | Path | None = None) -> Figure:
+               title: str | None = None, path: str | Path | None = None,
+               signed: bool = False) -> Figure:
     """Show images in a grid.
 
     Args:
@@ -38,6 +40,9 @@ def image_grid(images: Any, labels: Sequence[Any] | None = None,
       ncols: images per row.
       title: optional figure title.
       path: save the figure here (and close it) if given.
+      signed: draw every image on ONE colour scale centred on 0 (blue negative, red
+        positive, white 0, with a colour bar), so that values compare across images, as
+        for kernels; by default each grey image is scaled on its own.
     """
     images = np.asarray(images)
     if image_shape is not None:
@@ -45,15 +50,24 @@ def image_grid(images: Any, labels: Sequence[Any] | None = None,
     n = len(images)
     nrows = max(1, -(-n // ncols))
     fig, axes = plt.subplots(nrows, ncols, figsize=(1.3 * ncols, 1.4 * nrows), squeeze=False)
+    limit = float(np.max(np.abs(images))) or 1.0  # the shared scale's half-width when signed
+    shown = None
     for i, ax in enumerate(axes.flat):
         ax.axis("off")
         if i < n:
-            ax.imshow(images[i], cmap="gray" if images[i].ndim == 2 else None)
+            if signed:
+                shown = ax.imshow(images[i], cmap="RdBu_r", vmin=-limit, vmax=limit)
+            else:
+                ax.imshow(images[i], cmap="gray" if images[i].ndim == 2 else None)
             if labels is not None:
                 ax.set_title(str(labels[i]), fontsize=9)
     if title:
         fig.suptitle(title)
-    return _finish(fig, path)
+    if shown is None:
+        return _finish(fig, path)
+    fig.tight_layout()  # before the colour bar, which tight_layout cannot place
+    fig.colorbar(shown, ax=axes.ravel().tolist(), shrink=0.8)
+    return _finish(fig, path, layout=False)
 
 
 def plot_history(history: History | Mapping[str, History],

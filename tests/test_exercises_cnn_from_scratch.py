@@ -2,6 +2,7 @@
 the typical mistakes with a hint that names the fix."""
 import jax
 import jax.numpy as jnp
+import numpy as np
 from conftest import assert_result, own, stub
 from jax.scipy.special import logsumexp
 
@@ -37,6 +38,15 @@ def test_conv2d():
     assert_result(check.conv2d(lambda image, kernel: conv.conv2d(image, kernel.T)), "failed",
                   "kernel transposed", "a down, b across")
 
+    def numpy_loop(image, kernel):  # fine as written (the lesson says so), not under jit
+        kh, kw = kernel.shape
+        out = np.zeros((image.shape[0] - kh + 1, image.shape[1] - kw + 1))
+        for i in range(out.shape[0]):
+            for j in range(out.shape[1]):
+                out[i, j] = jnp.sum(image[i:i + kh, j:j + kw] * kernel)
+        return out
+    assert_result(check.conv2d(numpy_loop), "passed")
+
 
 def test_conv2d_channels():
     assert_result(check.conv2d_channels(own(conv.conv2d_channels)), "passed")
@@ -52,6 +62,10 @@ def test_conv2d_channels():
         "failed", "mean", "not mean")
     assert_result(check.conv2d_channels(lambda image, kernels: conv.conv2d(image[0], kernels[0])),
                   "failed", "only the first channel")
+    for in_axes in ((0, None), (None, 0)):  # one of the two shared: each raises inside conv2d
+        assert_result(check.conv2d_channels(lambda image, kernels, in_axes=in_axes: jnp.sum(
+            jax.vmap(conv.conv2d, in_axes=in_axes)(image, kernels), axis=0)), "failed",
+            "channel c of the image with kernel c", "in_axes=0")
 
 
 def test_all_filters():
@@ -61,6 +75,10 @@ def test_all_filters():
         assert_result(check.all_filters(wrong), "failed", "None", "in_axes=(None, 0)")
     assert_result(check.all_filters(lambda image, w: conv.conv2d_channels(image, w[0])),
                   "failed", "shape (3, 4)", "(4, 3, 4)")
+    assert_result(check.all_filters(conv.conv2d_channels), "failed",
+                  "conv2d_channels itself", "jax.vmap(conv2d_channels, in_axes=(None, 0))")
+    assert_result(check.all_filters(jax.vmap(conv.conv2d_channels, in_axes=(0, None))), "failed",
+                  "the other way round", "in_axes=(None, 0)")
 
 
 def test_batched_conv():
@@ -75,6 +93,13 @@ def test_batched_conv():
     assert_result(check.batched_conv(
         lambda x, w, b: jax.vmap(conv.conv_layer, in_axes=(0, None, None))(x, w, 0 * b)),
         "failed", "same w and b")
+    assert_result(check.batched_conv(conv.conv_layer), "failed", "conv_layer itself",
+                  "in_axes=(0, None, None)")
+    assert_result(check.batched_conv(jax.vmap(conv.conv_layer, in_axes=(None, 0, 0))), "failed",
+                  "in_axes=(0, None, None)", "three entries")
+    all_filters = jax.vmap(conv.conv2d_channels, in_axes=(None, 0))
+    assert_result(check.batched_conv(jax.vmap(all_filters, in_axes=(0, None))), "failed",
+                  "in_axes=(0, None, None)", "three entries")
 
 
 def test_max_pool():
@@ -100,6 +125,17 @@ def test_max_pool():
         return jnp.maximum(jnp.maximum(x[:-1, :-1], x[1:, :-1]), jnp.maximum(x[:-1, 1:], x[1:, 1:]))
     assert_result(check.max_pool(overlapping), "failed", "must not overlap", "stride of 2")
 
+    def strided_uncropped(x):  # right for even sizes; with an odd one the slices differ
+        return jnp.maximum(jnp.maximum(x[0::2, 0::2], x[0::2, 1::2]),
+                           jnp.maximum(x[1::2, 0::2], x[1::2, 1::2]))
+    assert_result(check.max_pool(strided_uncropped), "failed", "x[1::2]",
+                  "x[:H // 2 * 2, :W // 2 * 2]")
+    for axes in ((0, 2), (1,), (3,)):
+        def wrong_axes(x, axes=axes):
+            h, w = x.shape[0] // 2, x.shape[1] // 2
+            return x[:2 * h, :2 * w].reshape(h, 2, w, 2).max(axis=axes)
+        assert_result(check.max_pool(wrong_axes), "failed", "wrong axes", "axis=(1, 3)")
+
 
 def test_predict_cnn():
     assert_result(check.predict_cnn(own(conv.predict_cnn)), "passed")
@@ -121,6 +157,28 @@ def test_predict_cnn():
     assert_result(check.predict_cnn(lambda p, image: conv.predict_cnn(p, image)[None]), "failed",
                   "shape (1, 4) for ONE image")
 
+    def predict_with(params, image, flatten=lambda x: x.ravel(), conv_bias=1.0, dense_bias=1.0,
+                     pool=True, last=lambda z: z):
+        x = image
+        for w, b in params[:-1]:
+            x = jax.nn.relu(conv.conv_layer(x, w, conv_bias * b))
+            x = jax.vmap(conv.max_pool)(x) if pool else x
+        w, b = params[-1]
+        logits = last(w @ flatten(x) + dense_bias * b)
+        return logits - logsumexp(logits)
+    assert_result(check.predict_cnn(predict_with), "passed")
+    assert_result(check.predict_cnn(
+        lambda p, image: predict_with(p, image, flatten=lambda x: x.transpose(1, 2, 0).ravel())),
+        "failed", "(H, W, C) order", "x.ravel()")
+    assert_result(check.predict_cnn(lambda p, image: predict_with(p, image, conv_bias=0.0)),
+                  "failed", "convolutions' biases are missing")
+    assert_result(check.predict_cnn(lambda p, image: predict_with(p, image, dense_bias=0.0)),
+                  "failed", "dense layer's bias is missing")
+    assert_result(check.predict_cnn(lambda p, image: predict_with(p, image, last=jax.nn.relu)),
+                  "failed", "a relu after the last layer")
+    assert_result(check.predict_cnn(lambda p, image: predict_with(p, image, pool=False)),
+                  "failed", "pool after EVERY convolution", "12 features")
+
 
 def test_conv_param_count():
     assert_result(check.conv_param_count(lambda c_in, c_out, k: c_out * (c_in * k * k + 1)),
@@ -131,4 +189,92 @@ def test_conv_param_count():
     assert_result(check.conv_param_count(lambda c_in, c_out, k: c_out * (c_in * k + 1)), "failed",
                   "k * k weights")
     assert_result(check.conv_param_count(lambda c_in, c_out, k: 28 * 28 * c_out), "failed",
-                  "image size plays no part")
+                  "= 6272", "image size plays no part")
+    assert_result(check.conv_param_count(lambda c_in, c_out, k: jnp.asarray(28 * 28 * c_out)),
+                  "failed", "= 6272")  # a number, never Array(6272, dtype=int32, ...)
+    assert_result(check.conv_param_count(lambda c_in, c_out, k: c_out * (c_in * k * k + 1) / 3),
+                  "failed", "whole number")
+
+
+def test_output_size():
+    assert_result(check.output_size(lambda w, f, p, s: (w - f + 2 * p) // s + 1), "passed")
+    assert_result(check.output_size(stub), "not done")
+    assert_result(check.output_size(lambda w, f, p, s: (w - f + 2 * p) // s), "failed",
+                  "= 25", "expected 26", "add 1")
+    assert_result(check.output_size(lambda w, f, p, s: (w - f + p) // s + 1), "failed",
+                  "(28, 3, 1, 1) = 27", "EACH side")
+    assert_result(check.output_size(lambda w, f, p, s: w - f + 2 * p + 1), "failed",
+                  "(7, 3, 0, 2) = 5", "divide by the stride")
+    assert_result(check.output_size(lambda w, f, p, s: -(-(w - f + 2 * p) // s) + 1), "failed",
+                  "round down")
+    assert_result(check.output_size(lambda w, f, p, s: (w - f + 2 * p) / s + 1), "failed",
+                  "16.5", "//")  # a number in the message, never Array(16.5, ...)
+
+
+def im2col(image, kh, kw):
+    c, h, w = image.shape
+    oh, ow = h - kh + 1, w - kw + 1
+    patches = jax.vmap(conv.image_patches, in_axes=(0, None, None))(image, kh, kw)  # (C,oh,ow,k)
+    return patches.transpose(1, 2, 0, 3).reshape(oh * ow, c * kh * kw)
+
+
+def test_im2col():
+    assert_result(check.im2col(im2col), "passed")
+    assert_result(check.im2col(stub), "not done")
+    assert_result(check.im2col(lambda image, kh, kw: im2col(image, kh, kw).T), "failed",
+                  "one ROW per window", "(20, 18)")
+
+    def unmoved(image, kh, kw):  # (C, oh, ow, k) reshaped as it is
+        return jax.vmap(conv.image_patches, in_axes=(0, None, None))(image, kh, kw).reshape(20, -1)
+    assert_result(check.im2col(unmoved), "failed", "(oh, ow, C, kh*kw)")
+
+    def channels_fastest(image, kh, kw):  # each window's numbers as (kh*kw, C): channels last
+        return conv.image_patches(jnp.moveaxis(image, 0, -1), kh, kw).reshape(20, -1)
+    assert_result(check.im2col(channels_fastest), "failed", "w.reshape(C_out, -1)")
+    assert_result(check.im2col(lambda image, kh, kw: im2col(image, kh, kw) * 1.01), "failed",
+                  "image[:, i:i+kh, j:j+kw].ravel()")
+
+
+def conv2d_input_grad(grad_out, kernel):
+    kh, kw = kernel.shape
+    return conv.conv2d(jnp.pad(grad_out, ((kh - 1, kh - 1), (kw - 1, kw - 1))), kernel[::-1, ::-1])
+
+
+def test_conv2d_input_grad():
+    assert_result(check.conv2d_input_grad(conv2d_input_grad), "passed")
+
+    def by_vjp(grad_out, kernel):  # what the lesson checks it against: JAX's own backward pass
+        image = jnp.zeros((grad_out.shape[0] + kernel.shape[0] - 1,
+                           grad_out.shape[1] + kernel.shape[1] - 1))
+        return jax.vjp(lambda x: conv.conv2d(x, kernel), image)[1](grad_out)[0]
+    assert_result(check.conv2d_input_grad(by_vjp), "passed")
+    assert_result(check.conv2d_input_grad(stub), "not done")
+    assert_result(check.conv2d_input_grad(lambda g, k: conv2d_input_grad(g, k[::-1, ::-1])),
+                  "failed", "did not flip", "kernel[::-1, ::-1]")
+    assert_result(check.conv2d_input_grad(lambda g, k: conv.conv2d(jnp.pad(g, 1), k[::-1, ::-1])),
+                  "failed", "(4, 4)", "(6, 8)", "kh - 1 rows")
+    assert_result(check.conv2d_input_grad(lambda g, k: conv.conv2d(g, k[::-1, ::-1])), "failed",
+                  "the image's shape")
+
+
+def conv_matrix(kernel, h, w):
+    oh, ow = h - kernel.shape[0] + 1, w - kernel.shape[1] + 1
+    one_pixel_images = jnp.eye(h * w).reshape(h * w, h, w)  # column k of M: the image of pixel k
+    return jax.vmap(conv.conv2d, in_axes=(0, None))(one_pixel_images, kernel).reshape(
+        h * w, oh * ow).T
+
+
+def test_conv_matrix():
+    assert_result(check.conv_matrix(conv_matrix), "passed")
+    assert_result(check.conv_matrix(stub), "not done")
+    assert_result(check.conv_matrix(lambda k, h, w: conv_matrix(k, h, w).T), "failed",
+                  "the transpose", "(15, 30)")
+    assert_result(check.conv_matrix(lambda k, h, w: conv_matrix(k[::-1, ::-1], h, w)), "failed",
+                  "flipped the kernel")
+
+    def by_columns(kernel, h, w):  # pixel (y, x) numbered x * H + y
+        m = conv_matrix(kernel, h, w)
+        return m.reshape(-1, h, w).transpose(0, 2, 1).reshape(-1, h * w)
+    assert_result(check.conv_matrix(by_columns), "failed", "column by column", "y * W + x")
+    assert_result(check.conv_matrix(lambda k, h, w: conv_matrix(k, h, w) + 0.5), "failed",
+                  "conv2d(image, kernel).ravel()")

@@ -1,5 +1,6 @@
 """How a checker turns the student's errors (``call``) and typical wrong answers
 (``reject_known_wrong``) into hints."""
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from conftest import stub
@@ -79,6 +80,8 @@ def test_summary_is_one_short_line_whatever_the_value():
     big = np.arange(512 * 784, dtype=np.float32).reshape(512, 784)
     assert summary(big) == "array of shape (512, 784) float32 [0, 1, 2, …]"
     assert summary(np.float32(2.5)) == "2.5"
+    assert summary(jnp.asarray(1280)) == "1280"  # a 0-d array is its number, never Array(...)
+    assert summary(np.array(16.5)) == "16.5"
     assert summary([1, 2, 3]) == "list of 3 items"
     assert summary(lambda x: x) == "a function"  # never `<lambda>` or a checker's locals
     assert summary(call) == "function call"
@@ -94,8 +97,8 @@ def test_call_refuses_the_librarys_own_function_but_not_a_wrapper_of_it():
     from nn_from_scratch import model
 
     for library_object in (model.predict, model.batched_predict):
-        with pytest.raises(Mistake, match=f"the library's own {library_object.__name__}; "
-                                          "write your own"):
+        with pytest.raises(Mistake, match=f"the library's own {library_object.__name__}, not "
+                                          "yours; if you wrote one, a later cell has imported"):
             call(library_object, 1, what="f")
     wrapped = jax.vmap(model.predict, in_axes=(None, 0))  # what lesson 07 asks a student to build
     with pytest.raises(Mistake, match="raised"):  # called, not refused: the wrong args raise

@@ -41,7 +41,9 @@ def test_set_language_refuses_what_it_does_not_know(monkeypatch):
 def test_a_stub_and_a_typical_mistake_in_chinese(chinese):
     assert check.relu(stub).line == ("… 07.1 relu："
                                      "尚未完成（待补全的代码仍在抛出 NotImplementedError）")
-    assert check.predict(predict).message == "这是库里现成的 predict，请自己动手写一个"
+    assert check.predict(predict).message == (
+        "这是库里现成的 predict，不是你写的；如果你写过，那是后面某个单元格导入了库里的同名函数，"
+        "把你的覆盖了：请重新运行你的练习单元格，再运行这个检查")
     assert check.predict(lambda params, image: None).message.endswith(
         "返回了 None：是不是忘了写 `return`？")
 
@@ -67,6 +69,8 @@ ENGLISH_ON_PURPOSE = {
     "application/vnd.nn-from-scratch.check+json": "a MIME type",
     "exercise {} is registered twice": "a developer's error, raised at import",
     "unbound axis name": "matched against JAX's error",
+    "setting an array element with a sequence": "matched against NumPy's error",
+    "values to unpack": "matched against Python's error",
     "object has no attribute 'tanh'": "matched against Python's error",
     "'float' object has no attribute": "matched against Python's error",
     "iteration over a 0-d array": "matched against JAX's error",

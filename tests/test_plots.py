@@ -45,3 +45,13 @@ def test_timing_bars_switch_to_a_log_axis_across_orders_of_magnitude():
     assert wide.axes[0].get_xscale() == "log" and "log scale" in wide.axes[0].get_xlabel()
     assert plots.timing_bars({"a": 5.0, "b": 0.01}, log=False).axes[0].get_xscale() == "linear"
     plt.close("all")
+
+
+def test_signed_grids_share_one_colour_scale_centred_on_zero():
+    plt.close("all")
+    kernels = np.stack([np.full((3, 3), 0.5), -2.0 * np.eye(3)])
+    fig = plots.image_grid(kernels, ncols=2, signed=True)
+    shown = [ax.images[0] for ax in fig.axes if ax.images]
+    assert [image.get_clim() for image in shown] == [(-2.0, 2.0)] * 2  # one scale, symmetric
+    assert shown[0].get_cmap().name == "RdBu_r" and len(fig.axes) == 3  # and a colour bar
+    plt.close("all")

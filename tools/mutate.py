@@ -12,7 +12,10 @@ statement deleted) plus those that make the typical mistakes of this course:
 reductions and their partners swapped (``mean``/``sum``, ``max``/``min``),
 a call's arguments swapped, a wrapping call dropped (``relu(z)`` -> ``z``),
 ``in_axes`` entries changed (``None`` <-> ``0``), slices widened, ``+=``
-made ``=``, and one PRNG key used where another was meant.
+made ``=``, one PRNG key used where another was meant, and an array flattened
+or reshaped with its axes in another order (``x.ravel()`` ->
+``jnp.moveaxis(x, 0, -1).ravel()``, neighbouring entries of a ``reshape``'s
+shape swapped): the (H, W, C) flattening that a (C, H, W) network gets wrong.
 
 Only code between ``# BEGIN SOLUTION`` and ``# END SOLUTION`` is mutated, never
 what the lesson gives (a docstring, a ``def`` line), nor what only prints.
@@ -40,6 +43,7 @@ SWAP_NAMES = {  # a function or method name -> the partners a student confuses i
     "uniform": ["normal"], "split": ["fold_in"], "logsumexp": ["log_softmax"],
 }
 PRINTING = {"print", "display", "plot", "imshow", "title", "legend", "xlabel", "ylabel"}
+FLATTENING = {"ravel", "flatten", "reshape"}  # methods whose result depends on the axes' order
 
 
 @dataclass(frozen=True)
@@ -125,6 +129,20 @@ def _variants(node: ast.AST, parent: ast.AST, keys: set[str]) -> Iterator[ast.AS
             new = copy.deepcopy(node)
             del new.keywords[i]
             yield new
+        if isinstance(node.func, ast.Attribute) and node.func.attr in FLATTENING:
+            # x.ravel() -> jnp.moveaxis(x, 0, -1).ravel(): the axes in another order first
+            new = copy.deepcopy(node)
+            new.func.value = ast.Call(
+                ast.Attribute(ast.Name("jnp", ast.Load()), "moveaxis", ast.Load()),
+                [node.func.value, ast.Constant(0), ast.Constant(-1)], [])
+            yield new
+            shape = node.args[0] if len(node.args) == 1 else None
+            if node.func.attr == "reshape" and isinstance(shape, ast.Tuple):
+                for i in range(len(shape.elts) - 1):  # reshape((h, 2, w, 2)) -> ((h, w, 2, 2))
+                    new = copy.deepcopy(node)
+                    elts = new.args[0].elts
+                    elts[i], elts[i + 1] = elts[i + 1], elts[i]
+                    yield new
     if isinstance(node, ast.Slice):
         for part in ("lower", "upper"):
             if getattr(node, part) is not None:

@@ -136,7 +136,7 @@ def call(fn: Any, *args: Any, what: str, hints: Hints | None = None) -> Any:
     that says the hint instead, e.g. ``{("inconsistent sizes", "vmap"): "give the
     shared params in_axes None"}``. A ``None`` result (a missing ``return``) is a
     Mistake too, and so is the library's own function handed in instead of one
-    the student wrote ("this is the library's own predict; write your own").
+    the student wrote ("this is the library's own predict, not yours; ...").
     """
     if not callable(fn):
         kind = f"{type(fn).__name__} " if np.isscalar(fn) else ""
@@ -144,7 +144,9 @@ def call(fn: Any, *args: Any, what: str, hints: Hints | None = None) -> Any:
             what=what, value=kind + summary(fn)))
     own = library_name(fn)
     if own:
-        raise Mistake(_("this is the library's own {name}; write your own").format(name=own))
+        raise Mistake(_("this is the library's own {name}, not yours; if you wrote one, a later "
+                        "cell has imported the library's over it: run your exercise cell "
+                        "again, then this check").format(name=own))
     try:
         out = fn(*args)
     except (NotImplementedError, NotDone, Mistake):
@@ -234,15 +236,37 @@ def fast_call(fn: Any, *args: Any, what: str, static_argnums: tuple[int, ...] = 
         raise
     except (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
             jax.errors.TracerIntegerConversionError, jax.errors.UnexpectedTracerError,
-            jax.errors.NonConcreteBooleanIndexError):
-        out = call(fn, *args, what=what, hints=hints)
-        if needs_jit:
-            raise Mistake(needs_jit) from None
-        return out
+            jax.errors.NonConcreteBooleanIndexError) as err:
+        return _as_written(fn, args, what, hints, needs_jit, err)
+    except ValueError as err:
+        if NUMPY_GOT_A_TRACER not in str(err):
+            return _call_raising(err, args, what, hints)
+        # A NumPy array filled in a loop (out[i, j] = ...) takes no traced value: fine as
+        # written, as lessons say a loop is.
+        return _as_written(fn, args, what, hints, needs_jit, err)
     except Exception as err:
-        def raise_it(*_: Any, error: Exception = err) -> Any:
-            raise error
-        return call(raise_it, *args, what=what, hints=hints)
+        return _call_raising(err, args, what, hints)
     if out is None:
         raise Mistake(_("{what} returned None: did you forget `return`?").format(what=what))
     return out
+
+
+# What NumPy says when a traced value is stored into one of its arrays under jit.
+NUMPY_GOT_A_TRACER = "setting an array element with a sequence"
+
+
+def _as_written(fn: Any, args: tuple[Any, ...], what: str, hints: Hints | None,
+                needs_jit: str, err: Exception) -> Any:
+    """``fn`` run as written, after ``jit`` objected to it (``err``): its answer is judged."""
+    out = call(fn, *args, what=what, hints=hints)
+    if needs_jit:
+        raise Mistake(needs_jit) from err
+    return out
+
+
+def _call_raising(err: Exception, args: tuple[Any, ...], what: str,
+                  hints: Hints | None) -> Any:
+    """The student's own error ``err``, reported by :func:`call` without running it again."""
+    def raise_it(*_: Any, error: Exception = err) -> Any:
+        raise error
+    return call(raise_it, *args, what=what, hints=hints)

@@ -37,6 +37,8 @@ def summary(value: Any, limit: int = 60) -> str:
     if isinstance(value, (bool, int, float, complex, str, type(None))) or np.isscalar(value):
         text = repr(value.item() if isinstance(value, np.generic) else value)
         return text if len(text) <= limit else text[:limit - 1] + "…"
+    if hasattr(value, "shape") and hasattr(value, "dtype") and np.ndim(value) == 0:
+        return summary(np.asarray(value).item(), limit)  # 16.5, not array of shape () [16.5]
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         flat = np.asarray(value).ravel()
         head = ", ".join(f"{x:.3g}" if np.issubdtype(flat.dtype, np.number) else str(x)

@@ -5,7 +5,9 @@ Each is compared with a NumPy reference on small images made with NumPy, and the
 function runs under ``jit`` (``fast_call``): one compile per check, none for the reference.
 Each knows the usual mistakes: a flipped kernel, an output one pixel too small or
 too large, channels not summed, ``in_axes`` that maps what should be shared, mean instead of
-max pooling, probabilities instead of log-probabilities, a parameter count without biases.
+max pooling, maps flattened in the wrong order, probabilities instead of log-probabilities, a
+parameter count without biases, padding counted once, a gradient without the flip, a matrix
+with its pixels numbered column by column.
 """
 from typing import Any
 
@@ -14,8 +16,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..i18n import N_, _
-from ._calls import fast_call, generator, graded
-from ._compare import expect_close, expect_shape, reject_known_wrong
+from ._calls import fast_call, generator, graded, library_name
+from ._compare import expect_close, expect_int, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
 
 LESSON = "13_cnn_from_scratch"
@@ -113,7 +115,11 @@ def conv2d_channels(student_fn: Any) -> str:
     per_channel = np.stack([_conv(channels[c], filters[0][c]) for c in range(3)])
     want = per_channel.sum(0)
     what = _("conv2d_channels(image, kernels) for an image (3, 5, 6) and kernels (3, 3, 3)")
-    got = np.asarray(fast_call(student_fn, channels, filters[0], what=what))
+    pairs = _("vmap pairs channel c of the image with kernel c: map both on axis 0 (in_axes=0, "
+              "vmap's default), then sum the maps")
+    got = np.asarray(fast_call(student_fn, channels, filters[0], what=what, hints={
+        ("positional argument", "values to unpack", "inconsistent sizes",
+         "dot_general requires"): pairs}))
     if got.shape == (3, *want.shape):
         raise Mistake(_("returned {shape}: one map per channel. A filter SUMS its "
                         "channels' maps into one: jnp.sum(..., axis=0)").format(
@@ -131,10 +137,18 @@ def conv2d_channels(student_fn: Any) -> str:
 
 
 def _vmapped(student_fn: Any, args: tuple[Any, ...], want: np.ndarray, what: str,
-             mapped_too: str, hint: str) -> None:
-    """A vmapped answer gives ``want``; vmap's "inconsistent sizes" means ``mapped_too``."""
-    got = fast_call(student_fn, *args, what=what,
-                    hints={("inconsistent sizes", "vmap got"): mapped_too})
+             mapped_too: str, hint: str, lifts: tuple[str, str], swapped: str) -> None:
+    """A vmapped answer gives ``want``. The hints: vmap's "inconsistent sizes" means
+    ``mapped_too``; ``lifts = (name, message)``: the library's function ``name`` handed in
+    as it is, not lifted, gets ``message``; an error from inside it (too many values to
+    unpack, a wrong number of arguments) means the in_axes map what they should share,
+    ``swapped``."""
+    if library_name(student_fn) == lifts[0]:
+        raise Mistake(lifts[1])
+    got = fast_call(student_fn, *args, what=what, hints={
+        ("inconsistent sizes", "vmap got"): mapped_too,
+        ("values to unpack", "positional argument", "dot_general requires",
+         "Incompatible shapes"): swapped})
     expect_close(got, want, what, hint=hint)
 
 
@@ -147,7 +161,13 @@ def all_filters(student_fn: Any) -> str:
              _("vmap mapped the image too (3 channels against 4 filters): every filter sees the "
                "WHOLE image, so its in_axes entry is None: "
                "jax.vmap(conv2d_channels, in_axes=(None, 0))"),
-             _("map over the filters (axis 0 of w) and share the image: in_axes=(None, 0)"))
+             _("map over the filters (axis 0 of w) and share the image: in_axes=(None, 0)"),
+             ("conv2d_channels", _("this is conv2d_channels itself, which makes ONE filter's "
+                                   "map: lift it to every filter with "
+                                   "jax.vmap(conv2d_channels, in_axes=(None, 0))")),
+             _("in_axes=(0, None) maps the image and shares the filters: the other way round. "
+               "Every filter sees the WHOLE image (None), and the filters are mapped (0): "
+               "in_axes=(None, 0)"))
     return N_("4 filters on one 3-channel image: the image shared, the filters mapped")
 
 
@@ -161,7 +181,12 @@ def batched_conv(student_fn: Any) -> str:
              _("vmap mapped the weights too (2 images against 4 filters): the weights are shared "
                "by every image, so their in_axes are None: "
                "jax.vmap(conv_layer, in_axes=(0, None, None))"),
-             _("image i of the batch through conv_layer with the same w and b"))
+             _("image i of the batch through conv_layer with the same w and b"),
+             ("conv_layer", _("this is conv_layer itself, for ONE image: lift it to the "
+                              "batch with jax.vmap(conv_layer, in_axes=(0, None, None))")),
+             _("batched_conv(images, w, b) maps the images (0) and shares w and b (None): "
+               "jax.vmap(conv_layer, in_axes=(0, None, None)), three entries for its three "
+               "arguments"))
     return N_("a batch of 2 images, weights shared: the numbers of lax.conv_general_dilated")
 
 
@@ -175,13 +200,22 @@ def max_pool(student_fn: Any) -> str:
             ("reshape", "cannot reshape"): _("{what} failed to reshape: with an odd "
                                              "size, drop the last row or column first, "
                                              "x[:H // 2 * 2, :W // 2 * 2]").format(
-                                               what=what)}))
+                                               what=what),
+            ("Incompatible shapes", "broadcast"): _(
+                "{what} failed: with an odd size, x[0::2] has one more row (or column) than "
+                "x[1::2], so they do not line up; drop the last row and column first, "
+                "x[:H // 2 * 2, :W // 2 * 2]").format(what=what)}))
         if got.shape == (shape[0] - 1, shape[1] - 1):
             raise Mistake(_("returned {shape} for {shape2}: the 2x2 blocks must not "
                             "overlap (a stride of 2), so the output is (H // 2, W // 2)").format(
                               shape=got.shape, shape2=shape))
-        got = expect_shape(got, want.shape, what)
         h, w = want.shape
+        if got.shape in ((2, 2), (h, w, 2), (h, 2, w), (2, w), (h, 2)):
+            raise Mistake(_("returned {shape} for {shape2}: the max was taken over the wrong "
+                            "axes. Of the blocks (H // 2, 2, W // 2, 2), axes 1 and 3 run "
+                            "inside a block: jnp.max(blocks, axis=(1, 3))").format(
+                              shape=got.shape, shape2=shape))
+        got = expect_shape(got, want.shape, what)
         blocks = x[:2 * h, :2 * w].reshape(h, 2, w, 2)
         scrambled = x[:2 * h, :2 * w].reshape(h, w, 2, 2).max(axis=(2, 3))
         reject_known_wrong(got, {
@@ -195,32 +229,48 @@ def max_pool(student_fn: Any) -> str:
 
 
 def _tiny_cnn(seed: int) -> list[tuple[jax.Array, jax.Array]]:
-    """Two 3x3 convolutions (2 and 3 filters) and a dense layer, for 10x10 images, He-scaled:
-    10 -> conv 8 -> pool 4 -> conv 2 -> pool 1, so the dense layer takes 3 features."""
+    """Two 3x3 convolutions (2 and 3 filters) and a dense layer, for 14x14 images, He-scaled:
+    14 -> conv 12 -> pool 6 -> conv 4 -> pool 2, so the dense layer takes 3 * 2 * 2 = 12
+    features: maps larger than 1x1, so that the order they are flattened in shows."""
     draw = generator(seed)
-    shapes = [(2, 1, 3, 3), (3, 2, 3, 3), (4, 3)]
+    shapes = [(2, 1, 3, 3), (3, 2, 3, 3), (4, 12)]
     return [(jnp.asarray(draw.normal(size=s) * np.sqrt(2 / np.prod(s[1:])), jnp.float32),
-             jnp.asarray(0.1 * draw.normal(size=s[0]), jnp.float32)) for s in shapes]
+             jnp.asarray(0.3 * draw.normal(size=s[0]), jnp.float32)) for s in shapes]
 
 
-def _predict(params: list[tuple[jax.Array, jax.Array]], image: Any) -> np.ndarray:
-    """``predict_cnn`` in NumPy: conv, relu and pool per convolution; dense; log-softmax."""
+def _log_softmax(logits: np.ndarray) -> np.ndarray:
+    top = logits.max()
+    return logits - np.log(np.sum(np.exp(logits - top))) - top
+
+
+def _predict(params: list[tuple[jax.Array, jax.Array]], image: Any, flatten: str = "CHW",
+             conv_bias: bool = True, dense_bias: bool = True,
+             last_relu: bool = False) -> np.ndarray:
+    """``predict_cnn`` in NumPy: conv, relu and pool per convolution; dense; log-softmax. The
+    options make its typical wrong versions (flattened (H, W, C), a bias left out, ...)."""
     *convs, (w, b) = [(np.asarray(w), np.asarray(b)) for w, b in params]
     x = np.asarray(image)
     for w_conv, b_conv in convs:
-        x = np.stack([_pool(m) for m in np.maximum(0, _layer(x, w_conv, b_conv))])
-    logits = w @ x.ravel() + b
-    return logits - np.log(np.sum(np.exp(logits - logits.max()))) - logits.max()
+        maps = np.maximum(0, _layer(x, w_conv, b_conv if conv_bias else 0 * b_conv))
+        x = np.stack([_pool(m) for m in maps])
+    features = x.ravel() if flatten == "CHW" else x.transpose(1, 2, 0).ravel()
+    logits = w @ features + (b if dense_bias else 0)
+    return _log_softmax(np.maximum(0, logits) if last_relu else logits)
 
 
 @exercise(LESSON, 6, "predict_cnn")
 def predict_cnn(student_fn: Any) -> str:
     for seed in range(2):
         params = _tiny_cnn(seed)
-        image = jnp.asarray(_source(160 + seed).uniform(size=(1, 10, 10)), jnp.float32)
+        image = jnp.asarray(_source(160 + seed).uniform(size=(1, 14, 14)), jnp.float32)
         want = _predict(params, image)
-        what = _("predict_cnn(params, image) for an image (1, 10, 10)")
-        got = np.asarray(fast_call(student_fn, params, image, what=what))
+        what = _("predict_cnn(params, image) for an image (1, 14, 14)")
+        got = np.asarray(fast_call(student_fn, params, image, what=what, hints={
+            ("dot_general requires", "matmul", "Incompatible shapes", "cannot reshape"): _(
+                "{what} failed where the maps meet the dense layer, which takes 3 maps of "
+                "2 x 2 = 12 features here (14 -> conv 12 -> pool 6 -> conv 4 -> pool 2): "
+                "did you pool after EVERY convolution, and flatten the maps with "
+                "x.ravel()?").format(what=what)}))
         if got.shape != want.shape:
             raise Mistake(_("returned shape {shape} for ONE image; expected {shape2}: "
                             "one log-probability per class").format(
@@ -228,10 +278,18 @@ def predict_cnn(student_fn: Any) -> str:
         reject_known_wrong(got, {
             N_("returned probabilities (a softmax); predict_cnn returns LOG-probabilities, as "
                "predict does: logits - logsumexp(logits)"): np.exp(want),
+            N_("flattened the maps in (H, W, C) order: the dense layer reads the (C, H, W) "
+               "maps one after another, x.ravel()"): _predict(params, image, flatten="HWC"),
+            N_("the convolutions' biases are missing: conv_layer adds b[o] to map o"):
+                _predict(params, image, conv_bias=False),
+            N_("the dense layer's bias is missing: logits = w @ x.ravel() + b"):
+                _predict(params, image, dense_bias=False),
+            N_("a relu after the last layer: the scores go into the log-softmax as they are, "
+               "negative ones too"): _predict(params, image, last_relu=True),
         }, rtol=1e-4, atol=1e-5, want=want)
         shift = got - want
         if np.allclose(shift, shift[0], atol=1e-5) and abs(shift[0]) > 1e-4:
-            raise Mistake("returned the raw logits: subtract logsumexp(logits)")
+            raise Mistake(_("returned the raw logits: subtract logsumexp(logits)"))
         expect_close(got, want, what, hint=_("each convolution: conv_layer, relu, then "
                                              "vmap(max_pool); then flatten and the dense layer(s)"))
     return N_("matches the reference on 2 random CNNs")
@@ -242,7 +300,9 @@ def conv_param_count(student_fn: Any) -> str:
     for c_in, c_out, k in ((1, 8, 3), (8, 16, 3), (3, 5, 5)):
         want = c_out * (c_in * k * k + 1)
         what = f"conv_param_count({c_in}, {c_out}, {k})"
-        got = fast_call(student_fn, c_in, c_out, k, what=what, static_argnums=(0, 1, 2))
+        got = expect_int(fast_call(student_fn, c_in, c_out, k, what=what,
+                                   static_argnums=(0, 1, 2)), what,
+                         N_("expected a whole number: c_out * (c_in * k * k + 1)"))
         if got == c_out * c_in * k * k:
             raise Mistake(_("{what} = {got} counts only the weights: each filter has "
                             "one bias too").format(what=what, got=got))
@@ -250,7 +310,146 @@ def conv_param_count(student_fn: Any) -> str:
             raise Mistake(_("{what} = {got}: a kernel is k x k, so k * k weights per "
                             "channel").format(what=what, got=got))
         if got != want:
-            raise Mistake(_("{what} = {got!r}; a filter has c_in kernels of k x k "
+            raise Mistake(_("{what} = {got}; a filter has c_in kernels of k x k "
                             "weights and one bias, and there are c_out filters. The "
                             "image size plays no part").format(what=what, got=got))
     return N_("c_out * (c_in * k * k + 1), whatever the image size")
+
+
+# ---- the second edition's exercises: output sizes, im2col, the backward pass, the dense matrix
+
+
+_POSITIONS = N_("(W - F + 2P) // S + 1 positions along a side")
+
+
+@exercise(LESSON, 8, "output size with padding and stride")
+def output_size(student_fn: Any) -> str:
+    cases = ((28, 3, 0, 1), (28, 3, 1, 1), (7, 3, 0, 2), (32, 5, 2, 2), (10, 4, 0, 3),
+             (13, 3, 1, 2))
+    for size, f, p, s in cases:
+        want = (size - f + 2 * p) // s + 1
+        what = f"output_size({size}, {f}, {p}, {s})"
+        got = fast_call(student_fn, size, f, p, s, what=what, static_argnums=(0, 1, 2, 3))
+        got = expect_int(got, what, N_("expected a whole number of positions: use // so that a "
+                                       "window that would stick out past the edge is dropped"))
+        if got == want:
+            continue
+        known = {
+            (size - f + 2 * p) // s: N_("the kernel's first position counts too: add 1"),
+            (size - f + p) // s + 1: N_("padding adds P pixels on EACH side: 2 * P"),
+            size - f + 2 * p + 1: N_("each step moves the window S pixels: divide by the stride"),
+            -(-(size - f + 2 * p) // s) + 1: N_("round down, not up: a window that would stick "
+                                                "out past the edge is dropped (//)"),
+        }
+        raise Mistake(_("{what} = {got}; expected {want}: {hint}").format(
+            what=what, got=got, want=want,
+            hint=_(known.get(got, _POSITIONS))))
+    return N_("(W - F + 2P) // S + 1 on six sizes, paddings and strides")
+
+
+def _im2col(image: Any, kh: int, kw: int) -> np.ndarray:
+    """The reference: one row per window (row by row), its numbers channel by channel."""
+    image = np.asarray(image, np.float64)
+    c, h, w = image.shape
+    oh, ow = h - kh + 1, w - kw + 1
+    return np.array([image[:, i:i + kh, j:j + kw].ravel() for i in range(oh) for j in range(ow)])
+
+
+@exercise(LESSON, 9, "im2col")
+def im2col(student_fn: Any) -> str:
+    image = _normal(3, 5, 7, source=_source(190))  # (C_in, H, W): no size equal to another's
+    kh, kw = 2, 3
+    want = _im2col(image, kh, kw)  # (4 * 5, 3 * 2 * 3)
+    what = _("im2col(image, {kh}, {kw}) for an image (3, 5, 7)").format(kh=kh, kw=kw)
+    got = np.asarray(fast_call(student_fn, image, kh, kw, what=what, static_argnums=(1, 2)))
+    if got.shape == want.shape[::-1]:
+        raise Mistake(_("returned {shape}: one COLUMN per window; im2col makes one ROW per "
+                        "window, ({rows}, {cols}), so that it multiplies "
+                        "w.reshape(C_out, -1).T").format(
+                          shape=got.shape, rows=want.shape[0], cols=want.shape[1]))
+    got = expect_shape(got, want.shape, what)
+    oh, ow = 4, 5
+    windows = np.asarray(image, np.float64)  # (C, H, W)
+    by_position = np.array([[windows[c, i:i + kh, j:j + kw].ravel() for c in range(3)]
+                            for i in range(oh) for j in range(ow)])  # (16, C, kh*kw)
+    reject_known_wrong(got, {
+        N_("the columns are in the wrong order: a row must follow w.reshape(C_out, -1), all of "
+           "channel 0's window first, then channel 1's, ...; yours runs over the channels "
+           "fastest"): by_position.transpose(0, 2, 1).reshape(oh * ow, -1),
+        N_("the rows and columns are scrambled: reshaping (C, oh, ow, kh*kw) straight to "
+           "(oh*ow, C*kh*kw) mixes windows; move the channel axis next to the window's numbers "
+           "first, (oh, ow, C, kh*kw), then reshape"):
+            by_position.transpose(1, 0, 2).reshape(oh * ow, -1),
+    }, rtol=1e-5, atol=1e-6, want=want)
+    expect_close(got, want, what, hint=_("row i * ow + j is the window at (i, j), "
+                                         "image[:, i:i+kh, j:j+kw].ravel()"))
+    return N_("one row per window, channel by channel: the matrix that makes a layer one product")
+
+
+def _input_grad(grad_out: Any, kernel: Any) -> np.ndarray:
+    """The reference: each output's gradient sent back to the pixels of its window."""
+    grad_out, kernel = np.asarray(grad_out, np.float64), np.asarray(kernel, np.float64)
+    (oh, ow), (kh, kw) = grad_out.shape, kernel.shape
+    grad = np.zeros((oh + kh - 1, ow + kw - 1))
+    for i in range(oh):
+        for j in range(ow):
+            grad[i:i + kh, j:j + kw] += grad_out[i, j] * kernel
+    return grad
+
+
+@exercise(LESSON, 10, "the gradient with respect to the image")
+def conv2d_input_grad(student_fn: Any) -> str:
+    source = _source(200)
+    grad_out, kernel = _normal(4, 5, source=source), _normal(3, 4, source=source)
+    want = _input_grad(grad_out, kernel)  # (6, 8): kh - 1 and kw - 1 differ, neither is 1
+    what = _("conv2d_input_grad(grad_out, kernel) for grad_out (4, 5) and a kernel (3, 4)")
+    got = np.asarray(fast_call(student_fn, grad_out, kernel, what=what))
+    if got.shape != want.shape:
+        raise Mistake(_("returned shape {shape}; the gradient has the image's shape, {shape2}: "
+                        "pad grad_out with kh - 1 rows and kw - 1 columns on each side, then "
+                        "convolve").format(shape=got.shape, shape2=want.shape))
+    padded = np.pad(np.asarray(grad_out, np.float64), ((2, 2), (3, 3)))
+    reject_known_wrong(got, {
+        N_("you did not flip the kernel: the gradient is a convolution with kernel[::-1, ::-1]"):
+            _window_sums(padded, np.asarray(kernel), *want.shape),
+    }, rtol=1e-4, atol=1e-4, want=want)
+    expect_close(got, want, what, hint=_("pixel (y, x) gets grad_out[i, j] * kernel[y - i, x - j] "
+                                         "from every window (i, j) that covers it"))
+    return N_("a full convolution with the flipped kernel: jax.vjp's numbers")
+
+
+def _dense_matrix(kernel: Any, h: int, w: int) -> np.ndarray:
+    """The reference: row i * ow + j holds the kernel at the pixels of window (i, j)."""
+    kernel = np.asarray(kernel, np.float64)
+    kh, kw = kernel.shape
+    oh, ow = h - kh + 1, w - kw + 1
+    m = np.zeros((oh * ow, h * w))
+    for i in range(oh):
+        for j in range(ow):
+            for a in range(kh):
+                m[i * ow + j, (i + a) * w + j:(i + a) * w + j + kw] = kernel[a]
+    return m
+
+
+@exercise(LESSON, 11, "a convolution as a dense matrix")
+def conv_matrix(student_fn: Any) -> str:
+    kernel = _normal(2, 3, source=_source(210))
+    h, w = 6, 5  # no side minus the kernel's equal to the kernel's
+    want = _dense_matrix(kernel, h, w)  # (5 * 3, 6 * 5)
+    what = _("conv_matrix(kernel, {h}, {w}) for a kernel (2, 3)").format(h=h, w=w)
+    got = np.asarray(fast_call(student_fn, kernel, h, w, what=what, static_argnums=(1, 2)))
+    if got.shape == want.shape[::-1]:
+        raise Mistake(_("returned {shape}, the transpose: M @ image.ravel() must give the "
+                        "output, so M has one row per output pixel, {shape2}").format(
+                          shape=got.shape, shape2=want.shape))
+    got = expect_shape(got, want.shape, what)
+    by_columns = want.reshape(-1, h, w).transpose(0, 2, 1).reshape(-1, h * w)  # (y, x) at x*H+y
+    reject_known_wrong(got, {
+        N_("you flipped the kernel: row (i, j) holds kernel[a, b] at pixel (i + a, j + b)"):
+            _dense_matrix(np.asarray(kernel)[::-1, ::-1], h, w),
+        N_("the pixels are numbered column by column: image.ravel() goes row by row, so pixel "
+           "(y, x) is column y * W + x"): by_columns,
+    }, rtol=1e-5, atol=1e-6, want=want)
+    expect_close(got, want, what, hint=_("M @ image.ravel() == conv2d(image, kernel).ravel() "
+                                         "for every image: row i * ow + j is window (i, j)"))
+    return N_("the convolution's matrix: sparse, every row the same kernel")
