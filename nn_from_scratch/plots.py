@@ -1,4 +1,5 @@
-"""Pictures for the lessons: image grids, training curves, timing bars, contours.
+"""Pictures for the lessons: image grids, training curves, timing bars, contours, and how a
+convolution's window slides (and what im2col makes of it).
 
 Every function draws with matplotlib and returns the ``Figure`` (a notebook
 shows it). Given a ``path``, it saves the figure there and closes it, so a loop
@@ -15,7 +16,7 @@ from matplotlib.figure import Figure
 from .timing import format_seconds
 from .train import History
 
-__all__ = ["contour", "image_grid", "plot_history", "timing_bars"]
+__all__ = ["contour", "image_grid", "plot_history", "timing_bars", "window_diagram"]
 
 
 def _finish(fig: Figure, path: str | Path | None, layout: bool = True) -> Figure:
@@ -135,4 +136,47 @@ def contour(xs: Any, ys: Any, zs: Any, title: str | None = None,
     filled = ax.contourf(np.asarray(xs), np.asarray(ys), np.asarray(zs).T, levels=20)
     fig.colorbar(filled, ax=ax)
     ax.set(xlabel="x", ylabel="y", title=title)
+    return _finish(fig, path)
+
+
+def window_diagram(image: Any, kernel: Any, output: Any, patches: Any, at: tuple[int, int],
+                   path: str | Path | None = None) -> Figure:
+    """One step of a convolution, and the same step as im2col's matrix product.
+
+    Four panels: the image with the window at ``at = (i, j)`` outlined; the kernel; the
+    output with pixel ``(i, j)`` outlined (the window times the kernel, summed); and the
+    patches, one row per window, with row ``i * ow + j`` outlined: that row dotted with the
+    flattened kernel is the same pixel.
+
+    Args:
+      image: ``(H, W)``.
+      kernel: ``(kh, kw)``.
+      output: ``(oh, ow)``, the convolution of ``image`` with ``kernel``.
+      patches: ``(oh * ow, kh * kw)``, one window per row, in the order of ``output.ravel()``.
+      at: the window's top-left corner ``(i, j)``.
+      path: save the figure here (and close it) if given.
+    """
+    from matplotlib.patches import Rectangle
+
+    image, kernel, output, patches = (np.asarray(a) for a in (image, kernel, output, patches))
+    (i, j), (kh, kw), ow = at, kernel.shape, output.shape[1]
+    fig, axes = plt.subplots(1, 4, figsize=(13, 3.6),
+                             gridspec_kw={"width_ratios": [3, 1.2, 3, 1.6]})
+    panels = ((image, f"image {image.shape}: the window at ({i}, {j})", (j, i, kw, kh)),
+              (kernel, f"kernel {kernel.shape}", None),
+              (output, f"output {output.shape}: pixel ({i}, {j})", (j, i, 1, 1)),
+              (patches, f"patches {patches.shape}: row {i * ow + j}",
+               (0, i * ow + j, patches.shape[1], 1)))
+    for ax, (values, title, box) in zip(axes, panels):
+        ax.imshow(values, cmap="gray", aspect="auto" if values is patches else "equal",
+                  interpolation="nearest")
+        ax.set_title(title, fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        if box is not None:
+            x, y, width, height = box
+            ax.add_patch(Rectangle((x - 0.5, y - 0.5), width, height, fill=False,
+                                   edgecolor="red", linewidth=2))
+    fig.suptitle("A convolution: each output pixel is one window times the kernel, summed; "
+                 "im2col puts every window in a row", fontsize=10)
     return _finish(fig, path)

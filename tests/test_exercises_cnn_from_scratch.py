@@ -92,6 +92,9 @@ def test_batched_conv():
                   "shape (4, 3, 4)")
     assert_result(check.batched_conv(
         lambda x, w, b: jax.vmap(conv.conv_layer, in_axes=(0, None, None))(x, w, 0 * b)),
+        "failed", "biases are missing", "not all_filters")
+    assert_result(check.batched_conv(
+        lambda x, w, b: jax.vmap(conv.conv_layer, in_axes=(0, None, None))(x, w, 2 * b)),
         "failed", "same w and b")
     assert_result(check.batched_conv(conv.conv_layer), "failed", "conv_layer itself",
                   "in_axes=(0, None, None)")

@@ -55,3 +55,21 @@ def test_signed_grids_share_one_colour_scale_centred_on_zero():
     assert [image.get_clim() for image in shown] == [(-2.0, 2.0)] * 2  # one scale, symmetric
     assert shown[0].get_cmap().name == "RdBu_r" and len(fig.axes) == 3  # and a colour bar
     plt.close("all")
+
+
+def test_the_window_diagram_outlines_the_same_step_in_the_image_output_and_patches():
+    from matplotlib.patches import Rectangle
+
+    plt.close("all")
+    image = np.arange(30.0).reshape(5, 6)
+    kernel = np.ones((2, 3))
+    output = np.array([[image[i:i + 2, j:j + 3].sum() for j in range(4)] for i in range(4)])
+    patches = np.array([image[i:i + 2, j:j + 3].ravel() for i in range(4) for j in range(4)])
+    fig = plots.window_diagram(image, kernel, output, patches, at=(1, 2))
+    boxes = {ax.get_title(): [(p.get_xy(), p.get_width(), p.get_height()) for p in ax.patches
+                              if isinstance(p, Rectangle)] for ax in fig.axes}
+    assert boxes["image (5, 6): the window at (1, 2)"] == [((1.5, 0.5), 3, 2)]
+    assert boxes["output (4, 4): pixel (1, 2)"] == [((1.5, 0.5), 1, 1)]
+    assert boxes["patches (16, 6): row 6"] == [((-0.5, 5.5), 6, 1)]  # row 1 * 4 + 2
+    assert boxes["kernel (2, 3)"] == []
+    plt.close("all")

@@ -137,18 +137,20 @@ def conv2d_channels(student_fn: Any) -> str:
 
 
 def _vmapped(student_fn: Any, args: tuple[Any, ...], want: np.ndarray, what: str,
-             mapped_too: str, hint: str, lifts: tuple[str, str], swapped: str) -> None:
+             mapped_too: str, hint: str, lifts: tuple[str, str], swapped: str,
+             wrong: dict[str, Any] | None = None) -> None:
     """A vmapped answer gives ``want``. The hints: vmap's "inconsistent sizes" means
     ``mapped_too``; ``lifts = (name, message)``: the library's function ``name`` handed in
     as it is, not lifted, gets ``message``; an error from inside it (too many values to
     unpack, a wrong number of arguments) means the in_axes map what they should share,
-    ``swapped``."""
+    ``swapped``; ``wrong``: typical wrong answers and their hints."""
     if library_name(student_fn) == lifts[0]:
         raise Mistake(lifts[1])
     got = fast_call(student_fn, *args, what=what, hints={
         ("inconsistent sizes", "vmap got"): mapped_too,
         ("values to unpack", "positional argument", "dot_general requires",
          "Incompatible shapes"): swapped})
+    reject_known_wrong(np.asarray(got), wrong or {}, rtol=1e-4, atol=1e-4, want=want)
     expect_close(got, want, what, hint=hint)
 
 
@@ -175,8 +177,8 @@ def all_filters(student_fn: Any) -> str:
 def batched_conv(student_fn: Any) -> str:
     inputs = _inputs()
     batch, filters, biases = inputs["batch"], inputs["filters"], inputs["biases"]
-    _vmapped(student_fn, (batch, filters, biases),
-             np.stack([_layer(image, filters, biases) for image in batch]),
+    want = np.stack([_layer(image, filters, biases) for image in batch])
+    _vmapped(student_fn, (batch, filters, biases), want,
              _("batched_conv(images, w, b) for images (2, 3, 5, 6), w (4, 3, 3, 3), b (4,)"),
              _("vmap mapped the weights too (2 images against 4 filters): the weights are shared "
                "by every image, so their in_axes are None: "
@@ -186,7 +188,9 @@ def batched_conv(student_fn: Any) -> str:
                               "batch with jax.vmap(conv_layer, in_axes=(0, None, None))")),
              _("batched_conv(images, w, b) maps the images (0) and shares w and b (None): "
                "jax.vmap(conv_layer, in_axes=(0, None, None)), three entries for its three "
-               "arguments"))
+               "arguments"),
+             {N_("the biases are missing: map conv_layer, which adds b[o] to every pixel of map "
+                 "o, not all_filters"): want - np.asarray(biases)[None, :, None, None]})
     return N_("a batch of 2 images, weights shared: the numbers of lax.conv_general_dilated")
 
 
