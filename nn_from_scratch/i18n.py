@@ -20,13 +20,14 @@ import ast
 import functools
 import gettext
 import os
+import re
 import warnings
 from pathlib import Path
 
 from ._checks import check_choice
 
 __all__ = ["DOMAIN", "EDITION_LINES", "LANGUAGES", "LOCALES", "N_", "_", "compile_catalogs",
-           "compile_if_stale", "docstrings", "language", "set_language"]
+           "compile_if_stale", "docstrings", "language", "set_language", "typeset"]
 
 DOMAIN = "nn_from_scratch"
 LOCALES = Path(__file__).resolve().parent / "locale"
@@ -82,6 +83,22 @@ def _(message: str) -> str:
     """``message`` in the current language (English when there is no translation of it)."""
     lang = language()
     return message if lang == "en" else _translation(lang).gettext(message)
+
+
+# Full-width punctuation: a half-width space next to one is a gap in Chinese text.
+_FULL_WIDTH = "（）“”‘’，。：；、！？《》"
+
+
+def typeset(text: str) -> str:
+    """A message as plain Chinese text reads it, in any language but English (which is kept as
+    it is): no half-width space beside full-width punctuation ("max_pool(x)（x 为 (6, 8)） 的"
+    -> "…（x 为 (6, 8)）的"), and no Markdown backticks, which plain text shows as they are
+    ("`...` 还在" -> "... 还在")."""
+    if language() == "en":
+        return text
+    text = re.sub(r"`([^`\n]*)`", r"\1", text)
+    text = re.sub(f"(?<=[{_FULL_WIDTH}]) +", "", text)
+    return re.sub(f" +(?=[{_FULL_WIDTH}])", "", text)
 
 
 def N_(message: str) -> str:  # noqa: N802 - gettext's name for "mark, translate later"

@@ -140,8 +140,9 @@ def assert_result(result, status, *fragments):
     assert result.status == status, result.line
     chinese = i18n.language() != "en"
     for fragment in fragments:
-        if not (chinese and _is_english(fragment)):
-            assert fragment in result.message, result.line
+        if not (chinese and _is_english(fragment)):  # code, typeset as Chinese text sets it
+            assert (i18n.typeset(fragment) if chinese else fragment) in result.message, \
+                result.line
     assert result.line.startswith({"passed": "✓", "failed": "✗", "not done": "…"}[status])
     if chinese:
         assert re.search("[\u4e00-\u9fff]", result.line), f"not in Chinese: {result.line}"

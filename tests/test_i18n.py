@@ -45,7 +45,7 @@ def test_a_stub_and_a_typical_mistake_in_chinese(chinese):
         "这是库里现成的 predict，不是你写的；如果你写过，那是后面某个单元格导入了库里的同名函数，"
         "把你的覆盖了：请重新运行你的练习单元格，再运行这个检查")
     assert check.predict(lambda params, image: None).message.endswith(
-        "返回了 None：是不是忘了写 `return`？")
+        "返回了 None：是不是忘了写 return？")  # plain text: no Markdown backticks
 
 
 # Every message has its Chinese: a new or changed one (Babel marks a changed one fuzzy) fails.
@@ -150,3 +150,17 @@ def test_no_message_is_built_where_gettext_cannot_see_it():
     hidden = [line for path in sorted(exercises.glob("*.py")) for line in hidden_messages(path)]
     assert hidden == [], "write _(\"... {name} ...\").format(name=...) instead:\n" + \
         "\n".join(hidden)
+
+
+def test_chinese_messages_are_typeset_as_plain_chinese_text(chinese):
+    assert i18n.typeset("max_pool(x)（x 的形状为 (6, 8)） 的形状是 (2, 2)") == (
+        "max_pool(x)（x 的形状为 (6, 8)）的形状是 (2, 2)")
+    assert i18n.typeset("尚未完成（待补全代码里的 `...` 还在）") == (
+        "尚未完成（待补全代码里的 ... 还在）")
+    assert i18n.typeset("f(x) ，然后 g") == "f(x)，然后 g"
+    assert check.relu(...).line == "… 07.1 relu：尚未完成（待补全代码里的 ... 还在）"
+
+
+def test_english_messages_are_left_as_they_are():
+    text = "not done yet (the stub's `...` is still there) ( x )"
+    assert i18n.typeset(text) == text

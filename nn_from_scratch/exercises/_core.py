@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..i18n import _
+from ..i18n import _, typeset
 from ._hints import first_line
 
 __all__ = ["MIME", "STATUSES", "CheckResult", "Exercise", "Mistake", "NotDone", "all_lessons",
@@ -118,7 +118,7 @@ def exercise(lesson: str, number: int, title: str) -> Callable[[Callable[..., st
             def result(status: str, message: str) -> CheckResult:
                 # A message that is a msgid as it stands (a hint without values in it) is
                 # translated here; one with values was translated where it was formatted.
-                return CheckResult(exercise_id, _(title), status, _(message))
+                return CheckResult(exercise_id, _(title), status, typeset(_(message)))
             if any(answer is Ellipsis for answer in answers):
                 return result("not done", _("not done yet (the stub's `...` is still there)"))
             try:
