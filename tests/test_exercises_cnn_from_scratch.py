@@ -281,3 +281,21 @@ def test_conv_matrix():
     assert_result(check.conv_matrix(by_columns), "failed", "column by column", "y * W + x")
     assert_result(check.conv_matrix(lambda k, h, w: conv_matrix(k, h, w) + 0.5), "failed",
                   "conv2d(image, kernel).ravel()")
+
+
+def test_a_table_of_the_written_cases_earns_nothing_when_graded():
+    """The checker's source is no secret: a student could answer 13.7 and 13.8 with a table of
+    the cases it tries. In class that passes (it is the student's own loss); in a grading,
+    cases drawn for that grading are added, and only the honest answer still passes."""
+    from nn_from_scratch.exercises._calls import fresh_inputs
+    sizes = {(28, 3, 0, 1): 26, (28, 3, 1, 1): 28, (7, 3, 0, 2): 3, (32, 5, 2, 2): 16,
+             (10, 4, 0, 3): 3, (13, 3, 1, 2): 7}
+    counts = {(1, 8, 3): 80, (8, 16, 3): 1168, (3, 5, 5): 380}
+    for seed in (1, 2, 3):
+        with fresh_inputs(seed):
+            assert check.output_size(lambda w, f, p, s: sizes[(w, f, p, s)]).status == "failed"
+            assert check.conv_param_count(lambda *a: counts[a]).status == "failed"
+            assert_result(check.output_size(lambda w, f, p, s: (w - f + 2 * p) // s + 1),
+                          "passed")
+            assert_result(check.conv_param_count(lambda c_in, c_out, k: c_out * (c_in * k * k + 1)),
+                          "passed")

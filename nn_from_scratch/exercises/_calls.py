@@ -102,6 +102,17 @@ def nudged(values: tuple[float, ...], n: int) -> tuple[float, ...]:
     return tuple(v if v == 0 else round(v + float(step), 3) for v, step in zip(values, steps))
 
 
+def more_when_graded(cases: tuple[Any, ...], n: int, draw: Callable[[np.random.Generator], Any],
+                     count: int = 4) -> tuple[Any, ...]:
+    """A check's cases as written in it; in a grading, also ``count`` drawn for that grading with
+    ``draw(generator(n))``, so that a table of the written cases (the checker's source is no
+    secret) earns nothing. For exercises whose inputs are a few whole numbers."""
+    if not graded():
+        return cases
+    source = generator(n)
+    return (*cases, *(draw(source) for _ in range(count)))
+
+
 def library_name(obj: Any) -> str | None:
     """The name of ``obj`` if it IS one of this package's own objects, else ``None``.
 

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..i18n import N_, _
-from ._calls import fast_call, generator, graded, library_name
+from ._calls import fast_call, generator, graded, library_name, more_when_graded
 from ._compare import expect_close, expect_int, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
 
@@ -301,7 +301,10 @@ def predict_cnn(student_fn: Any) -> str:
 
 @exercise(LESSON, 7, "parameters of a conv layer")
 def conv_param_count(student_fn: Any) -> str:
-    for c_in, c_out, k in ((1, 8, 3), (8, 16, 3), (3, 5, 5)):
+    for c_in, c_out, k in more_when_graded(
+            ((1, 8, 3), (8, 16, 3), (3, 5, 5)), 170,
+            lambda draw: (int(draw.integers(1, 17)), int(draw.integers(1, 65)),
+                          int(draw.integers(2, 8)))):  # k >= 2: k and k * k differ
         want = c_out * (c_in * k * k + 1)
         what = f"conv_param_count({c_in}, {c_out}, {k})"
         got = expect_int(fast_call(student_fn, c_in, c_out, k, what=what,
@@ -328,8 +331,10 @@ _POSITIONS = N_("(W - F + 2P) // S + 1 positions along a side")
 
 @exercise(LESSON, 8, "output size with padding and stride")
 def output_size(student_fn: Any) -> str:
-    cases = ((28, 3, 0, 1), (28, 3, 1, 1), (7, 3, 0, 2), (32, 5, 2, 2), (10, 4, 0, 3),
-             (13, 3, 1, 2))
+    cases = more_when_graded(
+        ((28, 3, 0, 1), (28, 3, 1, 1), (7, 3, 0, 2), (32, 5, 2, 2), (10, 4, 0, 3), (13, 3, 1, 2)),
+        180, lambda draw: (int(draw.integers(8, 41)), int(draw.integers(1, 8)),
+                           int(draw.integers(0, 4)), int(draw.integers(1, 5))))
     for size, f, p, s in cases:
         want = (size - f + 2 * p) // s + 1
         what = f"output_size({size}, {f}, {p}, {s})"
@@ -348,7 +353,7 @@ def output_size(student_fn: Any) -> str:
         raise Mistake(_("{what} = {got}; expected {want}: {hint}").format(
             what=what, got=got, want=want,
             hint=_(known.get(got, _POSITIONS))))
-    return N_("(W - F + 2P) // S + 1 on six sizes, paddings and strides")
+    return N_("(W - F + 2P) // S + 1 on every size, padding and stride tried")
 
 
 def _im2col(image: Any, kh: int, kw: int) -> np.ndarray:
