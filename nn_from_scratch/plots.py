@@ -51,7 +51,7 @@ def image_grid(images: Any, labels: Sequence[Any] | None = None,
     n = len(images)
     nrows = max(1, -(-n // ncols))
     fig, axes = plt.subplots(nrows, ncols, figsize=(1.3 * ncols, 1.4 * nrows), squeeze=False)
-    limit = float(np.max(np.abs(images))) or 1.0  # the shared scale's half-width when signed
+    limit = (float(np.max(np.abs(images))) or 1.0) if signed else 0.0  # the shared half-width
     shown = None
     for i, ax in enumerate(axes.flat):
         ax.axis("off")
