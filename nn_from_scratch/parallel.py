@@ -35,6 +35,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from ._checks import InputError, check_positive_int
+from .i18n import ENV, language
 from .losses import loss, one_hot
 from .params import Params, init_network_params
 from .train import TrainingData, _update_with_metrics, batch_indices
@@ -210,7 +211,7 @@ def run_multiprocess(num_processes: int = 2, *, steps: int = 30, batch_size: int
 
     check_positive_int(num_processes, "num_processes")
     port = _free_port()
-    env = {**os.environ,
+    env = {**os.environ, ENV: language(),  # the workers report in the caller's language
            "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parent.parent),
                                                        os.environ.get("PYTHONPATH")]))}
     with tempfile.TemporaryDirectory() as tmp:

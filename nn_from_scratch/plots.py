@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
+from .i18n import _, pgettext
 from .timing import format_seconds
 from .train import History
 
@@ -82,30 +83,32 @@ def plot_history(history: History | Mapping[str, History],
     """
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(10, 3.5))
     if isinstance(history, History):
-        curves = {split: (history, split) for split in ("train", "val")}
+        curves = {_("train"): (history, "train"), _("val"): (history, "val")}
     else:
         curves = {label: (h, "val") for label, h in history.items()}
     for label, (h, split) in curves.items():
         epochs = np.arange(1, h.epochs + 1)
         ax_loss.plot(epochs, getattr(h, f"{split}_loss"), marker=".", label=label)
         ax_acc.plot(epochs, getattr(h, f"{split}_accuracy"), marker=".", label=label)
-    what = "" if isinstance(history, History) else " (validation)"
-    ax_loss.set(xlabel="epoch", ylabel="cross-entropy loss", title="Loss" + what)
-    ax_acc.set(xlabel="epoch", ylabel="accuracy", title="Accuracy" + what)
+    one = isinstance(history, History)
+    ax_loss.set(xlabel=_("epoch"), ylabel=_("cross-entropy loss"),
+                title=_("Loss") if one else _("Loss (validation)"))
+    ax_acc.set(xlabel=_("epoch"), ylabel=pgettext("axis", "accuracy"),
+               title=_("Accuracy") if one else _("Accuracy (validation)"))
     for ax in (ax_loss, ax_acc):
         ax.grid(alpha=0.3)
         ax.legend()
     return _finish(fig, path)
 
 
-def timing_bars(times: Mapping[str, float], unit: str = "s", title: str = "Time per call",
+def timing_bars(times: Mapping[str, float], unit: str = "s", title: str | None = None,
                 log: bool | None = None, path: str | Path | None = None) -> Figure:
     """Horizontal bars for ``{name: seconds}`` (or any ``{name: value}`` with ``unit``).
 
     Args:
       times: the values to draw, in order, top to bottom.
       unit: printed after each value and on the axis.
-      title: the figure's title.
+      title: the figure's title (default: "Time per call", in the reader's language).
       log: a logarithmic axis; ``None`` (default) uses one when the values span
         more than 20×, so that a 1 ms bar is still visible beside a 1 s one.
       path: save the figure here (and close it) if given.
@@ -125,7 +128,8 @@ def timing_bars(times: Mapping[str, float], unit: str = "s", title: str = "Time 
         ax.set_xlim(values.min() / 2, values.max() * 10)  # room for the labels
     else:
         ax.set_xlim(0, values.max() * 1.4)
-    ax.set(xlabel=f"{unit} (log scale)" if log else unit, title=title)
+    ax.set(xlabel=_("{unit} (log scale)").format(unit=unit) if log else unit,
+           title=_("Time per call") if title is None else title)
     return _finish(fig, path)
 
 
@@ -162,10 +166,13 @@ def window_diagram(image: Any, kernel: Any, output: Any, patches: Any, at: tuple
     (i, j), (kh, kw), ow = at, kernel.shape, output.shape[1]
     fig, axes = plt.subplots(1, 4, figsize=(13, 3.6),
                              gridspec_kw={"width_ratios": [3, 1.2, 3, 1.6]})
-    panels = ((image, f"image {image.shape}: the window at ({i}, {j})", (j, i, kw, kh)),
-              (kernel, f"kernel {kernel.shape}", None),
-              (output, f"output {output.shape}: pixel ({i}, {j})", (j, i, 1, 1)),
-              (patches, f"patches {patches.shape}: row {i * ow + j}",
+    panels = ((image, _("image {shape}: the window at ({i}, {j})").format(
+                   shape=image.shape, i=i, j=j), (j, i, kw, kh)),
+              (kernel, _("kernel {shape}").format(shape=kernel.shape), None),
+              (output, _("output {shape}: pixel ({i}, {j})").format(shape=output.shape, i=i, j=j),
+               (j, i, 1, 1)),
+              (patches, _("patches {shape}: row {row}").format(shape=patches.shape,
+                                                               row=i * ow + j),
                (0, i * ow + j, patches.shape[1], 1)))
     for ax, (values, title, box) in zip(axes, panels):
         ax.imshow(values, cmap="gray", aspect="auto" if values is patches else "equal",
@@ -177,6 +184,6 @@ def window_diagram(image: Any, kernel: Any, output: Any, patches: Any, at: tuple
             x, y, width, height = box
             ax.add_patch(Rectangle((x - 0.5, y - 0.5), width, height, fill=False,
                                    edgecolor="red", linewidth=2))
-    fig.suptitle("A convolution: each output pixel is one window times the kernel, summed; "
-                 "im2col puts every window in a row", fontsize=10)
+    fig.suptitle(_("A convolution: each output pixel is one window times the kernel, summed; "
+                   "im2col puts every window in a row"), fontsize=10)
     return _finish(fig, path)

@@ -18,6 +18,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from . import i18n
 from ._checks import InputError
 
 __all__ = ["JitComparison", "Timing", "compare_jit", "compile_time", "format_seconds",
@@ -53,9 +54,11 @@ class Timing:
         return max(self.first - self.median, 0.0)
 
     def __str__(self) -> str:
-        return (f"{format_seconds(self.median)} per call (median of {self.repeats}, "
-                f"range {format_seconds(self.spread[0])}-{format_seconds(self.spread[1])}); "
-                f"first call {format_seconds(self.first)}")
+        return i18n._("{median} per call (median of {repeats}, range {low}-{high}); first call "
+                 "{first}").format(median=format_seconds(self.median), repeats=self.repeats,
+                                   low=format_seconds(self.spread[0]),
+                                   high=format_seconds(self.spread[1]),
+                                   first=format_seconds(self.first))
 
 
 def format_seconds(seconds: float) -> str:
@@ -138,14 +141,15 @@ class JitComparison:
 
     def __str__(self) -> str:
         if self.speedup >= 1.15:
-            verdict = f"jit runs {self.speedup:.1f}x as fast once compiled"
+            verdict = i18n._("jit runs {x:.1f}x as fast once compiled").format(x=self.speedup)
         elif self.speedup <= 1 / 1.15:
-            verdict = f"jit runs {1 / self.speedup:.1f}x slower here, even once compiled"
+            verdict = i18n._("jit runs {x:.1f}x slower here, even once compiled").format(
+                x=1 / self.speedup)
         else:
-            verdict = "jit runs about as fast here, once compiled"
-        return (f"without jit: {self.eager}\n"
-                f"with jit:    {self.jitted}\n"
-                f"{verdict}; compiling cost {format_seconds(self.compile)} once")
+            verdict = i18n._("jit runs about as fast here, once compiled")
+        return i18n._("without jit: {eager}\nwith jit:    {jitted}\n{verdict}; compiling cost "
+                 "{compile} once").format(eager=self.eager, jitted=self.jitted, verdict=verdict,
+                                          compile=format_seconds(self.compile))
 
 
 def compare_jit(fn: Callable[..., Any], *args: Any, repeats: int = 10,

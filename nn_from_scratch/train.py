@@ -28,6 +28,7 @@ from jax import grad, jit, lax, random
 from jax.typing import ArrayLike
 
 from ._checks import InputError, check_choice, check_key, check_positive_int, check_step_size
+from .i18n import _
 from .losses import Predict, accuracy, loss, one_hot
 from .model import batched_predict
 from .params import Params
@@ -448,8 +449,9 @@ def fit(params: Params, data: TrainingData, *, epochs: int = EPOCHS,
 
 def format_epoch(history: History, i: int) -> str:
     """One line describing epoch ``i`` (0-based) of a :class:`History`."""
-    return (f"epoch {i + 1:3d}  {history.epoch_time[i]:7.3f} s  "
-            f"train loss {history.train_loss[i]:.4f}  "
-            f"train acc {history.train_accuracy[i]:.4f}  "
-            f"val acc {history.val_accuracy[i]:.4f}")
+    return _("epoch {epoch:3d}  {seconds:7.3f} s  train loss {loss:.4f}  train acc {train:.4f}  "
+             "val acc {val:.4f}").format(epoch=i + 1, seconds=history.epoch_time[i],
+                                         loss=history.train_loss[i],
+                                         train=history.train_accuracy[i],
+                                         val=history.val_accuracy[i])
 

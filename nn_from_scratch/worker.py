@@ -32,6 +32,7 @@ import jax
 import numpy as np
 
 from .data import load_dataset
+from .i18n import _
 from .parallel import data_parallel_mesh, to_numpy, train_data_parallel
 from .params import INITS
 
@@ -77,16 +78,19 @@ def main(argv: list[str] | None = None) -> int:
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     jax.distributed.initialize(f"{args.host}:{args.port}", num_processes=args.num_processes,
                                process_id=args.process_id, initialization_timeout=60)
-    print(f"process {jax.process_index()} of {jax.process_count()}: local devices "
-          f"{jax.local_devices()}, global devices {jax.devices()}", flush=True)
+    print(_("process {index} of {count}: local devices {local}, global devices {every}").format(
+        index=jax.process_index(), count=jax.process_count(), local=jax.local_devices(),
+        every=jax.devices()), flush=True)
 
     start = time.perf_counter()
     params, losses = train_data_parallel(
         load_dataset("digits"), [int(s) for s in args.sizes.split(",")], steps=args.steps,
         batch_size=args.batch_size, step_size=args.step_size, key=jax.random.key(args.seed),
         mesh=data_parallel_mesh(), init=args.init)
-    print(f"process {args.process_id}: {args.steps} steps in {time.perf_counter() - start:.2f} s, "
-          f"loss {losses[0]:.4f} -> {losses[-1]:.4f}", flush=True)
+    print(_("process {index}: {steps} steps in {seconds:.2f} s, loss {first:.4f} -> "
+            "{last:.4f}").format(index=args.process_id, steps=args.steps,
+                                 seconds=time.perf_counter() - start, first=losses[0],
+                                 last=losses[-1]), flush=True)
 
     if args.out and args.process_id == 0:
         save_result(args.out, to_numpy(params), losses)

@@ -191,7 +191,8 @@ def epoch_flags(student_fn: Any) -> str:
     if all(np.array_equal(row, got[0]) for row in got):
         raise Mistake("every epoch has the same flags: draw each epoch's flags with a new "
                       "subkey")
-    again = np.asarray(call(checked, prng_key(seed), epochs, n, what=f"{what} again"))
+    again = np.asarray(call(checked, prng_key(seed), epochs, n,
+                            what=_("{what} again").format(what=what)))
     if not np.array_equal(again, got):
         raise Mistake("the same key gave different flags: draw only from the key you are "
                       "given (no np.random)")

@@ -172,7 +172,7 @@ def init_network_params(student_fn: Any) -> str:
                         "{summary_got}").format(
                           len_sizes=len(sizes) - 1, len_sizes2=len(sizes),
                           summary_got=summary(got)))
-    layers = [_check_layer(layer, m, n, f"layer {i}")
+    layers = [_check_layer(layer, m, n, _("layer {i}").format(i=i))
               for i, (layer, m, n) in enumerate(zip(got, sizes[:-1], sizes[1:]))]
     keys = jax.random.split(key, len(sizes) - 1)
     same_key = (_("every layer got the same key: split the key into one key per layer, "

@@ -68,7 +68,7 @@ def _grad_leaves(grads: Any, what: str) -> list[np.ndarray]:
                         "(dW, db) per layer: {len_shapes} arrays in all; got "
                         "{len_leaves}").format(
                           what=what, len_shapes=len(shapes), len_leaves=len(leaves)))
-    return [expect_shape(leaf, shape, f"{what}, leaf {i}")
+    return [expect_shape(leaf, shape, _("{what}, leaf {i}").format(what=what, i=i))
             for i, (leaf, shape) in enumerate(zip(leaves, shapes))]
 
 
