@@ -96,11 +96,12 @@ def library_functions():
 def graded(tmp_path_factory):
     folder = tmp_path_factory.mktemp("class07")
     released = release.write_manifest(STUDENT, LESSON, folder / "release").parent
+    catalog = translations.read(ROOT / "lessons" / f"{LESSON}.md")
+    release.write_manifest(translations.translate(STUDENT, catalog), LESSON, released / "zh")
     for name, nb in (("a_honest", SOLUTION), ("b_extra_cell", extra_cell()),
                      ("c_edited_checks", edited_check_cells()), ("d_rebound", rebound_check()),
                      ("e_library", library_functions()),
-                     ("f_honest_zh", translations.translate(SOLUTION, translations.read(
-                         ROOT / "lessons" / f"{LESSON}.md")))):
+                     ("f_honest_zh", translations.translate(SOLUTION, catalog))):
         nbformat.write(nb, folder / f"{name}.ipynb")
     results = grade_paths([folder], Limits(timeout=240, cell_timeout=60), jobs=2,
                           release_dir=released)
@@ -124,6 +125,32 @@ def test_the_chinese_solution_passes_every_exercise_with_no_notes(graded):
     honest = graded["f_honest_zh"]
     assert statuses(honest) == {e.id: "passed" for e in EXERCISES}
     assert honest.notes == ()
+    assert [row.points for row in honest.rows] == [row.points for row in graded["a_honest"].rows]
+
+
+def test_a_chinese_submission_is_rebuilt_from_the_chinese_release(tmp_path):
+    """Its lesson cells (all but the exercises, which are the student's own) are put back from
+    the Chinese release (their strings print Chinese); an English one, or a Chinese one where
+    no Chinese release ships, gets the English cells."""
+    from nn_from_scratch.grade.intake import Submission
+    from nn_from_scratch.grade.notebook import prepare
+
+    released = release.write_manifest(STUDENT, LESSON, tmp_path / "release").parent
+    catalog = translations.read(ROOT / "lessons" / f"{LESSON}.md")
+    chinese = translations.translate(STUDENT, catalog)
+
+    def rebuilt_from(nb, folder):
+        path = tmp_path / f"{LESSON}.ipynb"
+        nbformat.write(nb, path)
+        prepared = prepare(Submission(str(path), path), folder)
+        return "".join(cell.source for cell, placed in zip(prepared.rebuilt.nb.cells,
+                                                            prepared.rebuilt.placed)
+                       if placed.released and placed.released.role != "exercise")
+
+    assert not re.search(r"[\u4e00-\u9fff]", rebuilt_from(chinese, released)), "no zh release"
+    release.write_manifest(chinese, LESSON, released / "zh")
+    assert re.search(r"[\u4e00-\u9fff]", rebuilt_from(chinese, released))
+    assert not re.search(r"[\u4e00-\u9fff]", rebuilt_from(STUDENT, released))
 
 
 @pytest.mark.parametrize("forgery", ["b_extra_cell", "c_edited_checks", "d_rebound"])

@@ -12,6 +12,8 @@ from nn_from_scratch.grade.release import RELEASE, load_release, manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
+import translations  # noqa: E402
+
 import notebooks  # noqa: E402
 
 LESSONS = notebooks.lesson_paths()
@@ -26,8 +28,24 @@ def test_the_shipped_release_matches_the_lesson(lesson):
         notebooks.editions(lesson)[1], lesson.stem), f"{shipped.name} is stale: {FIX}"
 
 
+@pytest.mark.parametrize("lesson", LESSONS, ids=[p.stem for p in LESSONS])
+def test_the_shipped_chinese_release_matches_the_chinese_student_edition(lesson):
+    """Same cells, same ids, in the same places as the English release; only the words differ."""
+    shipped = RELEASE / "zh" / f"{lesson.stem}.json"
+    fix = f"regenerate it with .venv/bin/python tools/translations.py release {lesson.stem}"
+    assert shipped.exists(), f"no Chinese release of {lesson.name}: {fix}"
+    chinese = json.loads(shipped.read_text(encoding="utf-8"))
+    assert chinese == manifest(translations.translate(notebooks.editions(lesson)[1],
+                                                      translations.read(lesson)), lesson.stem), \
+        f"zh/{shipped.name} is stale: {fix}"
+    english = json.loads((RELEASE / f"{lesson.stem}.json").read_text(encoding="utf-8"))
+    assert [(c["id"], c["role"], c.get("exercise"), c.get("points")) for c in chinese["cells"]] \
+        == [(c["id"], c["role"], c.get("exercise"), c.get("points")) for c in english["cells"]]
+
+
 def test_no_release_ships_for_a_lesson_that_is_gone():
-    stale = {p.stem for p in RELEASE.glob("*.json")} - {p.stem for p in LESSONS}
+    stale = {p.stem for p in [*RELEASE.glob("*.json"), *RELEASE.glob("zh/*.json")]} - \
+        {p.stem for p in LESSONS}
     assert not stale, f"releases of lessons that no longer exist: {sorted(stale)}; delete them"
 
 

@@ -25,7 +25,7 @@ from .checking import PROLOGUE, grading_hook
 from .copying import library_copies
 from .intake import Submission, clean
 from .rebuild import Rebuilt, rebuild
-from .release import EXERCISE_TAG, RELEASE, Release, load_release
+from .release import EXERCISE_TAG, RELEASE, Release, edition_folder, edition_language, load_release
 from .results import Graded, Row
 from .suspicious import flags
 from .verdicts import CheckCell, check_cells, check_results
@@ -78,7 +78,9 @@ def prepare(submission: Submission, release_dir: Path = RELEASE) -> Prepared | G
         return failed(path, "cannot tell which lesson this is: its metadata has no "
                             "nn_from_scratch.lesson of this course and its name no lesson slug "
                             "such as 07_mlp_from_scratch")
-    release = load_release(lesson, release_dir)
+    # A Chinese submission is rebuilt from the Chinese release (the English one if none ships).
+    release = load_release(lesson, edition_folder(release_dir, edition_language(nb))) or \
+        load_release(lesson, release_dir)
     if release is None:
         return failed(path, f"no released student edition of {lesson} ships with this "
                             f"package; rebuild it with tools/notebooks.py --release", lesson)

@@ -7,6 +7,11 @@ beside this module (shipped as package data), whenever it builds the student
 edition; a test fails when one is stale. Each cell has a stable id, made here
 from the lesson and the cell's place, so that a submission's cells are found by
 id (and by position and tag where an older or edited notebook lost the ids).
+
+The Chinese student edition has manifests of its own, ``release/zh/NN_slug.json``
+(written by ``tools/translations.py``), with the same ids: a Chinese submission is
+rebuilt from the Chinese cells, so the lesson's code it gets back prints Chinese,
+and is graded by the very same checks.
 """
 import hashlib
 import json
@@ -18,7 +23,8 @@ from typing import Any
 from ..exercises import lesson_exercises
 
 __all__ = ["CHECK_TAG", "EXERCISE_TAG", "RAISES_TAG", "RELEASE", "Release", "ReleasedCell",
-           "assign_ids", "digest", "load_release", "manifest", "role_of", "write_manifest"]
+           "assign_ids", "digest", "edition_folder", "edition_language", "load_release",
+           "manifest", "role_of", "write_manifest"]
 
 RELEASE = Path(__file__).resolve().parent / "release"
 CHECK_TAG, EXERCISE_TAG, RAISES_TAG = "check", "exercise", "raises-exception"
@@ -113,6 +119,24 @@ def write_manifest(student: Any, lesson: str, folder: Path = RELEASE) -> Path:
     path.write_text(json.dumps(manifest(student, lesson), ensure_ascii=False, indent=1) + "\n",
                     encoding="utf-8")
     return path
+
+
+def edition_language(nb: Any) -> str:
+    """The language of the edition ``nb`` was handed out in: ``"zh_CN"`` for a Chinese one (its
+    metadata says so, or its first code cell sets the language as a Chinese edition's does),
+    else ``"en"``."""
+    from ..i18n import EDITION_LINES
+
+    if nb.metadata.get("nn_from_scratch", {}).get("language") == "zh_CN":
+        return "zh_CN"
+    first = next((cell.source for cell in nb.cells if cell.cell_type == "code"), "")
+    return "zh_CN" if first.strip().startswith(EDITION_LINES) else "en"
+
+
+def edition_folder(folder: Path, language: str) -> Path:
+    """Where the manifests of the ``language`` edition are: ``folder`` for English, a
+    subfolder ``zh`` for Chinese."""
+    return folder / "zh" if language == "zh_CN" else folder
 
 
 def load_release(lesson: str, folder: Path = RELEASE) -> Release | None:
