@@ -30,12 +30,13 @@ def test_passages_keep_fenced_code_whole_and_split_paragraphs():
 def test_docstrings_are_passages_and_translate_in_place():
     code = 'def f(x):\n    """x: (784,) × 2."""\n    s = """not one"""\n    return x\n\n' \
            'class A:\n    r\'\'\'Two\n    lines.\n    \'\'\'\n'
-    assert translations.code_docstrings(code) == ["x: (784,) × 2.", "Two\n    lines.\n    "]
+    assert [text for *_, text in translations.docstring_spans(code)] == [
+        "x: (784,) × 2.", "Two\n    lines.\n    "]
     zh = {"x: (784,) × 2.": "x：(784,) 乘以 2。", "Two\n    lines.\n    ": "两行。\n    "}
-    translated = translations._translate_docstrings(code, zh.__getitem__)
+    translated = translations.translate_docstrings(code, zh.__getitem__)
     assert translated == code.replace("x: (784,) × 2.", "x：(784,) 乘以 2。").replace(
         "Two\n    lines.\n    ", "两行。\n    ")
-    assert _without_docstrings(translated) == _without_docstrings(code)
+    assert _code_of(translated) == _code_of(code)
 
 
 def test_a_changed_english_sentence_makes_its_translation_stale(tmp_path):
@@ -49,14 +50,36 @@ def test_a_changed_english_sentence_makes_its_translation_stale(tmp_path):
     assert len(new) == 1 and "NumPy keeps a single hidden random state" in new.pop()
 
 
-def _without_docstrings(source: str) -> str:
-    """The code of ``source`` as Python sees it (no comments), with every docstring blanked."""
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) \
-                and ast.get_docstring(node, clean=False) is not None:
-            node.body[0].value.value = ""  # type: ignore[attr-defined]
-    return ast.dump(tree)
+class _Prose(ast.NodeTransformer):
+    """Sets aside what a Chinese edition words differently: every string's text (docstrings,
+    labels, the words of an f-string, whose values it may put in another order)."""
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:  # noqa: N802 - ast's name
+        return ast.Constant("") if isinstance(node.value, str) else node
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.AST:  # noqa: N802
+        values = sorted((self.visit(v) for v in node.values
+                         if isinstance(v, ast.FormattedValue)), key=ast.dump)
+        return ast.Tuple(elts=values, ctx=ast.Load())
+
+
+def _code_of(source: str) -> str:
+    """The code of ``source`` as Python sees it (no comments), every string's text set aside."""
+    return ast.dump(_Prose().visit(ast.parse(source)))
+
+
+def test_strings_shown_to_people_are_passages_and_only_their_words_may_differ():
+    code = ('print(f"took {t:.2f} s", "hello world")\nplt.title("kernel")\n'
+            'd["key"] = 1\nf(x, label="train")\ny = "relu"\n')
+    assert translations.strings(code) == ['f"took {t:.2f} s"', '"hello world"', '"kernel"',
+                                          '"train"']
+    zh = {'f"took {t:.2f} s"': 'f"用时 {t:.2f} 秒"', '"hello world"': '"你好"',
+          '"kernel"': '"卷积核"', '"train"': '"训练"'}
+    translated = translations._translate_strings(code, zh.__getitem__)
+    assert 'd["key"]' in translated and 'y = "relu"' in translated and '"你好"' in translated
+    assert _code_of(translated) == _code_of(code)
+    assert _code_of(code.replace("{t:.2f}", "{t + 1:.2f}")) != \
+        _code_of(code), "what an f-string computes is code"
 
 
 @pytest.mark.parametrize("lesson", TRANSLATED, ids=[p.stem for p in TRANSLATED])
@@ -71,7 +94,7 @@ def test_the_chinese_editions_run_the_same_code(lesson):
         for en_cell, zh_cell in zip(english.cells, chinese.cells, strict=True):
             assert en_cell.cell_type == zh_cell.cell_type
             if en_cell.cell_type == "code":  # comments and docstrings may differ, nothing else
-                assert _without_docstrings(zh_cell.source) == _without_docstrings(en_cell.source)
+                assert _code_of(zh_cell.source) == _code_of(en_cell.source)
             else:
                 assert zh_cell.source != en_cell.source or not en_cell.source.strip()
 
@@ -160,3 +183,74 @@ def test_chinese_prose_keeps_the_code_and_links_and_sets_code_off_by_a_space():
                       if _CJK.match(m.string[c.start() - 1:c.start()] or " ")
                       or _CJK.match(m.string[c.end():c.end() + 1] or " ")]
     assert found == [], "\n".join(found)
+
+
+# What may stay English in what a Chinese edition prints (README.md, "The Chinese edition"):
+# errors (Python's, NumPy's, JAX's and the library's own) and what goes to stderr (warnings,
+# JAX's compile log) are skipped whole; lines of code are skipped, and so is every line with no
+# Chinese in the output of a cell that lists library code (tests/test_listing.py checks that
+# each listed comment and docstring is Chinese); and these lines, program text or other
+# libraries' words, each with its reason.
+ALLOWED_LINES = [  # (lesson prefix, pattern of the line, why)
+    ("00", r"^TypeError: lax\.add requires", "JAX's own error, printed by the lesson"),
+    ("05", r"stablehlo\.", "a compiled program's text (StableHLO)"),
+    ("05", r"^Invalid nan value encountered", "JAX's own warning, printed where it happens"),
+    ("09", r"^\s*(\w+, )+\w+,?\s*$", "the jaxpr's primitive names"),
+    ("11", r"[Pp]map|shard_map|smap|composable|multi-controller|[Ff]or more|migration|"
+           r"guide|below", "jax.pmap's own docstring, printed as JAX words it (its deprecation)"),
+    ("14", r"^\s", "the source of optax's functions (other libraries' code, as written)"),
+    ("12", r"^process \d+", "the log lines of the worker processes the lesson starts (a separate "
+           "program's output, read by the lesson's code, like a cluster job's log)"),
+]
+_UNITS = {"ms", "µs", "ns", "s", "MiB", "GiB", "MB", "GB", "nan", "inf", "None", "True",
+          "False", "x"}
+_CODE_LINE = re.compile(r"^\s*(def |class |for |if |elif |else:|while |with |return\b|raise |"
+                        r"yield |import |from \w|@|[rbf]?[\"']|#|\)|[\w.\[\], ]+ [-+*/]?= |"
+                        r"\w[\w.]*\(|File \"|Traceback )")
+
+
+def _english_run(line: str) -> str | None:
+    """Three English words in a row in ``line`` (identifiers, numbers and units are no words)."""
+    run: list[str] = []
+    for token in line.split():
+        word = token.strip(".,:;!?'\"()[]{}|")
+        if re.fullmatch(r"[A-Za-z][a-z]+(?:-[a-z]+)*(?:'[a-z]+)?", word) \
+                and word not in _UNITS and not re.search(r"[_(=/`]", token):
+            run.append(word)
+            if len(run) == 3:
+                return " ".join(run)
+        else:
+            run = []
+    return None
+
+
+def english_in_outputs(nb, lesson: str) -> list[str]:
+    """Each line of ``nb``'s outputs with three English words in a row outside the allowed
+    list: where the lesson or the package still prints English for a Chinese reader."""
+    found = []
+    for index, cell in enumerate(nb.cells):
+        allowed = [pattern for prefix, pattern, _why in ALLOWED_LINES
+                   if lesson.startswith(prefix)]
+        if re.search(r"\blisting\(", cell.source):
+            allowed.append(r"^[^\u4e00-\u9fff]*$")
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error" or output.get("name") == "stderr":
+                continue
+            text = output.get("text") or output.get("data", {}).get("text/plain", "")
+            for line in ("".join(text) if isinstance(text, list) else text).splitlines():
+                if _CODE_LINE.match(line) or any(re.search(p, line) for p in allowed):
+                    continue
+                if _english_run(line):
+                    found.append(f"{lesson} [{index}]: {line.strip()[:100]!r}")
+    return found
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[p.stem for p in LESSONS])
+def test_a_chinese_edition_prints_nothing_english_for_people(lesson):
+    import nbformat
+
+    nb = nbformat.read(translations.zh_path(lesson), as_version=4)
+    found = english_in_outputs(nb, lesson.stem)
+    assert found == [], "English in the Chinese edition's outputs (translate the string in " \
+        "the lesson's catalog or the package's, or, if it is program text, allow it in " \
+        "ALLOWED_LINES and README.md):\n" + "\n".join(found)

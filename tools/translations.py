@@ -19,6 +19,7 @@ brought it up to date and removed the mark. Nothing can drift silently.
     .venv/bin/python tools/translations.py todo --all 07_mlp_from_scratch > review.json
     .venv/bin/python tools/translations.py fill 07_mlp_from_scratch done.json
     .venv/bin/python tools/translations.py build                   # notebooks/zh, student/zh
+    .venv/bin/python tools/translations.py release                 # only the grader's manifests
     .venv/bin/python tools/translations.py show 07_mlp_from_scratch  # read it as Markdown
     .venv/bin/python tools/translations.py messages                # the checkers' messages
     .venv/bin/python tools/translations.py todo messages > todo.json   # ... and fill messages F
@@ -33,6 +34,7 @@ Chinese of a fuzzy one as ``was``); ``fill`` takes the same list with ``zh``
 filled in and writes it into the catalog.
 """
 import argparse
+import ast
 import copy
 import fcntl
 import io
@@ -41,7 +43,6 @@ import os
 import platform
 import re
 import sys
-import tokenize
 from collections.abc import Callable
 from pathlib import Path
 
@@ -56,14 +57,25 @@ import notebooks  # noqa: E402
 # the only statements that differ between the editions, whose comments and docstrings are
 # the catalog's (tests/test_translations.py).
 from nn_from_scratch.i18n import EDITION_LINES, docstrings  # noqa: E402
+from nn_from_scratch.listing import (  # noqa: E402
+    COMMENT,
+    DOCSTRING,
+    comments,
+    docstring_spans,
+    offsets,
+    translate_comments,
+    translate_docstrings,
+)
 
 LOCALE = "zh_CN"
 CATALOGS = notebooks.LESSONS / "locale" / LOCALE / "LC_MESSAGES"
-COMMENT = "comment"  # msgctxt of a code comment; Markdown passages have none
-DOCSTRING = "docstring"  # msgctxt of a docstring: its text between the quotes, as written
-_QUOTED = re.compile(r'([rRuU]?)("""|\'\'\'|"|\')(.*)\2', re.S)
+STRING = "string"  # msgctxt of a string literal a reader sees: its source, quotes included
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_KEEP = re.compile(r"(BEGIN|END) (SOLUTION|STUB)|noqa|type: ignore")
+# A string is shown to people when a call or keyword of these names displays it, or when it
+# reads as words (two letters and a space, or a label ending in a colon).
+DISPLAY_CALLS = {"print", "title", "set_title", "suptitle", "xlabel", "ylabel", "set_xlabel",
+                 "set_ylabel", "legend", "text", "annotate", "image_grid", "window_diagram"}
+DISPLAY_KEYWORDS = {"title", "titles", "label", "labels", "xlabel", "ylabel", "suptitle"}
 
 
 def passages(markdown: str) -> list[str]:
@@ -83,58 +95,84 @@ def passages(markdown: str) -> list[str]:
     return found
 
 
-def _comment_tokens(code: str) -> list[tuple[int, int, int, str]]:
-    """(line, start column, end column, text) of every comment worth translating in ``code``:
-    whole-line and trailing ones, never markers or linter notes, never inside a string."""
-    found = []
+def _displayed(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Whether a string literal is an argument of a call or keyword that shows it."""
+    while node in parents:
+        node, child = parents[node], node
+        if isinstance(node, ast.keyword) and node.arg in DISPLAY_KEYWORDS:
+            return True
+        if isinstance(node, ast.Call) and child is not node.func:
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else \
+                getattr(node.func, "id", "")
+            if name in DISPLAY_CALLS:
+                return True
+        if isinstance(node, ast.stmt):
+            return False
+    return False
+
+
+def _string_spans(code: str) -> list[tuple[int, int, str]]:
+    """(start, end, source) of each string literal of ``code`` meant for people (see
+    :data:`DISPLAY_CALLS`): offsets into ``code`` and the literal as written, quotes and
+    prefix included; an f-string whole. Docstrings are passages of their own."""
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
-    except (tokenize.TokenError, SyntaxError):
+        tree = ast.parse(code)
+    except SyntaxError:
         return []
-    for token in tokens:
-        if token.type == tokenize.COMMENT and not _KEEP.search(token.string):
-            text = re.sub(r"^#\s?", "", token.string)
-            if text.strip():
-                found.append((token.start[0], token.start[1], token.end[1], text))
-    return found
+    starts, lines = offsets(code), code.split("\n")
 
+    def at(line: int, byte: int) -> int:  # ast counts UTF-8 bytes, a str characters
+        return starts[line] + len(lines[line - 1].encode()[:byte].decode())
 
-def comments(code: str) -> list[str]:
-    """The text of a code cell's comments, whole-line and trailing (markers left out)."""
-    return [text for *_, text in _comment_tokens(code)]
-
-
-def _translate_comments(code: str, zh: Callable[[str], str]) -> str:
-    lines = code.split("\n")
-    for row, start, end, text in reversed(_comment_tokens(code)):
-        line = lines[row - 1]
-        lines[row - 1] = line[:start] + "# " + zh(text) + line[end:]
-    return "\n".join(lines)
-
-
-def _docstring_texts(code: str) -> list[tuple[int, int, str]]:
-    """(start, end, text) of each docstring of ``code``: offsets into ``code`` of the text
-    between its quotes, and that text as written (escapes and indentation kept)."""
-    starts = [0]
-    for line in code.split("\n"):
-        starts.append(starts[-1] + len(line) + 1)
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    docs = {(line, col) for line, col, *_ in docstrings(code)}
     found = []
-    for line, col, end_line, end_col in docstrings(code):
-        start, end = starts[line - 1] + col, starts[end_line - 1] + end_col
-        quoted = _QUOTED.fullmatch(code[start:end])
-        if quoted and quoted.group(3).strip():
-            inner = start + len(quoted.group(1)) + len(quoted.group(2))
-            found.append((inner, inner + len(quoted.group(3)), quoted.group(3)))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(v.value for v in node.values if isinstance(v, ast.Constant))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        else:
+            continue
+        start = at(node.lineno, node.col_offset)
+        if (node.lineno, start - starts[node.lineno]) in docs or any(
+                isinstance(p, ast.JoinedStr) for p in _ancestors(node, parents)):
+            continue
+        if re.search(r"[A-Za-z]{2}", text) and (
+                re.search(r"[A-Za-z]{2,}[,;:]? |\w:\s*$", text) or _displayed(node, parents)
+                or _beside_words(node, parents)):
+            end = at(node.end_lineno, node.end_col_offset)  # type: ignore[arg-type]
+            found.append((start, end, code[start:end]))
+    return sorted(found)
+
+
+def _beside_words(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Whether a literal is the other branch of ``x if c else y`` beside words for people
+    (``f"after {n} calls" if saved > 0 else "never"``)."""
+    choice = parents.get(node)
+    if not isinstance(choice, ast.IfExp):
+        return False
+    other = choice.orelse if node is choice.body else choice.body
+    words = "".join(v.value for v in getattr(other, "values", [other])
+                    if isinstance(v, ast.Constant) and isinstance(v.value, str))
+    return bool(re.search(r"[A-Za-z]{2,} ", words))
+
+
+def _ancestors(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> list[ast.AST]:
+    found = []
+    while node in parents:
+        node = parents[node]
+        found.append(node)
     return found
 
 
-def code_docstrings(code: str) -> list[str]:
-    """The text of the docstrings of a code cell's functions and classes."""
-    return [text for *_, text in _docstring_texts(code)]
+def strings(code: str) -> list[str]:
+    """The string literals of a code cell a reader sees, as written (quotes included)."""
+    return [text for *_, text in _string_spans(code)]
 
 
-def _translate_docstrings(code: str, zh: Callable[[str], str]) -> str:
-    for start, end, text in reversed(_docstring_texts(code)):
+def _translate_strings(code: str, zh: Callable[[str], str]) -> str:
+    for start, end, text in reversed(_string_spans(code)):
         code = code[:start] + zh(text) + code[end:]
     return code
 
@@ -150,8 +188,10 @@ def template(lesson: Path) -> Catalog:
             elif cell.cell_type == "code":
                 for text in comments(cell.source):
                     catalog.add(text, locations=[(lesson.name, index)], context=COMMENT)
-                for text in code_docstrings(cell.source):
+                for *_, text in docstring_spans(cell.source):
                     catalog.add(text, locations=[(lesson.name, index)], context=DOCSTRING)
+                for text in strings(cell.source):
+                    catalog.add(text, locations=[(lesson.name, index)], context=STRING)
     return catalog
 
 
@@ -229,9 +269,9 @@ def translate(nb, catalog: Catalog, strict: bool = True):  # type: ignore[no-unt
         if cell.cell_type == "markdown":
             cell.source = "\n\n".join(zh(text) for text in passages(cell.source))
         elif cell.cell_type == "code":
-            cell.source = _translate_comments(
-                _translate_docstrings(cell.source, lambda text: zh(text, DOCSTRING)),
-                lambda text: zh(text, COMMENT))
+            cell.source = translate_comments(translate_docstrings(
+                _translate_strings(cell.source, lambda text: zh(text, STRING)),
+                lambda text: zh(text, DOCSTRING)), lambda text: zh(text, COMMENT))
     first_code = next(cell for cell in out.cells if cell.cell_type == "code")
     first_code.source = EDITION_LINES + "\n" + first_code.source  # already in Chinese
     out.metadata.setdefault("nn_from_scratch", {})["language"] = LOCALE
@@ -261,15 +301,26 @@ def build(lesson: Path) -> None:
     for edition, nb in (("full", full), ("student", student)):
         zh_path(lesson, edition).parent.mkdir(exist_ok=True)
         nbformat.write(nb, zh_path(lesson, edition))
+    write_release(lesson)
+
+
+def write_release(lesson: Path) -> Path:
+    """Write the grader's manifest of the Chinese student edition (no executing needed)."""
+    from nn_from_scratch.grade import release
+
+    student = translate(notebooks.editions(lesson)[1], read(lesson))
+    return release.write_manifest(student, lesson.stem, RELEASE_ZH)
 
 
 MESSAGES = notebooks.ROOT / "nn_from_scratch" / "locale"
+RELEASE_ZH = notebooks.ROOT / "nn_from_scratch" / "grade" / "release" / "zh"
 
 
 # What marks a message for translation: _("... {x}").format(x=...) where it has values in it;
 # a plain string given to Mistake or NotDone, or returned through N_(), is translated by the
 # @exercise decorator when it becomes the result; the third argument of @exercise is a title.
-MESSAGE_KEYWORDS = {"_": None, "N_": None, "Mistake": None, "NotDone": None, "exercise": (3,)}
+MESSAGE_KEYWORDS = {"_": None, "N_": None, "Mistake": None, "NotDone": None, "exercise": (3,),
+                    "pgettext": ((1, "c"), 2)}
 
 
 def message_template() -> Catalog:
@@ -278,15 +329,65 @@ def message_template() -> Catalog:
 
     catalog = Catalog(project="nn_from_scratch", fuzzy=False)
     package = notebooks.ROOT / "nn_from_scratch"
-    for filename, lineno, message, comments, context in extract_from_dir(
+    for filename, lineno, message, notes, context in extract_from_dir(
             package, method_map=[("**.py", "python")], keywords=MESSAGE_KEYWORDS,
             comment_tags=("TRANSLATORS:",)):
         catalog.add(message, locations=[(f"nn_from_scratch/{filename}", lineno)],
-                    auto_comments=comments, context=context)
+                    auto_comments=notes, context=context)
+    listing_template(catalog)
     return catalog
 
 
 MESSAGES_PO = MESSAGES / LOCALE / "LC_MESSAGES" / "nn_from_scratch.po"
+LISTING_CALLS = ("listing", "docstring")  # nn_from_scratch.listing's, as lessons call them
+
+
+def listed() -> list[tuple[str, object, str]]:
+    """``(lesson, object, call)`` for every ``listing(obj)`` or ``docstring(obj)`` a lesson
+    calls: its imports are run (nothing else) to find what each name is."""
+    import inspect
+
+    found = []
+    for lesson in notebooks.lesson_paths():
+        cells = [c.source for c in notebooks.editions(lesson)[0].cells if c.cell_type == "code"]
+        names: dict[str, object] = {}
+        calls = []
+        for source in cells:
+            try:
+                tree = ast.parse(source)
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import | ast.ImportFrom) and \
+                        (getattr(node, "module", None) or node.names[0].name).startswith("nn_"):
+                    exec(compile(ast.Module([node], []), lesson.name, "exec"), names)
+                elif isinstance(node, ast.Call) and getattr(node.func, "id", "") in LISTING_CALLS:
+                    calls.append((node.func.id, ast.unparse(node.args[0])))  # type: ignore
+        for call, expression in calls:
+            obj = eval(expression, names)  # noqa: S307 - a lesson's own name for an object
+            module = inspect.getmodule(inspect.unwrap(obj))
+            if module is None or not module.__name__.startswith("nn_from_scratch"):
+                raise SystemExit(f"{lesson.name}: listing({expression}) is not the package's")
+            found.append((lesson.stem, obj, call))
+    return found
+
+
+def listing_template(catalog: Catalog) -> None:
+    """Add to ``catalog`` the comments and docstrings of every object a lesson lists (their
+    Chinese is what :func:`nn_from_scratch.listing.listing` shows in a Chinese edition)."""
+    import inspect
+
+    for lesson, obj, call in listed():
+        path = inspect.getsourcefile(inspect.unwrap(obj)) or ""
+        where = [(path.split("nn_from_scratch/")[-1], lesson)]
+        if call == "docstring":
+            catalog.add(obj.__doc__, locations=where, context=DOCSTRING)
+            continue
+        source = inspect.getsource(obj)
+        for text in comments(source):
+            catalog.add(text, locations=where, context=COMMENT)
+        for *_, text in docstring_spans(source):
+            catalog.add(text, locations=where, context=DOCSTRING)
 
 
 def message_problems() -> list[str]:
@@ -361,7 +462,8 @@ def show(lesson: Path) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command",
-                        choices=["update", "status", "todo", "fill", "build", "messages", "show"])
+                        choices=["update", "status", "todo", "fill", "build", "release",
+                                 "messages", "show"])
     parser.add_argument("lesson", nargs="?", help="a lesson slug (default: every lesson), or "
                         "'messages' with todo and fill: the package's messages")
     parser.add_argument("file", nargs="?", help="with fill: the JSON list of translations")
@@ -390,6 +492,9 @@ def main() -> None:
     elif args.command == "messages":
         update_messages()
         print("\n".join(message_problems()) or "every message of the package is translated")
+    elif args.command == "release":
+        for lesson in lessons:
+            print(f"{lesson.stem}: {write_release(lesson).relative_to(notebooks.ROOT)}")
     elif args.command == "show":
         for lesson in lessons:
             print(show(lesson))
