@@ -5,6 +5,7 @@ Every function draws with matplotlib and returns the ``Figure`` (a notebook
 shows it). Given a ``path``, it saves the figure there and closes it, so a loop
 that saves many figures does not pile up open ones. Nothing here needs a screen.
 """
+import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -51,7 +52,12 @@ def image_grid(images: Any, labels: Sequence[Any] | None = None,
         images = images.reshape(len(images), *image_shape)
     n = len(images)
     nrows = max(1, -(-n // ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(1.3 * ncols, 1.4 * nrows), squeeze=False)
+    # a caption must fit over its image: a wider cell for long ones (a CJK character, which
+    # East Asian fonts draw twice as wide as a Latin letter, counts twice)
+    longest = max((sum(1 + (unicodedata.east_asian_width(c) in "WF") for c in str(label))
+                   for label in ([] if labels is None else labels)), default=0)
+    width = max(1.3, 0.085 * longest)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, 1.4 * nrows), squeeze=False)
     limit = (float(np.max(np.abs(images))) or 1.0) if signed else 0.0  # the shared half-width
     shown = None
     for i, ax in enumerate(axes.flat):

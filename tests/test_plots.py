@@ -3,7 +3,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from nn_from_scratch import History, plots
+from nn_from_scratch import History, i18n, plots
 
 
 @pytest.fixture
@@ -73,3 +73,16 @@ def test_the_window_diagram_outlines_the_same_step_in_the_image_output_and_patch
     assert boxes["patches (16, 6): row 6"] == [((-0.5, 5.5), 6, 1)]  # row 1 * 4 + 2
     assert boxes["kernel (2, 3)"] == []
     plt.close("all")
+
+
+def test_long_captions_fit_over_their_images_without_overlapping():
+    """Lesson 10's photo names once ran into each other; in Chinese too (wide characters)."""
+    for names in (["temple (scikit-learn)", "flower (scikit-learn)", "Grace Hopper (matplotlib)"],
+                  ["寺庙（scikit-learn）", "花（scikit-learn）", "格蕾丝·霍珀（matplotlib）"]):
+        with matplotlib.rc_context():
+            i18n.figure_fonts()  # what a Chinese edition's set_language does
+            fig = plots.image_grid(np.zeros((3, 8, 8)), names, ncols=3)
+            fig.canvas.draw()
+        boxes = [ax.title.get_window_extent(fig.canvas.get_renderer()) for ax in fig.axes[:3]]
+        assert all(left.x1 < right.x0 for left, right in zip(boxes, boxes[1:])), names
+        plt.close(fig)
