@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 HIDDEN = (512, 512)
 CNN_HIDDEN = (128,)  # the CNN's dense layer between its convolutions and the classes
-MODELS = ("mlp", "cnn")
+MODELS = ("mlp", "cnn", "transformer")
 SCHEDULES = ("constant", "cosine")
 AUGMENTS = ("none", "shift")
 # (epochs, batch size, step size, schedule, augmentation) per model: the CNN learns from more
@@ -38,7 +38,18 @@ AUGMENTS = ("none", "shift")
 DEFAULTS: dict[str, tuple[int, int, float, str, str]] = {
     "mlp": (EPOCHS, BATCH_SIZE, STEP_SIZE, "constant", "none"),
     "cnn": (24, 32, 0.1, "cosine", "shift"),
+    "transformer": (90, 32, 0.4, "cosine", "shift"),
 }
+# The transformer's shape: every image cut into a 4 x 4 grid of patches (7x7 pixels for MNIST:
+# 16 positions, so attention is cheap), width 64, blocks of 4 heads and an MLP of 128.
+PATCH_GRID = 4
+TRANSFORMER = {"width": 64, "heads": 4, "depth": 2, "mlp_width": 128}
+
+
+def per_model(field: int) -> str:
+    """A default of every model for --help: ``"15 for the MLP, 24 for the CNN, ..."``."""
+    names = {"mlp": "the MLP", "cnn": "the CNN", "transformer": "the transformer"}
+    return ", ".join(f"{values[field]} for {names[model]}" for model, values in DEFAULTS.items())
 
 
 def parse_layers(text: str) -> list[int]:
@@ -87,31 +98,27 @@ def build_parser() -> argparse.ArgumentParser:
                             "images that need no download")
     train.add_argument("--model", choices=MODELS, default="mlp",
                        help="mlp: the seed tutorial's multi-layer perceptron; cnn: two 3x3 "
-                            "convolutions with max-pooling, then two dense layers (lesson 13)")
+                            "convolutions with max-pooling, then two dense layers (lesson 13); "
+                            "transformer: the image as a sequence of 16 patches, two "
+                            "transformer blocks (lesson 14)")
     train.add_argument("--epochs", type=int, default=None,
-                       help=f"passes over the training set (default: {DEFAULTS['mlp'][0]} for "
-                            f"the MLP, {DEFAULTS['cnn'][0]} for the CNN)")
+                       help=f"passes over the training set (default: {per_model(0)})")
     train.add_argument("--batch-size", type=int, default=None,
-                       help=f"examples per SGD step (default: {DEFAULTS['mlp'][1]} for the MLP, "
-                            f"{DEFAULTS['cnn'][1]} for the CNN)")
+                       help=f"examples per SGD step (default: {per_model(1)})")
     train.add_argument("--step-size", type=float, default=None,
-                       help=f"SGD learning rate (default: {DEFAULTS['mlp'][2]} for the MLP, "
-                            f"{DEFAULTS['cnn'][2]} for the CNN)")
+                       help=f"SGD learning rate (default: {per_model(2)})")
     train.add_argument("--schedule", choices=SCHEDULES, default=None,
                        help=f"constant: the same step size every epoch; cosine: falling to 0 "
-                            f"along half a cosine (default: {DEFAULTS['mlp'][3]} for the MLP, "
-                            f"{DEFAULTS['cnn'][3]} for the CNN)")
+                            f"along half a cosine (default: {per_model(3)})")
     train.add_argument("--augment", choices=AUGMENTS, default=None,
                        help=f"shift: each epoch, every training image moved by up to "
-                            f"{MAX_SHIFT} pixels in each direction (default: "
-                            f"{DEFAULTS['mlp'][4]} for the MLP, {DEFAULTS['cnn'][4]} for the "
-                            f"CNN)")
+                            f"{MAX_SHIFT} pixels in each direction (default: {per_model(4)})")
     train.add_argument("--layers", type=parse_layers, default=None,
                        help="the MLP's layer sizes, inputs first, e.g. 784,512,512,10 (default: "
                             "the data's pixels, 512, 512, the data's classes)")
     train.add_argument("--init", choices=INITS, default="he",
                        help="the MLP's weight initialisation ('normal' is the seed tutorial's "
-                            "0.01); the CNN's is He")
+                            "0.01); the CNN's is He, the transformer's its own")
     train.add_argument("--mode", choices=MODES, default="scan",
                        help="eager: every operation dispatched from Python; jit: one compiled "
                             "step; scan: one compiled program per epoch")
@@ -145,11 +152,21 @@ def build_model(args: argparse.Namespace, data: "Dataset",
     """``(params, batched predict, one line describing the model)`` for ``--model``."""
     from .params import count_params, init_network_params
 
+    if args.model != "mlp" and (args.layers or args.init != "he"):
+        raise InputError(f"--layers and --init are the MLP's options; the {args.model} has its "
+                         f"own layers and init (leave them out, or use --model mlp).")
+    if args.model == "transformer":
+        from .transformer import batched_predict_transformer, init_transformer_params
+        patch = data.image_shape[-1] // PATCH_GRID
+        params = init_transformer_params(key, image_shape=data.image_shape, patch_size=patch,
+                                         **TRANSFORMER)
+        t = TRANSFORMER
+        about = (f"transformer: {PATCH_GRID * PATCH_GRID} patches of {patch}x{patch}, width "
+                 f"{t['width']}, {t['depth']} blocks of {t['heads']} heads and an MLP of "
+                 f"{t['mlp_width']}, mean over the patches, {count_params(params):,} parameters")
+        return params, batched_predict_transformer, about
     if args.model == "cnn":
         from .conv import batched_predict_cnn, init_cnn_params
-        if args.layers or args.init != "he":
-            raise InputError("--layers and --init are the MLP's options; the CNN has its own "
-                             "layers and He init (leave them out, or use --model mlp).")
         params = init_cnn_params(key, image_shape=data.image_shape, hidden=CNN_HIDDEN)
         convs = [w.shape for w, _ in params if w.ndim == 4]
         dense = [w.shape[1] for w, _ in params if w.ndim == 2] + [data.num_classes]

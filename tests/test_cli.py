@@ -51,6 +51,17 @@ def test_the_cnn_trains_with_the_same_loop_and_the_same_lines(capsys):
     assert found and float(found.group(2)) > 0.5  # one epoch, far above chance (0.1)
 
 
+def test_the_transformer_trains_with_the_same_loop_and_the_same_lines(capsys):
+    assert main(["train", "--model", "transformer", "--dataset", "digits", "--epochs", "4",
+                 "--step-size", "0.1"]) == 0
+    out = capsys.readouterr().out
+    assert ("Model: transformer: 16 patches of 2x2, width 64, 2 blocks of 4 heads and an MLP "
+            "of 128, mean over the patches,") in out
+    assert len(re.findall(r"^epoch +4 .* val acc 0\.\d{4}$", out, re.M)) == 1
+    found = re.search(r"Done: validation accuracy (0\.\d+), test accuracy (0\.\d+)", out)
+    assert found and float(found.group(2)) > 0.2  # four epochs of 8x8 digits: above chance
+
+
 def test_the_mlp_takes_the_cnns_schedule_and_shifts_when_asked(capsys):
     assert main(["train", "--dataset", "digits", "--epochs", "2", "--schedule", "cosine",
                  "--augment", "shift"]) == 0
@@ -62,6 +73,7 @@ def test_the_mlp_takes_the_cnns_schedule_and_shifts_when_asked(capsys):
 @pytest.mark.parametrize("args, message", [
     (["--model", "cnn"], "(8, 8) is too small for 2 3x3 convolutions"),
     (["--model", "cnn", "--layers", "64,10"], "--layers and --init are the MLP's options"),
+    (["--model", "transformer", "--init", "normal"], "the transformer has its own layers"),
     (["--layers", "784,512,10"], "Layer sizes [784, 512, 10] do not match the digits data"),
     (["--step-size", "0"], "step_size must be a finite number greater than 0; got 0.0"),
     (["--step-size", "1e6", "--epochs", "2"], "The loss became"),
