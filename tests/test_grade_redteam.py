@@ -26,6 +26,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
+import translations  # noqa: E402
+
 import notebooks  # noqa: E402
 
 pytestmark = pytest.mark.skipif(os.uname().sysname != "Linux", reason="the sandbox is Linux's")
@@ -57,6 +59,21 @@ def replaced(*sources):
             cell.source = source
     return nb
 
+
+def claims_chinese(nb, language="zh_CN"):
+    """``nb`` saying it is the Chinese edition (metadata and first cell), so that the grader
+    rebuilds it from the Chinese release; ``language`` may be anything a student writes."""
+    from nn_from_scratch.i18n import EDITION_LINES
+
+    nb = copy.deepcopy(nb)
+    nb.metadata.setdefault("nn_from_scratch", {})["language"] = language
+    first = next(cell for cell in nb.cells if cell.cell_type == "code")
+    first.source = EDITION_LINES + "\n" + first.source
+    return nb
+
+
+CHINESE_SOLUTION = translations.translate(SOLUTION, translations.read(
+    ROOT / "lessons" / f"{LESSON}.md"))
 
 # Issue 24's forgeries: each once got 5/5 from a grader that checked inside the kernel.
 VERDICT_ATTACKS = {
@@ -109,6 +126,14 @@ VERDICT_ATTACKS = {
         "def mul(a, b):\n    raise NotImplementedError",
         None, None, None,
         "import os\nos._exit(0)"),
+    # issue 26: wrong answers that call themselves the Chinese edition, one with a "language"
+    # that is a path, to be rebuilt from a release of their choosing
+    "x_chinese_wrong": claims_chinese(replaced(
+        "def mul(a, b):\n    return Value(a.data * b.data, parents=(a, b), "
+        "local_grads=(1.0, 1.0), op='*')", None, None,
+        "def backward(root):\n    root.grad = 1.0",
+        "def grad(f):\n    return lambda *xs: tuple(0.0 for _ in xs)")),
+    "x_language_path": claims_chinese(STUDENT, language="../../../forged/release"),
 }
 
 
@@ -220,6 +245,7 @@ def class_folder(tmp, server_port):
         **VERDICT_ATTACKS,
         "y_stub": STUDENT,
         "z_honest": SOLUTION,
+        "z_honest_zh": CHINESE_SOLUTION,  # the Chinese edition, from the Chinese release
     }
     for name, nb in notebooks_.items():
         nbformat.write(nb, klass / f"{name}.ipynb")
@@ -317,7 +343,7 @@ def test_the_grader_finishes_and_writes_every_export(graded):
     assert (graded["out"] / "grades.csv").is_file()  # k_csv_folder made no folder of it
     with open(graded["out"] / "grades.csv", newline="") as f:
         rows = {Path(row["notebook"]).stem: row for row in csv.DictReader(f)}
-    assert len(rows) == len(graded["rows"]) == 20 + len(VERDICT_ATTACKS)
+    assert len(rows) == len(graded["rows"]) == 21 + len(VERDICT_ATTACKS)
     assert rows["i_daemon"]["total"] == "0"  # the daemon died with its notebook
     for name in graded["rows"]:
         assert (graded["out"] / f"{name}.md").is_file()
@@ -326,8 +352,10 @@ def test_the_grader_finishes_and_writes_every_export(graded):
 
 def test_the_honest_notebooks_keep_their_honest_scores(graded):
     assert points(graded, "a_honest") == points(graded, "z_honest") == EXERCISES
+    assert points(graded, "z_honest_zh") == EXERCISES
     assert statuses(graded, "y_stub") == ["not done"] * EXERCISES
-    for name in ("a_honest", "z_honest", "y_stub"):
+    assert statuses(graded, "x_language_path") == ["not done"] * EXERCISES
+    for name in ("a_honest", "z_honest", "z_honest_zh", "y_stub"):
         assert graded["rows"][name]["notes"] == [], name
 
 
