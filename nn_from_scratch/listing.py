@@ -110,4 +110,6 @@ def docstring(obj: Any) -> str:
     lang = language()
     if lang == "en" or not obj.__doc__:
         return inspect.getdoc(obj) or ""
-    return inspect.cleandoc(translation(lang).pgettext(DOCSTRING, obj.__doc__))
+    # the catalog keys the text as inspect.cleandoc gives it: Python 3.13 dedents __doc__
+    # itself, 3.11 does not, and the same docstring must find the same translation
+    return inspect.cleandoc(translation(lang).pgettext(DOCSTRING, inspect.cleandoc(obj.__doc__)))

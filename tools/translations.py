@@ -381,7 +381,7 @@ def listing_template(catalog: Catalog) -> None:
         path = inspect.getsourcefile(inspect.unwrap(obj)) or ""
         where = [(path.split("nn_from_scratch/")[-1], lesson)]
         if call == "docstring":
-            catalog.add(obj.__doc__, locations=where, context=DOCSTRING)
+            catalog.add(inspect.cleandoc(obj.__doc__), locations=where, context=DOCSTRING)
             continue
         source = inspect.getsource(obj)
         for text in comments(source):
