@@ -38,7 +38,7 @@ AUGMENTS = ("none", "shift")
 DEFAULTS: dict[str, tuple[int, int, float, str, str]] = {
     "mlp": (EPOCHS, BATCH_SIZE, STEP_SIZE, "constant", "none"),
     "cnn": (24, 32, 0.1, "cosine", "shift"),
-    "transformer": (90, 32, 0.4, "cosine", "shift"),
+    "transformer": (90, 32, 0.3, "cosine", "shift"),
 }
 # The transformer's shape: every image cut into a 4 x 4 grid of patches (7x7 pixels for MNIST:
 # 16 positions, so attention is cheap), width 64, blocks of 4 heads and an MLP of 128.
