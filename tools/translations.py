@@ -71,8 +71,9 @@ LOCALE = "zh_CN"
 CATALOGS = notebooks.LESSONS / "locale" / LOCALE / "LC_MESSAGES"
 STRING = "string"  # msgctxt of a string literal a reader sees: its source, quotes included
 _FENCE = re.compile(r"^\s*(```|~~~)")
-# A string is shown to people when a call or keyword of these names displays it, or when it
-# reads as words (two letters and a space, or a label ending in a colon).
+# A string is shown to people when a call or keyword of these names displays it, when it reads
+# as words (a word, perhaps a comma or colon, then a space; or a label ending in a colon), or
+# when it is the other branch of an ``if ... else`` beside such words.
 DISPLAY_CALLS = {"print", "title", "set_title", "suptitle", "xlabel", "ylabel", "set_xlabel",
                  "set_ylabel", "legend", "text", "annotate", "image_grid", "window_diagram"}
 DISPLAY_KEYWORDS = {"title", "titles", "label", "labels", "xlabel", "ylabel", "suptitle"}
