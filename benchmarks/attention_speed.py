@@ -27,6 +27,7 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
+from conv_speed import fastest_of  # the same measurement as the convolution's benchmark
 from jax import vmap
 
 from nn_from_scratch.attention import attention, causal_mask
@@ -61,16 +62,6 @@ def jax_nn(q, k, v, causal):
 
 
 WAYS = {"ONE query, vmapped": one_query_vmapped, "matrices": matrices, "jax.nn": jax_nn}
-
-
-def fastest_of(fn, args, calls):
-    """The fastest of ``calls`` warm calls, each waited for with block_until_ready."""
-    best = float("inf")
-    for _ in range(calls):
-        start = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def main() -> None:

@@ -32,8 +32,8 @@ from pathlib import Path
 from ._checks import check_choice
 
 __all__ = ["CJK_FONTS", "DOMAIN", "EDITION_LINES", "LANGUAGES", "LOCALES", "N_", "_",
-           "compile_catalogs", "compile_if_stale", "docstrings", "figure_fonts", "language",
-           "pgettext", "set_language", "translation", "typeset"]
+           "char_column", "compile_catalogs", "compile_if_stale", "docstrings", "figure_fonts",
+           "language", "pgettext", "set_language", "translation", "typeset"]
 
 DOMAIN = "nn_from_scratch"
 LOCALES = Path(__file__).resolve().parent / "locale"
@@ -57,8 +57,8 @@ def docstrings(source: str) -> list[tuple[int, int, int, int]]:
         return []
     lines = source.split("\n")
 
-    def column(line: int, offset: int) -> int:  # ast counts UTF-8 bytes, a str characters
-        return len(lines[line - 1].encode()[:offset].decode())
+    def column(line: int, offset: int) -> int:
+        return char_column(lines[line - 1], offset)
 
     found = []
     for node in ast.walk(tree):
@@ -68,6 +68,12 @@ def docstrings(source: str) -> list[tuple[int, int, int, int]]:
             found.append((literal.lineno, column(literal.lineno, literal.col_offset),
                           literal.end_lineno, column(literal.end_lineno, literal.end_col_offset)))
     return sorted(found)
+
+
+def char_column(line: str, byte_offset: int) -> int:
+    """The column, in characters, of ``byte_offset`` in ``line``: ``ast`` counts a node's
+    columns in UTF-8 bytes, a ``str`` in characters (they differ after any Chinese)."""
+    return len(line.encode()[:byte_offset].decode())
 
 
 def language() -> str:

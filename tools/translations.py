@@ -56,7 +56,7 @@ import notebooks  # noqa: E402
 # What a Chinese edition adds to its first code cell, so that its checks answer in Chinese:
 # the only statements that differ between the editions, whose comments and docstrings are
 # the catalog's (tests/test_translations.py).
-from nn_from_scratch.i18n import EDITION_LINES, docstrings  # noqa: E402
+from nn_from_scratch.i18n import EDITION_LINES, char_column, docstrings  # noqa: E402
 from nn_from_scratch.listing import (  # noqa: E402
     COMMENT,
     DOCSTRING,
@@ -122,8 +122,8 @@ def _string_spans(code: str) -> list[tuple[int, int, str]]:
         return []
     starts, lines = offsets(code), code.split("\n")
 
-    def at(line: int, byte: int) -> int:  # ast counts UTF-8 bytes, a str characters
-        return starts[line] + len(lines[line - 1].encode()[:byte].decode())
+    def at(line: int, byte: int) -> int:  # an offset into code, from ast's line and byte
+        return starts[line] + char_column(lines[line - 1], byte)
 
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     docs = {(line, col) for line, col, *_ in docstrings(code)}
