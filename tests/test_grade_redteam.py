@@ -249,6 +249,16 @@ def class_folder(tmp, server_port):
     }
     for name, nb in notebooks_.items():
         nbformat.write(nb, klass / f"{name}.ipynb")
+    # notebooks malformed where the grader reads them before any kernel runs: the course's
+    # metadata a string (the file's name still says the lesson), and a cell whose source is a
+    # number, which the JSON allows and nbformat reads; each once stopped the whole class
+    bad_metadata = copy.deepcopy(STUDENT)
+    bad_metadata.metadata["nn_from_scratch"] = "zh_CN"
+    nbformat.write(bad_metadata, klass / f"x_metadata_{LESSON}.ipynb")
+    number = json.loads(nbformat.writes(STUDENT))
+    number["cells"][next(i for i, c in enumerate(number["cells"]) if c["cell_type"] == "code")][
+        "source"] = 5
+    (klass / f"x_source_number_{LESSON}.ipynb").write_text(json.dumps(number))
     os.symlink(course / "notebooks" / f"{LESSON}.ipynb", klass / "n_symlink_solution.ipynb")
     os.symlink(secret_file, klass / "o_symlink_secret.ipynb")
     os.mkfifo(klass / "p_fifo.ipynb")
@@ -343,7 +353,7 @@ def test_the_grader_finishes_and_writes_every_export(graded):
     assert (graded["out"] / "grades.csv").is_file()  # k_csv_folder made no folder of it
     with open(graded["out"] / "grades.csv", newline="") as f:
         rows = {Path(row["notebook"]).stem: row for row in csv.DictReader(f)}
-    assert len(rows) == len(graded["rows"]) == 21 + len(VERDICT_ATTACKS)
+    assert len(rows) == len(graded["rows"]) == 23 + len(VERDICT_ATTACKS)
     assert rows["i_daemon"]["total"] == "0"  # the daemon died with its notebook
     for name in graded["rows"]:
         assert (graded["out"] / f"{name}.md").is_file()
@@ -436,6 +446,16 @@ def test_links_pipes_and_lesson_paths_are_refused_before_anything_runs(graded):
     assert "cannot tell which lesson" in rows["q_lesson_path"]["rows"][0]["message"]
     for name in ("n_symlink_solution", "o_symlink_secret", "p_fifo", "q_lesson_path"):
         assert points(graded, name) == 0
+
+
+def test_a_malformed_notebook_is_one_error_row_and_the_class_goes_on(graded):
+    rows = graded["rows"]
+    assert statuses(graded, f"x_metadata_{LESSON}") == \
+        ["not done"] * EXERCISES  # its lesson from its name, graded like any stub
+    broken = rows[f"x_source_number_{LESSON}"]["rows"]
+    assert len(broken) == 1 and broken[0]["status"] == "error"
+    assert "could not be prepared (AttributeError" in broken[0]["message"]
+    assert points(graded, "a_honest") == points(graded, "z_honest") == EXERCISES
 
 
 def test_the_disk_and_the_network_are_out_of_reach(graded):

@@ -73,7 +73,11 @@ class _Class:
                 graded = from_dict(self.done[submission.digest])
                 self.finish(index, submission, replace(graded, notebook=clean(submission.path)))
                 continue
-            prepared = prepare(submission, self.release_dir)
+            try:
+                prepared = prepare(submission, self.release_dir)
+            except Exception as err:  # malformed in a way no check foresaw: one error row
+                prepared = failed(submission.path, f"could not be prepared "  # for it, and the
+                                  f"({type(err).__name__}: {err})")  # class goes on
             if isinstance(prepared, Graded):
                 self.finish(index, submission, prepared)
             else:

@@ -25,7 +25,15 @@ from .checking import PROLOGUE, grading_hook
 from .copying import library_copies
 from .intake import Submission, clean
 from .rebuild import Rebuilt, rebuild
-from .release import EXERCISE_TAG, RELEASE, Release, edition_folder, edition_language, load_release
+from .release import (
+    EXERCISE_TAG,
+    RELEASE,
+    Release,
+    course_metadata,
+    edition_folder,
+    edition_language,
+    load_release,
+)
 from .results import Graded, Row
 from .suspicious import flags
 from .verdicts import CheckCell, check_cells, check_results
@@ -52,7 +60,7 @@ def lesson_of(nb: Any, path: str | Path) -> str | None:
     Only a lesson of this course counts: the metadata names a lesson, never a path.
     """
     lessons = all_lessons()
-    lesson = nb.metadata.get("nn_from_scratch", {}).get("lesson")
+    lesson = course_metadata(nb).get("lesson")
     if isinstance(lesson, str) and lesson in lessons:
         return lesson
     return next((slug for slug in lessons if slug in Path(path).stem), None)

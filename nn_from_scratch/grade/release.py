@@ -23,8 +23,8 @@ from typing import Any
 from ..exercises import lesson_exercises
 
 __all__ = ["CHECK_TAG", "EXERCISE_TAG", "RAISES_TAG", "RELEASE", "Release", "ReleasedCell",
-           "assign_ids", "digest", "edition_folder", "edition_language", "load_release",
-           "manifest", "role_of", "write_manifest"]
+           "assign_ids", "course_metadata", "digest", "edition_folder", "edition_language",
+           "load_release", "manifest", "role_of", "write_manifest"]
 
 RELEASE = Path(__file__).resolve().parent / "release"
 CHECK_TAG, EXERCISE_TAG, RAISES_TAG = "check", "exercise", "raises-exception"
@@ -121,13 +121,20 @@ def write_manifest(student: Any, lesson: str, folder: Path = RELEASE) -> Path:
     return path
 
 
+def course_metadata(nb: Any) -> dict[str, Any]:
+    """The notebook's ``nn_from_scratch`` metadata (its lesson, its language), or ``{}`` when a
+    submission has none or has put something other than a mapping there."""
+    found = nb.metadata.get("nn_from_scratch") if isinstance(nb.metadata, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
 def edition_language(nb: Any) -> str:
     """The language of the edition ``nb`` was handed out in: ``"zh_CN"`` for a Chinese one (its
     metadata says so, or its first code cell sets the language as a Chinese edition's does),
     else ``"en"``."""
     from ..i18n import EDITION_LINES
 
-    if nb.metadata.get("nn_from_scratch", {}).get("language") == "zh_CN":
+    if course_metadata(nb).get("language") == "zh_CN":
         return "zh_CN"
     first = next((cell.source for cell in nb.cells if cell.cell_type == "code"), "")
     return "zh_CN" if first.strip().startswith(EDITION_LINES) else "en"
