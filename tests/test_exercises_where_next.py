@@ -1,4 +1,4 @@
-"""Lesson 14's checkers: each accepts the reference, says "not done" to the stub, and catches
+"""Lesson 15's checkers: each accepts the reference, says "not done" to the stub, and catches
 the typical mistakes with a hint that names the fix. The checkers' NumPy references are also
 checked against Optax itself."""
 import jax

@@ -1,4 +1,4 @@
-"""Checkers for lesson 14, where next: Optax.
+"""Checkers for lesson 15, where next: Optax.
 
 The student writes a training step with any Optax optimizer, SGD with momentum
 as an Optax ``GradientTransformation``, a warmup-cosine learning-rate schedule,
@@ -25,7 +25,7 @@ from ._core import Mistake, exercise
 from ._hints import summary
 from ._remote import beside, session_of, transformed, twins
 
-LESSON = "14_where_next"
+LESSON = "15_where_next"
 SIZES = [8, 6, 4]  # a small network: NumPy inputs and one shape keep every check fast
 STEP_LR, STEP_BETA = 0.1, 0.9  # the optimizer of the training-step check
 
@@ -315,7 +315,7 @@ def warmup_cosine(student_fn: Any) -> str:
 
 
 def _optimizers() -> tuple[tuple[str, Any, tuple, dict[str, Any]], ...]:
-    """(name, its maker, args, keyword args) for 14.4: the rates differ, and AdamW's weight
+    """(name, its maker, args, keyword args) for 15.4: the rates differ, and AdamW's weight
     decay needs the params."""
     optax = _optax()
     return (("optax.sgd(0.2)", optax.sgd, (0.2,), {}), ("optax.adam(0.2)", optax.adam, (0.2,), {}),
