@@ -76,6 +76,9 @@ ENGLISH_ON_PURPOSE = {
     "iteration over a 0-d array": "matched against JAX's error",
     "must be real number": "matched against Python's error",
     "requires the current value of parameters": "matched against Optax's error",
+    "one value per key": "matched against the library's attention error (errors stay English)",
+    "out of bounds for array of dimension 0": "matched against JAX's error",
+    "must have ndim at least 1, but it has ndim 0": "matched against JAX's error",
     "a check cannot send {} to the student's code": "a checker's own bug, never a student's",
     "{} cannot be named to the student's kernel: use a module-level function of the package, "
     "JAX or NumPy": "a checker's own bug, never a student's",

@@ -1,0 +1,208 @@
+"""Lesson 14's checkers: each accepts the reference, says "not done" to the stub, and catches
+the typical mistakes with a hint that names the fix."""
+import math
+
+import jax
+import jax.numpy as jnp
+from conftest import assert_result, own, stub
+from jax import vmap
+
+from nn_from_scratch import attention as lib
+from nn_from_scratch import count_params
+from nn_from_scratch.exercises import attention_from_scratch as check
+from nn_from_scratch.model import relu
+from nn_from_scratch.transformer import init_transformer_params
+
+
+def scaled_attention(query, keys, values, scale=None):
+    scores = keys @ query * (1 / math.sqrt(query.shape[0]) if scale is None else scale)
+    return jax.nn.softmax(scores) @ values
+
+
+def by_hand(query, keys, values):  # the lesson's 14.1
+    scores = keys @ query / jnp.sqrt(query.shape[0])
+    return jnp.exp(scores) / jnp.sum(jnp.exp(scores)) @ values
+
+
+def test_attention():
+    assert_result(check.attention(own(lib.attention)), "passed")
+    assert_result(check.attention(scaled_attention), "passed")
+    assert_result(check.attention(by_hand), "passed")
+    assert_result(check.attention(lib.attention), "failed", "library's own attention")
+    assert_result(check.attention(stub), "not done", "NotImplementedError")
+    assert_result(check.attention(lambda q, k, v: scaled_attention(q, k, v, 1.0)), "failed",
+                  "not scaled", "sqrt(4) = 2")
+    assert_result(check.attention(lambda q, k, v: scaled_attention(q, k, v, 1 / 4)), "failed",
+                  "divided by d")
+    assert_result(check.attention(lambda q, k, v: jax.nn.softmax(k @ q / 2) @ k), "failed",
+                  "averaged the keys")
+    assert_result(check.attention(lambda q, k, v: jax.nn.softmax(k @ q / 2)), "failed",
+                  "those are the weights")
+    assert_result(check.attention(lambda q, k, v: v[jnp.argmax(k @ q)]), "failed",
+                  "hard lookup")
+    assert_result(check.attention(lambda q, k, v: (k @ q) / jnp.sum(k @ q) @ v), "failed",
+                  "exp(s) / sum(exp(s))")
+    assert_result(check.attention(lambda q, k, v: scaled_attention(q, k, v) + 0.01), "failed",
+                  "off by up to")
+
+
+def test_self_attention():
+    def by_matrices(x, w_q, w_k, w_v, axis=-1, scale=None):
+        q, k, v = x @ w_q.T, x @ w_k.T, x @ w_v.T
+        s = 1 / math.sqrt(q.shape[1]) if scale is None else scale
+        return jax.nn.softmax(q @ k.T * s, axis=axis) @ v
+
+    def mapped_too(x, w_q, w_k, w_v, attention=by_hand):  # query t with key t alone
+        return vmap(attention)(x @ w_q.T, x @ w_k.T, x @ w_v.T)
+
+    assert_result(check.self_attention(own(lib.self_attention)), "passed")
+    assert_result(check.self_attention(by_matrices), "passed")
+    assert_result(check.self_attention(lib.self_attention), "failed", "library's own")
+    assert_result(check.self_attention(stub), "not done")
+    assert_result(check.self_attention(mapped_too), "failed", "in_axes=(0, None, None)")
+    def dotted(query, keys, values):  # jnp.dot takes a scalar weight: the mapped key's own value
+        scores = keys @ query / jnp.sqrt(query.shape[0])
+        return jnp.dot(jnp.exp(scores) / jnp.sum(jnp.exp(scores)), values)
+
+    assert_result(check.self_attention(lambda *a: mapped_too(*a, attention=dotted)), "failed",
+                  "its own value back", "in_axes=(0, None, None)")
+    for attention in (lib.attention, scaled_attention):  # an error inside: one key, or none
+        assert_result(check.self_attention(lambda *a, f=attention: mapped_too(*a, attention=f)),
+                      "failed", "ONE key", "in_axes=(0, None, None)")
+    assert_result(check.self_attention(lambda *a: by_matrices(*a, axis=0)), "failed",
+                  "axis=-1")
+    assert_result(check.self_attention(lambda *a: by_matrices(*a, scale=1.0)), "failed",
+                  "sqrt(d_k)")
+    assert_result(check.self_attention(lambda *a: by_matrices(*a, scale=0.5)), "failed",
+                  "width of x")
+    assert_result(check.self_attention(
+        lambda x, w_q, w_k, w_v: by_matrices(x, w_k, w_q, w_v)), "failed", "q @ k.T")
+    assert_result(check.self_attention(lambda x, w_q, w_k, w_v: by_matrices(
+        x, w_q.T, w_k.T, w_v.T)), "failed", "x @ w_q.T")
+
+
+def test_masked_softmax():
+    def naive(scores, mask):  # -inf, then jax's softmax: NaN when nothing may be seen
+        return jax.nn.softmax(jnp.where(mask, scores, -jnp.inf))
+
+    def unstable(scores, mask):
+        exps = jnp.where(mask, jnp.exp(scores), 0.0)
+        return exps / jnp.maximum(jnp.sum(exps), 1e-30)
+
+    assert_result(check.masked_softmax(own(lambda s, m: lib.softmax(jnp.where(m, s, -jnp.inf)))),
+                  "passed")
+    assert_result(check.masked_softmax(stub), "not done")
+    assert_result(check.masked_softmax(naive), "failed", "-inf - (-inf) is NaN")
+    assert_result(check.masked_softmax(unstable), "failed", "subtract")
+    assert_result(check.masked_softmax(
+        lambda s, m: jax.nn.softmax(jnp.where(m, s, -1e9))), "failed", "1/4")
+    assert_result(check.masked_softmax(lambda s, m: lib.softmax(s) * m), "failed",
+                  "after the softmax")
+    assert_result(check.masked_softmax(lambda s, m: lib.softmax(jnp.where(m, -jnp.inf, s))),
+                  "failed", "wrong way round")
+    assert_result(check.masked_softmax(lambda s, m: lib.softmax(s)), "failed", "not used")
+
+
+def test_multi_head_attention():
+    def heads(x, w_qkv):
+        return vmap(lib.self_attention, in_axes=(None, 0, 0, 0))(x, *w_qkv)  # (H, T, d_k)
+
+    assert_result(check.multi_head_attention(own(lib.multi_head_attention)), "passed")
+    assert_result(check.multi_head_attention(lib.multi_head_attention), "failed",
+                  "library's own")
+    assert_result(check.multi_head_attention(stub), "not done")
+    assert_result(check.multi_head_attention(
+        lambda x, w, w_o: heads(x, w).reshape(x.shape[0], -1) @ w_o.T), "failed",
+        "transpose(1, 0, 2)")
+    assert_result(check.multi_head_attention(
+        lambda x, w, w_o: heads(x, w).transpose(1, 2, 0).reshape(x.shape[0], -1) @ w_o.T),
+        "failed", "interleaved")
+    assert_result(check.multi_head_attention(
+        lambda x, w, w_o: heads(x, w).transpose(1, 0, 2).reshape(x.shape[0], -1)), "failed",
+        "joined @ w_o.T")
+    assert_result(check.multi_head_attention(lambda x, w, w_o: heads(x, w).sum(0)), "failed",
+                  "(T, H * d_k)")
+    assert_result(check.multi_head_attention(
+        lambda x, w, w_o: vmap(lib.self_attention)(x, *w)), "failed",
+        "in_axes=(None, 0, 0, 0)")
+    assert_result(check.multi_head_attention(
+        lambda x, w, w_o: lib.multi_head_attention(x, w[jnp.array([1, 0, 2])], w_o)), "failed",
+        "w_qkv[0]")
+
+
+def block_of(x, block, residuals=(True, True), post_norm=False):
+    (g1, b1), (w_qkv, w_o), (g2, b2), (w1, c1), (w2, c2) = block
+    norm = vmap(lib.layer_norm, in_axes=(0, None, None))
+    if post_norm:
+        x = norm(x + lib.multi_head_attention(x, w_qkv, w_o), g1, b1)
+        return norm(x + relu(x @ w1.T + c1) @ w2.T + c2, g2, b2)
+    x = x * residuals[0] + lib.multi_head_attention(norm(x, g1, b1), w_qkv, w_o)
+    return x * residuals[1] + relu(norm(x, g2, b2) @ w1.T + c1) @ w2.T + c2
+
+
+def test_layer_norm():
+    def norm(x, gamma, beta, eps=1e-5, ddof=0):
+        return (x - jnp.mean(x)) / jnp.sqrt(jnp.var(x, ddof=ddof) + eps) * gamma + beta
+
+    assert_result(check.layer_norm(own(lib.layer_norm)), "passed")
+    assert_result(check.layer_norm(norm), "passed")
+    assert_result(check.layer_norm(lambda x, g, b: norm(x, g, b, eps=1e-6)), "passed")
+    assert_result(check.layer_norm(lib.layer_norm), "failed", "library's own")
+    assert_result(check.layer_norm(stub), "not done")
+    assert_result(check.layer_norm(lambda x, g, b: norm(x, g, b, eps=0.0)), "failed",
+                  "eps = 1e-5")
+    assert_result(check.layer_norm(lambda x, g, b: norm(x, g, b, ddof=1)), "failed", "d - 1")
+    assert_result(check.layer_norm(lambda x, g, b: norm(x, b, g)), "failed", "swapped")
+    assert_result(check.layer_norm(lambda x, g, b: norm(x, 1.0, 0.0)), "failed",
+                  "* gamma + beta")
+    assert_result(check.layer_norm(
+        lambda x, g, b: (x - jnp.mean(x)) / (jnp.var(x) + 1e-5) * g + b), "failed",
+        "standard deviation")
+    assert_result(check.layer_norm(lambda x, g, b: x / jnp.sqrt(jnp.var(x) + 1e-5) * g + b),
+                  "failed", "mean was not subtracted")
+
+
+def test_transformer_block():
+    assert_result(check.transformer_block(own(lib.transformer_block)), "passed")
+    assert_result(check.transformer_block(block_of), "passed")
+    assert_result(check.transformer_block(lib.transformer_block), "failed", "library's own")
+    assert_result(check.transformer_block(stub), "not done")
+    assert_result(check.transformer_block(lambda x, b: block_of(x, b, (False, True))),
+                  "failed", "attention's residual")
+    assert_result(check.transformer_block(lambda x, b: block_of(x, b, (True, False))),
+                  "failed", "MLP's residual")
+    assert_result(check.transformer_block(lambda x, b: block_of(x, b, post_norm=True)),
+                  "failed", "post-norm")
+    assert_result(check.transformer_block(lambda x, b: block_of(x, [b[0], b[1], b[0], *b[3:]])),
+                  "failed", "block[2]")
+    assert_result(check.transformer_block(lambda x, b: block_of(x, b) + 0.01), "failed",
+                  "off by up to")
+
+
+def count(n, p, d, heads, depth, m, classes):
+    return count_params(init_transformer_params(
+        jax.random.PRNGKey(0), image_shape=(int(math.isqrt(n)) * int(math.isqrt(p)),) * 2,
+        patch_size=int(math.isqrt(p)), width=d, heads=heads, depth=depth, mlp_width=m,
+        num_classes=classes))
+
+
+def test_count_transformer_params():
+    def formula(n, p, d, heads, depth, m, classes, heads_wide=False, positions=True):
+        attention = (4 * heads if heads_wide else 4) * d * d
+        block = 4 * d + attention + 2 * m * d + m + d
+        return p * d + (n * d if positions else d) + depth * block + 2 * d + classes * (d + 1)
+
+    for case in ((16, 49, 64, 4, 2, 128, 10), (4, 9, 12, 3, 3, 20, 5)):  # the library agrees
+        assert formula(*case) == count(*case)
+    assert_result(check.count_transformer_params(formula), "passed")
+    assert_result(check.count_transformer_params(stub), "not done")
+    assert_result(check.count_transformer_params(
+        lambda *a: formula(*a, heads_wide=True)), "failed", "d / heads")
+    assert_result(check.count_transformer_params(
+        lambda *a: formula(*a, positions=False)), "failed", "one position vector per patch")
+    assert_result(check.count_transformer_params(lambda *a: formula(*a) - 2 * a[2]), "failed",
+                  "last layer norm")
+    assert_result(check.count_transformer_params(lambda *a: formula(*a) + 1), "failed",
+                  "classifier")
+    assert_result(check.count_transformer_params(lambda *a: float(formula(*a)) + 0.5), "failed",
+                  "whole number")
