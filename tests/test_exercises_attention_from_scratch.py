@@ -206,3 +206,28 @@ def test_count_transformer_params():
                   "classifier")
     assert_result(check.count_transformer_params(lambda *a: float(formula(*a)) + 0.5), "failed",
                   "whole number")
+
+
+def test_a_table_of_the_written_cases_earns_nothing_when_graded():
+    """The checker's source is no secret: a student could answer 14.7 with a table of the cases
+    it tries, or 14.1 with the answers it saw in class. In a grading, cases and inputs drawn
+    for that grading are used, and only the honest answer still passes."""
+    from nn_from_scratch.exercises._calls import fresh_inputs
+    counts = {case: count(*case) for case in ((16, 49, 64, 4, 2, 128, 10),  # the check's
+                                              (49, 16, 32, 2, 1, 64, 10), (4, 9, 12, 3, 3, 20, 5))}
+    seen = []  # the answers 14.1's check accepted in class, replayed whatever the inputs
+
+    def recorder(query, keys, values):
+        seen.append(by_hand(query, keys, values))
+        return seen[-1]
+    assert check.attention(recorder).status == "passed"
+    replayed = iter(seen * 4)
+    for seed in (1, 2, 3):
+        with fresh_inputs(seed):
+            assert check.count_transformer_params(lambda *a: counts[a]).status == "failed"
+            assert check.attention(lambda q, k, v: next(replayed)).status == "failed"
+            assert_result(check.count_transformer_params(
+                lambda n, p, d, h, depth, m, c: p * d + n * d + depth * (4 * d * d + 2 * m * d
+                                                                     + 5 * d + m)
+                + 2 * d + c * (d + 1)), "passed")
+            assert_result(check.attention(by_hand), "passed")
