@@ -359,7 +359,7 @@ def count_transformer_params(student_fn: Any) -> str:
             want - classes: _("the classifier's bias is missing: one per class"),
             want - (depth - 1) * block: _("count the blocks' parameters depth times"),
         }
-        if got != want and got in wrong and depth > 0:
+        if got != want and got in wrong:
             raise Mistake(_("{what} = {got}: {hint}").format(what=what, got=got, hint=wrong[got]))
         if got != want:
             raise Mistake(_("{what} = {got}; count the embedding (patch_pixels * d) and the "
