@@ -239,7 +239,7 @@ def layer_norm(student_fn: Any) -> str:
     for x in (_normal(source, 8, scale=3.0) + 2.0, jnp.full(8, 0.5, jnp.float32)):
         want = _layer_norm(x, gamma, beta)
         what = _("layer_norm(x, gamma, beta) for x {x}").format(
-            x=np.round(np.asarray(x), 2).tolist())
+            x=np.round(np.asarray(x, np.float64), 2).tolist())
         got = expect_shape(fast_call(student_fn, x, gamma, beta, what=what), want.shape, what)
         if np.isnan(got).any():
             raise Mistake(_("{what} gave NaN: every entry of x is the same, so the variance is "
