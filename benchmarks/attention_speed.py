@@ -22,12 +22,11 @@ import math
 import os
 import platform
 import statistics
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from conv_speed import fastest_of  # the same measurement as the convolution's benchmark
+from conv_speed import compiled, interleaved  # measured as the convolution's benchmark
 from jax import vmap
 
 from nn_from_scratch.attention import attention, causal_mask
@@ -84,24 +83,16 @@ def main() -> None:
         batch = max(TOKENS // t, 1)
         q, k, v = (jnp.asarray(rng.normal(size=(batch, t, D_K)), jnp.float32) for _ in range(3))
         for causal in (False, True):
-            variants, compiles = {}, {}
             reference = jax_nn(q, k, v, causal)
+            ways = {}
             for name, way in WAYS.items():
-                forward = jax.jit(lambda q, k, v, way=way, causal=causal: way(q, k, v, causal))
-                backward = jax.jit(jax.grad(lambda q, k, v, way=way, causal=causal: jnp.sum(
-                    way(q, k, v, causal) ** 2), argnums=(0, 1, 2)))
-                for kind, fn in (("forward", forward), ("forward + backward", backward)):
-                    start = time.perf_counter()
-                    out = jax.block_until_ready(fn(q, k, v))  # the first call: trace + compile
-                    compiles[name, kind] = time.perf_counter() - start
-                    if kind == "forward":
-                        assert np.allclose(out, reference, rtol=tolerance, atol=tolerance), (
-                            f"{name} computes other numbers at T = {t}")
-                    variants[name, kind] = fn
-            times: dict[tuple[str, str], list[float]] = {key: [] for key in variants}
-            for _ in range(args.rounds):
-                for key, fn in variants.items():
-                    times[key].append(fastest_of(fn, (q, k, v), args.calls) / batch)
+                ways[name, "forward"] = lambda q, k, v, way=way, causal=causal: way(q, k, v, causal)
+                ways[name, "forward + backward"] = jax.grad(
+                    lambda q, k, v, way=way, causal=causal: jnp.sum(way(q, k, v, causal) ** 2),
+                    argnums=(0, 1, 2))
+            variants, compiles = compiled(ways, (q, k, v), reference, tolerance, f" at T = {t}")
+            times = {key: [seconds / batch for seconds in values] for key, values in
+                     interleaved(variants, (q, k, v), args.rounds, args.calls).items()}
             for (name, kind), values in times.items():
                 theirs = times["jax.nn", kind]
                 ratio = statistics.median(a / b for a, b in zip(values, theirs))

@@ -70,6 +70,32 @@ def fastest_of(fn, args, calls):
     return best
 
 
+def compiled(ways, args, reference, tolerance, what=""):
+    """Each way ``{(name, kind): fn}`` jitted, its first call timed apart (trace + compile),
+    and each forward checked against ``reference``: (the jitted ways, their first calls)."""
+    variants, compiles = {}, {}
+    for (name, kind), fn in ways.items():
+        jitted = jax.jit(fn)
+        start = time.perf_counter()
+        out = jax.block_until_ready(jitted(*args))  # the first call: trace + compile
+        compiles[name, kind] = time.perf_counter() - start
+        if kind == "forward":
+            assert np.allclose(out, reference, rtol=tolerance, atol=tolerance), (
+                f"{name} computes other numbers{what}")
+        variants[name, kind] = jitted
+    return variants, compiles
+
+
+def interleaved(variants, args, rounds, calls):
+    """Each way's fastest of ``calls`` per round, over ``rounds`` rounds in which every way runs
+    once, so that the machine's swings fall on all of them alike."""
+    times = {key: [] for key in variants}
+    for _ in range(rounds):
+        for key, fn in variants.items():
+            times[key].append(fastest_of(fn, args, calls))
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=9, help="interleaved rounds")
@@ -87,21 +113,12 @@ def main() -> None:
         w = jnp.asarray(rng.normal(size=(c_out, c_in, 3, 3)) / (3 * c_in ** 0.5), jnp.float32)
         b = jnp.zeros(c_out)
         reference = by_lax(x, w, b)
-        variants, compiles = {}, {}
+        ways = {}
         for name, conv in WAYS.items():
-            for kind, fn in (("forward", conv), ("forward + backward", forward_and_backward(conv))):
-                jitted = jax.jit(fn)
-                start = time.perf_counter()
-                out = jax.block_until_ready(jitted(x, w, b))  # the first call: trace + compile
-                compiles[name, kind] = time.perf_counter() - start
-                if kind == "forward":
-                    assert np.allclose(out, reference, rtol=tolerance, atol=tolerance), (
-                        f"{name} computes other numbers")
-                variants[name, kind] = jitted
-        times: dict[tuple[str, str], list[float]] = {key: [] for key in variants}
-        for _ in range(args.rounds):  # interleaved: every way once per round
-            for key, fn in variants.items():
-                times[key].append(fastest_of(fn, (x, w, b), args.calls))
+            ways[name, "forward"] = conv
+            ways[name, "forward + backward"] = forward_and_backward(conv)
+        variants, compiles = compiled(ways, (x, w, b), reference, tolerance)
+        times = interleaved(variants, (x, w, b), args.rounds, args.calls)
         print(f"\n{layer}")
         print(f"{'':26s} {'':19s} {'median':>9s} {'range':>19s} {'x lax (median)':>15s} "
               f"{'first call':>11s}")
