@@ -39,6 +39,14 @@ def test_eager_mode_and_layers(capsys, flag):
     assert "layers [64, 16, 10]" in out and "eager mode" in out and "Done: validation" in out
 
 
+def accuracy_after(out, epochs):
+    """The test accuracy of ``train``'s last line, once the line of epoch ``epochs`` is printed."""
+    assert len(re.findall(rf"^epoch +{epochs} .* val acc 0\.\d{{4}}$", out, re.M)) == 1
+    found = re.search(r"Done: validation accuracy (0\.\d+), test accuracy (0\.\d+)", out)
+    assert found
+    return float(found.group(2))
+
+
 def test_the_cnn_trains_with_the_same_loop_and_the_same_lines(capsys):
     assert main(["train", "--model", "cnn", "--dataset", "mnist-5k", "--epochs", "1"]) == 0
     out = capsys.readouterr().out
@@ -46,9 +54,7 @@ def test_the_cnn_trains_with_the_same_loop_and_the_same_lines(capsys):
             "dense 800 -> 128 -> 10, 108,618 parameters, He init; scan mode") in out
     assert ("Training: 1 epochs, batches of 32, step size 0.1 falling to 0 along a cosine, "
             "images shifted by up to 2 pixels.") in out
-    assert len(re.findall(r"^epoch +1 .* val acc 0\.\d{4}$", out, re.M)) == 1
-    found = re.search(r"Done: validation accuracy (0\.\d+), test accuracy (0\.\d+)", out)
-    assert found and float(found.group(2)) > 0.5  # one epoch, far above chance (0.1)
+    assert accuracy_after(out, epochs=1) > 0.5  # one epoch, far above chance (0.1)
 
 
 def test_the_transformer_trains_with_the_same_loop_and_the_same_lines(capsys):
@@ -57,9 +63,7 @@ def test_the_transformer_trains_with_the_same_loop_and_the_same_lines(capsys):
     out = capsys.readouterr().out
     assert ("Model: transformer: 16 patches of 2x2, width 64, 2 blocks of 4 heads and an MLP "
             "of 128, mean over the patches,") in out
-    assert len(re.findall(r"^epoch +4 .* val acc 0\.\d{4}$", out, re.M)) == 1
-    found = re.search(r"Done: validation accuracy (0\.\d+), test accuracy (0\.\d+)", out)
-    assert found and float(found.group(2)) > 0.2  # four epochs of 8x8 digits: above chance
+    assert accuracy_after(out, epochs=4) > 0.2  # four epochs of 8x8 digits: above chance
 
 
 def test_the_mlp_takes_the_cnns_schedule_and_shifts_when_asked(capsys):
