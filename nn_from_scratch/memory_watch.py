@@ -1,15 +1,25 @@
-"""A memory cap for a kernel: a watchdog that polls its resident memory and kills it past the cap.
+"""A memory cap for a kernel: its sandbox's cgroup where it has one, and otherwise a watchdog.
 
-An address-space limit (``RLIMIT_AS``) would break JAX, which reserves far more
-virtual memory than it ever touches, and a kernel running as root could raise
-any rlimit again. So the watchdog, in the grader's process, adds up the
-resident memory of the kernel and its children a few times a second and kills
-them all when it passes the cap. It also asks the operating system to pick the
-kernel first should memory run out between two polls (``oom_score_adj``).
+In a sandbox with a control group of its own (:mod:`.share`), the cap is the
+group's memory limit: the kernel counts every byte the sandbox holds, shared
+memory, ``memfd`` files and its ``tmpfs`` folders included, and past the cap
+kills; the watch reads how many it killed (:attr:`MemoryWatch.tripped`) and
+then ends the whole sandbox.
+
+Elsewhere a watchdog in the grader's process adds up the resident memory of the
+kernel and its children (and, for a sandbox without a cgroup, its ``tmpfs``
+folders; what it cannot count, the sandbox refuses) a few times a second and
+kills them all past the cap. An address-space limit (``RLIMIT_AS``) would break
+JAX, which reserves far more virtual memory than it ever touches. It also asks
+the operating system to pick the kernel first should memory run out between two
+polls (``oom_score_adj``).
 """
 import asyncio
 import re
 from types import TracebackType
+
+from . import cgroups
+from .share import Share, of_process
 
 __all__ = ["MemoryWatch", "format_bytes", "parse_bytes"]
 
@@ -44,8 +54,10 @@ class MemoryWatch:
     """
 
     def __init__(self, pid: int | None, cap: int | None) -> None:
-        self.pid, self.cap, self.tripped, self.peak = pid, cap, False, 0
+        self.pid, self.cap, self._tripped, self._peak = pid, cap, False, 0
         self._task: asyncio.Task[None] | None = None
+        self._share: Share | None = None
+        self._kills = 0  # the group's OOM kills before the cap was set
 
     async def __aenter__(self) -> "MemoryWatch":
         if self.pid is not None and self.cap is not None:
@@ -54,8 +66,38 @@ class MemoryWatch:
                     f.write("1000")
             except OSError:
                 pass  # not Linux, or not allowed: the watchdog still works
+            self._share = of_process(self.pid)
+            group = self._share.group if self._share else None
+            if group is not None:
+                self._kills = group.oom_kills()
+                if not group.set_memory(self.cap):  # it holds more already
+                    self._trip()
             self._task = asyncio.create_task(self._watch())
         return self
+
+    @property
+    def _group(self) -> cgroups.Group | None:
+        return self._share.group if self._share else None
+
+    @property
+    def tripped(self) -> bool:
+        """Whether the cap was passed (and the kernel stopped); read afresh from the group,
+        whose kill may come just before the runner asks."""
+        if not self._tripped and self._group is not None and \
+                self._group.oom_kills() > self._kills:
+            self._trip()
+        return self._tripped
+
+    @property
+    def peak(self) -> int:
+        """The most memory it was seen to hold, in bytes."""
+        return max(self._peak, self._group.peak() if self._group is not None else 0)
+
+    def _trip(self) -> None:
+        """Past the cap: say so and end the whole sandbox (its group: every process in it)."""
+        self._tripped = True
+        if self._group is not None:
+            self._group.kill()
 
     async def __aexit__(self, kind: type[BaseException] | None, err: BaseException | None,
                         traceback: TracebackType | None) -> None:
@@ -69,16 +111,21 @@ class MemoryWatch:
         try:
             kernel = psutil.Process(self.pid)
             while True:
+                if self._group is not None:  # the kernel enforces the cap; this reads its kills
+                    if self.tripped:
+                        return
+                    await asyncio.sleep(POLL)
+                    continue
                 processes = [kernel, *kernel.children(recursive=True)]
-                used = 0
+                used = self._share.tmpfs_used(self.pid) if self._share else 0
                 for process in processes:
                     try:
                         used += process.memory_info().rss
                     except psutil.Error:
                         pass  # it ended between the listing and the look
-                self.peak = max(self.peak, used)
+                self._peak = max(self._peak, used)
                 if used > self.cap:
-                    self.tripped = True
+                    self._tripped = True
                     for process in reversed(processes):
                         try:
                             process.kill()

@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 import nn_from_scratch
-from nn_from_scratch import sandbox, seccomp
+from nn_from_scratch import cgroups, sandbox, seccomp, share
 from nn_from_scratch.notebook_runner import Kernel, Limits, kernel_env, run_cells
 from nn_from_scratch.sandbox import HOME, Box, SandboxLimits, Unavailable
 
@@ -240,6 +240,58 @@ def test_outputs_past_the_limits_are_dropped_and_said(private):
     assert [r.cut for r in runs] == [True, False, False, True, False] and kept[1] > 2**20
     assert runs[2].status == "error" and runs[2].error == "ValueError: first line"
     assert nb.cells[4].outputs[0]["text"] == "after\n"  # connected anew
+
+
+def test_every_process_it_starts_is_in_its_own_cgroup_and_the_group_goes_with_it(private):
+    """Issue 35: a new session, a new process group and a changed affinity leave a process in
+    its sandbox's group, which counts its CPU and memory; when the kernel ends, so does it."""
+    if cgroups.hierarchy() is None:
+        pytest.skip("no cgroup this process may make (the fallback is tested below)")
+    kernel = Live(Box(private, kernel_env(sandboxed=True), LIMITS))
+    group = kernel.kernel.box.share.group
+    before = len(group.pids())
+    said = kernel.run("import subprocess, sys\nchild = subprocess.Popen([sys.executable, '-c', "
+                      "'import os, time; os.setpgid(0, 0); os.sched_setaffinity(0, {0}); "
+                      "time.sleep(60)'], start_new_session=True)\nprint(child.pid > 0)")
+    assert said == "True"
+    for _ in range(50):
+        if len(group.pids()) > before:
+            break
+        threading.Event().wait(0.1)
+    assert len(group.pids()) == before + 1
+    memory = next(d for c, d in group.dirs.items() if c in ("memory", ""))
+    assert memory.name in (Path(f"/proc/{kernel.kernel.pid}/cgroup").read_text())
+    kernel.close()
+    assert not any(folder.exists() for folder in
+                   [memory, *(parent / memory.name for parent in cgroups.hierarchy().parents
+                              .values())])
+
+
+def test_without_a_cgroup_sessions_affinity_and_uncounted_memory_are_refused(private,
+                                                                             monkeypatch):
+    """The fallback (:mod:`nn_from_scratch.share`): what would escape its share is refused,
+    what a lesson needs (threads, processes) still works, and its tmpfs counts as memory."""
+    if seccomp.program() is None:
+        pytest.skip("no seccomp table for this machine")
+    monkeypatch.setattr(cgroups, "hierarchy", lambda root=None: None)
+    kernel = Live(Box(private, kernel_env(sandboxed=True), LIMITS))
+    try:
+        said = kernel.run(
+            "import ctypes, subprocess\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "def errno(call):\n    try:\n        call()\n        return 0\n"
+            "    except OSError as err:\n        return err.errno\n"
+            "print(errno(os.setsid), errno(lambda: os.sched_setaffinity(0, {0})),"
+            " errno(lambda: os.memfd_create('hoard')),"
+            " libc.shmget(0, 2**20, 0o1600) == -1 and ctypes.get_errno())\n"
+            "with open('/dev/shm/held', 'wb') as f:\n    f.write(bytes(8 * 2**20))\n"
+            "print(subprocess.run(['echo', 'processes work'], capture_output=True,"
+            " text=True).stdout.strip())")
+        assert said == "1 1 1 1\nprocesses work"  # EPERM four times
+        box = kernel.kernel.box
+        assert box.share.group is None and share.of_process(kernel.kernel.pid) is box.share
+        assert box.share.tmpfs_used(kernel.kernel.pid) >= 8 * 2**20
+    finally:
+        kernel.close()
 
 
 def test_the_seccomp_filter_is_whole_instructions_for_both_architectures():
