@@ -7,16 +7,18 @@ kills; the watch reads how many it killed (:attr:`MemoryWatch.tripped`) and
 then ends the whole sandbox.
 
 Elsewhere a watchdog in the grader's process adds up the resident memory of the
-kernel and its children (and, for a sandbox without a cgroup, its ``tmpfs``
-folders; what it cannot count, the sandbox refuses) a few times a second and
-kills them all past the cap. An address-space limit (``RLIMIT_AS``) would break
-JAX, which reserves far more virtual memory than it ever touches. It also asks
-the operating system to pick the kernel first should memory run out between two
-polls (``oom_score_adj``).
+kernel and its children (for a sandbox without a cgroup, of every process in its
+PID namespace, and its ``tmpfs`` folders; what it cannot count, the sandbox
+refuses) a few times a second and kills them all past the cap. An address-space
+limit (``RLIMIT_AS``) would break JAX, which reserves far more virtual memory
+than it ever touches. It also asks the operating system to pick the kernel
+first should memory run out between two polls (``oom_score_adj``).
 """
 import asyncio
+import os
 import re
 from types import TracebackType
+from typing import Any
 
 from . import cgroups
 from .share import Share, of_process
@@ -116,17 +118,19 @@ class MemoryWatch:
                         return
                     await asyncio.sleep(POLL)
                     continue
-                processes = [kernel, *kernel.children(recursive=True)]
-                used = self._share.tmpfs_used(self.pid) if self._share else 0
-                for process in processes:
-                    try:
-                        used += process.memory_info().rss
-                    except psutil.Error:
-                        pass  # it ended between the listing and the look
+                if self._share is not None:  # a sandbox: read through its own /proc
+                    used = self._share.held(self.pid)
+                else:
+                    used = 0
+                    for process in _family(kernel):
+                        try:
+                            used += process.memory_info().rss
+                        except psutil.Error:
+                            pass  # it ended between the listing and the look
                 self._peak = max(self._peak, used)
                 if used > self.cap:
                     self._tripped = True
-                    for process in reversed(processes):
+                    for process in reversed(_family(kernel)):
                         try:
                             process.kill()
                         except psutil.Error:
@@ -135,3 +139,24 @@ class MemoryWatch:
                 await asyncio.sleep(POLL)
         except psutil.Error:
             return  # the kernel is gone: nothing left to watch
+
+
+def _family(kernel: Any) -> list[Any]:
+    """``kernel`` (a ``psutil.Process``) and its descendants. Read from its own
+    ``/proc/PID/task/TID/children`` files where the OS has them: psutil would read every
+    process of the machine a few times a second, in the process that grades the others."""
+    import psutil
+
+    if not os.path.exists(f"/proc/{kernel.pid}/task/{kernel.pid}/children"):
+        return [kernel, *kernel.children(recursive=True)]
+    found, stack = [], [kernel.pid]
+    while stack:
+        pid = stack.pop()
+        try:
+            found.append(kernel if pid == kernel.pid else psutil.Process(pid))
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as children:
+                    stack.extend(int(child) for child in children.read().split())
+        except (OSError, psutil.Error):
+            continue  # it ended while we looked
+    return found

@@ -18,8 +18,9 @@ Where no cgroup can be had, it falls back, and says so once on stderr:
   sandbox is also held to one core of its own (the one fewest live sandboxes
   use), which it cannot leave.
 - Memory: what no process's resident memory shows is refused (``memfd_create``,
-  ``memfd_secret``, ``shmget``: System V shared memory), and the watchdog adds
-  the sandbox's ``tmpfs`` folders (HOME, ``/tmp``, ``/dev/shm``) to its count.
+  ``memfd_secret``, ``shmget``: System V shared memory), and the watchdog counts
+  the resident memory of every process in the sandbox's PID namespace and its
+  ``tmpfs`` folders (HOME, ``/tmp``, ``/dev/shm``): :meth:`Share.held`.
 """
 import functools
 import os
@@ -33,6 +34,7 @@ from .i18n import _
 __all__ = ["FALLBACK_REFUSED", "Share", "of_process"]
 
 FALLBACK_REFUSED = ("setsid", "sched_setaffinity", "memfd_create", "memfd_secret", "shmget")
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _LIVE: dict[str, "Share"] = {}  # token -> the share of each sandbox not yet removed
 # Runs before bwrap, as its own process: joins the group (its cgroup.procs files) or keeps to
 # its cores ("cpus=0,1"), then becomes bwrap; argv: those, "--", bwrap's command.
@@ -77,6 +79,7 @@ class Share:
         self.group: cgroups.Group | None = None
         self.cores: set[int] | None = None
         self.refused: tuple[str, ...] = ()
+        self._seen_root: str | None = None
         where = cgroups.hierarchy()
         if where is not None:
             try:
@@ -99,26 +102,43 @@ class Share:
             places.append("cpus=" + ",".join(map(str, sorted(self.cores))))
         return [sys.executable, "-I", "-S", "-c", _LAUNCH, *places, "--", *command]
 
-    def tmpfs_used(self, pid: int) -> int:
-        """Bytes in the tmpfs folders of the sandbox whose ``bwrap`` is ``pid`` (0 with a
-        group, which charges them itself, or before the sandbox has its root)."""
-        if self.group is not None:
-            return 0
-        import psutil
-
-        try:
-            inside = [child.pid for child in psutil.Process(pid).children()]
-        except psutil.Error:
+    def held(self, pid: int) -> int:
+        """Bytes the sandbox whose ``bwrap`` is ``pid`` holds, as seen without a group: the
+        resident memory of each of its processes, read through its own ``/proc`` (its PID
+        namespace: its processes and no others), and its tmpfs folders. 0 until it has a root."""
+        root = self._root(pid)
+        if root is None:
             return 0
         used = 0
-        for child in inside[:1]:  # its PID 1, in the sandbox's root
-            for folder in self.folders:
-                try:
-                    stat = os.statvfs(f"/proc/{child}/root{folder}")
-                except OSError:
-                    continue
-                used += (stat.f_blocks - stat.f_bfree) * stat.f_frsize
+        try:
+            pids = [name for name in os.listdir(f"{root}/proc") if name.isdigit()]
+        except OSError:
+            return 0
+        for name in pids:
+            try:
+                with open(f"{root}/proc/{name}/statm") as statm:
+                    used += int(statm.read().split()[1]) * _PAGE
+            except (OSError, IndexError, ValueError):
+                continue  # it ended while we looked
+        for folder in self.folders:
+            try:
+                stat = os.statvfs(f"{root}{folder}")
+            except OSError:
+                continue
+            used += (stat.f_blocks - stat.f_bfree) * stat.f_frsize
         return used
+
+    def _root(self, pid: int) -> str | None:
+        """``/proc/CHILD/root``: the sandbox's root, seen through its first process."""
+        if self._seen_root is None:
+            try:
+                with open(f"/proc/{pid}/task/{pid}/children") as children:
+                    first = children.read().split()[:1]
+            except OSError:
+                return None
+            if first and os.path.isdir(f"/proc/{first[0]}/root/proc/1"):
+                self._seen_root = f"/proc/{first[0]}/root"
+        return self._seen_root
 
     def remove(self) -> None:
         """Kill what is left in its group and remove the group (the sandbox has ended)."""
