@@ -156,8 +156,15 @@ class Group:
     def __init__(self, where: Hierarchy, name: str, processes: int) -> None:
         self.version, self.name = where.version, name
         self.dirs = {c: parent / name for c, parent in where.parents.items()}
-        for folder in self.dirs.values():
-            folder.mkdir()
+        made = []
+        try:
+            for folder in self.dirs.values():
+                folder.mkdir()
+                made.append(folder)
+        except OSError:
+            for folder in made:  # none half made: the caller falls back
+                _rmdir(folder)
+            raise
         if "pids" in self.dirs or self.version == 2:
             _write(self._dir("pids") / "pids.max", str(processes))
         if self.version == 2:

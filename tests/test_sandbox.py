@@ -304,6 +304,23 @@ def test_without_a_cgroup_sessions_affinity_and_uncounted_memory_are_refused(pri
         kernel.close()
 
 
+def test_without_a_cgroup_or_autogroups_each_sandbox_keeps_to_a_core_of_its_own(private,
+                                                                               monkeypatch):
+    monkeypatch.setattr(cgroups, "hierarchy", lambda root=None: None)
+    monkeypatch.setattr(share, "_autogroups", lambda: False)
+    first = Box(private, kernel_env(sandboxed=True), LIMITS)
+    kernel = Live(Box(private, kernel_env(sandboxed=True), LIMITS))
+    try:
+        said = kernel.run("print(sorted(os.sched_getaffinity(0)))")
+        cores = kernel.kernel.box.share.cores
+        assert said == str(sorted(cores)) and len(cores) == 1
+        if len(os.sched_getaffinity(0)) > 1:  # the next sandbox gets another core
+            assert cores != first.share.cores
+    finally:
+        kernel.close()
+        first.remove()
+
+
 def test_groups_left_by_a_grader_that_was_killed_are_swept():
     where = cgroups.hierarchy()
     if where is None:
