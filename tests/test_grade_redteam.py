@@ -482,3 +482,89 @@ def test_no_code_in_a_submission_changes_a_verdict(graded):
         f"this is the library's own {name}; write your own"
         for name in ("mul", "tanh", "topological_order", "backward", "grad")]
     assert points(graded, "a_honest") == points(graded, "z_honest") == EXERCISES
+
+
+# Issue 35, section 2: each sandbox gets its share of the machine, and no more. Bounded forms of
+# the issue's attacks (100 busy loops for minutes, 4 GB held under a 1 GB cap), graded in this
+# process so that the fallback (no cgroup) can be tried on a machine that has them.
+LOOPS, BUSY = 20, 20  # busy loops, each in a session of its own if it may; for seconds
+BUSY_LOOPS = attack(first=(
+    f"import subprocess, sys, time\nloop = 'import os, time\\ntry:\\n    os.setsid()\\n"
+    f"except OSError:\\n    pass\\nend = time.time() + {BUSY}\\nwhile time.time() < end:\\n"
+    f"    pass'\nfor _ in range({LOOPS}):\n"
+    f"    subprocess.Popen([sys.executable, '-S', '-c', loop], start_new_session=False)\n"
+    f"time.sleep({BUSY})"))
+SHARE_LIMITS = dict(memory=768 * 2**20, cell_timeout=60, timeout=150)
+HOARD = 2**30  # bytes in memory files (128 MB each: a file is capped), then in System V shm
+MEMORY_HOARD = attack(first=(
+    f"import ctypes, os, time\nheld, files = 0, []\ntry:\n"
+    f"    for _ in range({HOARD // 2**27}):\n        files.append(os.memfd_create('hoard'))\n"
+    f"        for _ in range(8):\n            held += os.write(files[-1], bytes(2**24))\n"
+    f"except OSError:\n    pass\n"
+    f"libc = ctypes.CDLL(None, use_errno=True)\nlibc.shmat.restype = ctypes.c_void_p\n"
+    f"segment = libc.shmget(0, {HOARD}, 0o1600)\nif segment >= 0:\n"
+    f"    address = libc.shmat(segment, None, 0)\n"
+    f"    ctypes.memset(ctypes.c_void_p(address), 1, {HOARD})\n    held += {HOARD}\n"
+    f"time.sleep(2)\nif held > {SHARE_LIMITS['memory']}:\n"
+    f"    raise RuntimeError(f'held {{held >> 20}} MB past the cap')"))
+
+
+@pytest.fixture(scope="module", params=["cgroup", "fallback"])
+def shares(request, tmp_path_factory):
+    """The honest notebook graded alone, then third in a class of four, two at a time: beside
+    the busy loops, which run while it does, and before the memory hoard."""
+    from nn_from_scratch import cgroups
+    from nn_from_scratch.grade.batch import grade_paths
+    from nn_from_scratch.notebook_runner import Limits
+
+    if request.param == "cgroup" and cgroups.hierarchy() is None:
+        pytest.skip("no cgroup this process may make")
+    klass = tmp_path_factory.mktemp(f"shares-{request.param}")
+    for name, nb in (("a_busy_loops", BUSY_LOOPS), ("b_honest", SOLUTION),
+                     ("c_honest", SOLUTION), ("d_memory_hoard", MEMORY_HOARD)):
+        nbformat.write(nb, klass / f"{name}.ipynb")
+    limits = Limits(**SHARE_LIMITS)
+    with pytest.MonkeyPatch.context() as patch:
+        if request.param == "fallback":
+            patch.setattr(cgroups, "hierarchy", lambda root=None: None)
+        alone = grade_paths([klass / "c_honest.ipynb"], limits)[0]
+        together = grade_paths(sorted(klass.glob("*.ipynb")), limits, jobs=2)
+    return {"mode": request.param, "alone": alone,
+            "rows": {Path(g.notebook).stem: g for g in together}}
+
+
+def _run_seconds(graded):
+    return graded.seconds["lesson"] + graded.seconds["checks"]
+
+
+def test_busy_loops_in_sessions_of_their_own_leave_a_classmate_its_share(shares):
+    honest, alone = shares["rows"]["c_honest"], shares["alone"]
+    assert sum(row.points for row in honest.rows) == EXERCISES, honest.rows
+    assert honest.notes == ()
+    ratio = _run_seconds(honest) / _run_seconds(alone)
+    print(f"{shares['mode']}: the classmate ran in {_run_seconds(honest):.1f} s beside "
+          f"{LOOPS} busy loops, {_run_seconds(alone):.1f} s alone ({ratio:.2f}x)")
+    assert ratio < 1.5, (shares["mode"], honest.seconds, alone.seconds)
+
+
+def test_memory_files_and_shared_memory_count_against_the_cap(shares):
+    hoard = shares["rows"]["d_memory_hoard"]
+    statuses_ = [row.status for row in hoard.rows]
+    messages = " ".join(row.message for row in hoard.rows)
+    assert "past the cap" not in messages, hoard.rows  # it never held them unnoticed
+    if shares["mode"] == "cgroup":  # held, counted, and stopped at the cap
+        assert "out of memory" in statuses_, hoard.rows
+    else:  # refused: memfd_create and shmget say EPERM, and nothing is held
+        assert statuses_ == ["not done"] * EXERCISES, hoard.rows
+    assert sum(row.points for row in shares["rows"]["b_honest"].rows) == EXERCISES
+
+
+def test_the_sandboxes_leave_no_cgroup_behind(shares):
+    from nn_from_scratch import cgroups
+
+    where = cgroups.hierarchy()
+    if where is None:
+        pytest.skip("no cgroup this process may make")
+    mine = [folder for parent in where.parents.values()
+            for folder in parent.glob(f"{cgroups.PREFIX}-{os.getpid()}-*")]
+    assert mine == []

@@ -49,3 +49,14 @@ def test_warming_a_kernel_leaves_jax_free_to_choose_its_devices():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=120)
     assert result.stdout.strip() == "8", result.stderr
+
+
+def test_without_a_sandbox_a_childs_memory_counts_toward_the_cap(tmp_path):
+    """The watchdog finds the kernel's children through /proc's children files (no scan of
+    every process on the machine) and stops them all past the cap."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in (
+        "import subprocess, sys\nhog = subprocess.Popen([sys.executable, '-c', "
+        "'import time; x = bytearray(2**31); time.sleep(60)'])",
+        "import time\ntime.sleep(20)", "print('never')")])
+    runs = execute(nb, timeout=60, cell_timeout=30, memory=800 * 2**20, cwd=tmp_path)
+    assert [r.status for r in runs] == ["ok", "out of memory", "out of memory"], runs

@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 import nn_from_scratch
-from nn_from_scratch import sandbox, seccomp
+from nn_from_scratch import cgroups, sandbox, seccomp, share
 from nn_from_scratch.notebook_runner import Kernel, Limits, kernel_env, run_cells
 from nn_from_scratch.sandbox import HOME, Box, SandboxLimits, Unavailable
 
@@ -198,10 +198,18 @@ def test_nothing_it_starts_outlives_it(private):
     assert not folder.exists()
 
 
-def test_a_child_process_counts_toward_the_memory_cap(private):
+@pytest.mark.parametrize("groups", ["cgroup", "fallback"])
+def test_a_child_process_counts_toward_the_memory_cap(private, groups, monkeypatch):
+    """In a session of its own where it may start one (with a cgroup); without, the watchdog
+    reads it through the sandbox's own /proc."""
+    if groups == "cgroup" and cgroups.hierarchy() is None:
+        pytest.skip("no cgroup this process may make")
+    if groups == "fallback":
+        monkeypatch.setattr(cgroups, "hierarchy", lambda root=None: None)
+    hog = "[sys.executable, '-c', 'import time; x = bytearray(2**31); time.sleep(60)']"
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in (
-        "import subprocess, sys\nhog = subprocess.Popen([sys.executable, '-c', "
-        "'import time; x = bytearray(2**31); time.sleep(60)'], start_new_session=True)",
+        f"import subprocess, sys\ntry:\n    hog = subprocess.Popen({hog}, start_new_session=True)"
+        f"\nexcept OSError:  # refused without a cgroup\n    hog = subprocess.Popen({hog})",
         "import time\ntime.sleep(20)", "print('never')")])
 
     async def run():
@@ -242,10 +250,102 @@ def test_outputs_past_the_limits_are_dropped_and_said(private):
     assert nb.cells[4].outputs[0]["text"] == "after\n"  # connected anew
 
 
+def test_every_process_it_starts_is_in_its_own_cgroup_and_the_group_goes_with_it(private):
+    """Issue 35: a new session, a new process group and a changed affinity leave a process in
+    its sandbox's group, which counts its CPU and memory; when the kernel ends, so does it."""
+    if cgroups.hierarchy() is None:
+        pytest.skip("no cgroup this process may make (the fallback is tested below)")
+    kernel = Live(Box(private, kernel_env(sandboxed=True), LIMITS))
+    group = kernel.kernel.box.share.group
+    before = len(group.pids())
+    said = kernel.run("import subprocess, sys\nchild = subprocess.Popen([sys.executable, '-c', "
+                      "'import os, time; os.setpgid(0, 0); os.sched_setaffinity(0, {0}); "
+                      "time.sleep(60)'], start_new_session=True)\nprint(child.pid > 0)")
+    assert said == "True"
+    for _ in range(50):
+        if len(group.pids()) > before:
+            break
+        threading.Event().wait(0.1)
+    assert len(group.pids()) == before + 1
+    memory = next(d for c, d in group.dirs.items() if c in ("memory", ""))
+    assert memory.name in (Path(f"/proc/{kernel.kernel.pid}/cgroup").read_text())
+    kernel.close()
+    assert not any(folder.exists() for folder in
+                   [memory, *(parent / memory.name for parent in cgroups.hierarchy().parents
+                              .values())])
+
+
+def test_without_a_cgroup_sessions_affinity_and_uncounted_memory_are_refused(private,
+                                                                             monkeypatch):
+    """The fallback (:mod:`nn_from_scratch.share`): what would escape its share is refused,
+    what a lesson needs (threads, processes) still works, and its tmpfs counts as memory."""
+    if seccomp.program() is None:
+        pytest.skip("no seccomp table for this machine")
+    monkeypatch.setattr(cgroups, "hierarchy", lambda root=None: None)
+    kernel = Live(Box(private, kernel_env(sandboxed=True), LIMITS))
+    try:
+        said = kernel.run(
+            "import ctypes, subprocess\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "def errno(call):\n    try:\n        call()\n        return 0\n"
+            "    except OSError as err:\n        return err.errno\n"
+            "print(errno(os.setsid), errno(lambda: os.sched_setaffinity(0, {0})),"
+            " errno(lambda: os.memfd_create('hoard')),"
+            " libc.shmget(0, 2**20, 0o1600) == -1 and ctypes.get_errno())\n"
+            "with open('/dev/shm/held', 'wb') as f:\n    f.write(bytes(8 * 2**20))\n"
+            "print(subprocess.run(['echo', 'processes work'], capture_output=True,"
+            " text=True).stdout.strip())")
+        assert said == "1 1 1 1\nprocesses work"  # EPERM four times
+        box = kernel.kernel.box
+        assert box.share.group is None and share.of_process(kernel.kernel.pid) is box.share
+        held = box.share.held(kernel.kernel.pid)
+        kernel.run("hoard = bytearray(64 * 2**20)")
+        assert held >= 8 * 2**20 and box.share.held(kernel.kernel.pid) >= held + 60 * 2**20
+    finally:
+        kernel.close()
+
+
+def test_without_a_cgroup_or_autogroups_each_sandbox_keeps_to_a_core_of_its_own(private,
+                                                                               monkeypatch):
+    monkeypatch.setattr(cgroups, "hierarchy", lambda root=None: None)
+    monkeypatch.setattr(share, "_autogroups", lambda: False)
+    first = Box(private, kernel_env(sandboxed=True), LIMITS)
+    kernel = Live(Box(private, kernel_env(sandboxed=True), LIMITS))
+    try:
+        said = kernel.run("print(sorted(os.sched_getaffinity(0)))")
+        cores = kernel.kernel.box.share.cores
+        assert said == str(sorted(cores)) and len(cores) == 1
+        if len(os.sched_getaffinity(0)) > 1:  # the next sandbox gets another core
+            assert cores != first.share.cores
+    finally:
+        kernel.close()
+        first.remove()
+
+
+def test_groups_left_by_a_grader_that_was_killed_are_swept():
+    where = cgroups.hierarchy()
+    if where is None:
+        pytest.skip("no cgroup this process may make")
+    ended = psutil.Popen(["true"])
+    ended.wait()
+    parent = next(iter(where.parents.values()))
+    stale = parent / f"{cgroups.PREFIX}-{ended.pid}-stale"
+    ours = parent / f"{cgroups.PREFIX}-{os.getpid()}-ours"
+    stale.mkdir()
+    ours.mkdir()
+    try:
+        cgroups._sweep(parent)
+        assert not stale.exists() and ours.exists()  # a live grader's group stays
+    finally:
+        for folder in (stale, ours):
+            if folder.exists():
+                folder.rmdir()
+
+
 def test_the_seccomp_filter_is_whole_instructions_for_both_architectures():
     for machine in ("x86_64", "aarch64", "arm64", "AMD64"):
-        code = seccomp.program(machine)
-        assert code and len(code) % 8 == 0 and len(code) // 8 < 256
+        for also in ((), share.FALLBACK_REFUSED):
+            code = seccomp.program(machine, also)
+            assert code and len(code) % 8 == 0 and len(code) // 8 < 256
     assert seccomp.program("riscv64") is None
 
 
