@@ -166,6 +166,9 @@ def check_course(course: Path) -> list[Check]:
         if importlib.util.find_spec(name) is None:
             checks.append(Check(FAIL, f"{name} is not installed",
                                 "pip install -r requirements.txt"))
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # a container, a cloud notebook
+        checks.append(Check(WARN, "running as root: JupyterLab refuses to start as root unless "
+                                  "told", "jupyter lab student/ --allow-root"))
     return checks
 
 

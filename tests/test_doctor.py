@@ -95,3 +95,11 @@ def test_a_refused_download_host_says_it_was_refused_at_once_not_checked_for_5_s
     assert time.perf_counter() - start < 4
     assert line.startswith("127.0.0.1 cannot be reached (Connection refused, after 0.")
     assert "5 s" not in line
+
+
+def test_as_root_the_checklist_says_jupyterlab_needs_allow_root_and_only_then(monkeypatch):
+    monkeypatch.setattr(doctor.os, "geteuid", lambda: 0)
+    [note] = [c for c in doctor.check_course(ROOT) if "root" in c.what]
+    assert note.symbol == doctor.WARN and note.fix == "jupyter lab student/ --allow-root"
+    monkeypatch.setattr(doctor.os, "geteuid", lambda: 1000)
+    assert not [c for c in doctor.check_course(ROOT) if "root" in c.what]
