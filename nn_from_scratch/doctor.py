@@ -113,7 +113,7 @@ def check_data() -> list[Check]:
     if os.environ.get(OFFLINE_ENV):
         checks.append(Check(OK, f"{OFFLINE_ENV} is set: the network is not checked, and every "
                                 f"lesson runs offline"))
-    elif (problem := why_unreachable(MNIST_HOST, 5.0)) is None:
+    elif (problem := why_unreachable(MNIST_HOST, 5.0, str)) is None:  # doctor speaks English
         checks.append(Check(OK, f"the MNIST download host {MNIST_HOST[0]} answers"))
     else:  # problem says how long it took: at once when refused, 5 s when nothing answers
         checks.append(Check(WARN, f"{MNIST_HOST[0]} cannot be reached ({problem}): no "

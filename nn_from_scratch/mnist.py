@@ -20,11 +20,12 @@ import socket
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from .i18n import _
+from .i18n import N_, _
 
 __all__ = ["DATA_ENV", "FILES", "MNIST_HOST", "MNIST_URL", "data_dir", "download", "is_prepared",
            "read_idx", "read_mnist", "why_unreachable"]
@@ -128,10 +129,12 @@ def download(folder: str | Path | None = None, timeout: float = 30.0,
     return where
 
 
-def why_unreachable(address: tuple[str, int], timeout: float) -> str | None:
+def why_unreachable(address: tuple[str, int], timeout: float,
+                    say: Callable[[str], str] = _) -> str | None:
     """``None`` if a TCP connection to ``address`` opens within ``timeout`` seconds; otherwise
-    why not and after how long (in the language messages are in): "no answer within 5 s", or
-    the error and the moment it came ("…refused, after 0.01 s").
+    why not and after how long: "no answer within 5 s", or the error and the moment it came
+    ("Connection refused, after 0.01 s"). ``say`` translates it (``_``, the default: the
+    language messages are in; ``str`` for an error, which stays English).
 
     Runs in a daemon thread because DNS look-ups ignore socket time-outs: a dead
     network must cost us ``timeout`` seconds, never minutes.
@@ -150,10 +153,10 @@ def why_unreachable(address: tuple[str, int], timeout: float) -> str | None:
     thread.start()
     thread.join(timeout)
     if not result:
-        return _("no answer within {timeout:g} s").format(timeout=timeout)
+        return say(N_("no answer within {timeout:g} s")).format(timeout=timeout)
     if result[0] is None:
         return None
     error = result[0]
-    return _("{error}, after {seconds:.2f} s").format(
+    return say(N_("{error}, after {seconds:.2f} s")).format(
         error=getattr(error, "strerror", None) or type(error).__name__,
         seconds=time.perf_counter() - start)

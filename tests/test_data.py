@@ -266,3 +266,18 @@ def test_sample_photos_come_from_installed_packages():
     names, photos = sample_photos(size=32)
     assert len(names) == 3 and photos.shape == (3, 32, 32, 3) and photos.dtype == np.float32
     assert 0.0 <= photos.min() and photos.max() <= 1.0 and photos.std() > 0.05
+
+
+def test_in_chinese_auto_says_why_in_chinese_and_an_error_stays_english(monkeypatch, capsys):
+    from nn_from_scratch import i18n
+
+    monkeypatch.setattr(i18n, "_chosen", [])
+    i18n.set_language("zh")
+    monkeypatch.delenv("NN_FROM_SCRATCH_OFFLINE")
+    monkeypatch.setattr(data_mod, "MNIST_HOST", ("127.0.0.1", 9))
+    monkeypatch.setattr(socket, "create_connection", hang)
+    assert load_dataset("auto", timeout=0.5).name == "mnist-5k"
+    assert "无法连接到 127.0.0.1（0.5 s 内没有应答）" in capsys.readouterr().out
+    with pytest.raises(DataUnavailableError, match=r"127.0.0.1 cannot be reached \(no answer "
+                                                   r"within 0.5 s\)\. Prepare it once"):
+        load_dataset("mnist", timeout=0.5)
