@@ -124,8 +124,11 @@ def download(folder: str | Path | None = None, timeout: float = 30.0,
             raise OSError(f"{url}{name} sent {len(body):,} bytes that are not MNIST's file "
                           f"(SHA-256 differs); nothing was kept. Try again later.")
         partial = target.with_name(f".{name}.{os.getpid()}.part")
-        partial.write_bytes(body)
-        partial.replace(target)  # atomic: a reader sees the whole file or none
+        try:
+            partial.write_bytes(body)
+            partial.replace(target)  # atomic: a reader sees the whole file or none
+        finally:
+            partial.unlink(missing_ok=True)  # a full disk leaves no half file behind
     return where
 
 
