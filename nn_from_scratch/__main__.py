@@ -1,7 +1,8 @@
 """The command line: ``python -m nn_from_scratch {train,grade,doctor} [options]``.
 
 - ``train``: load a data set, build an MLP (or with ``--model cnn`` a convolutional
-  network), train it with one line per epoch, and report validation and test accuracy;
+  network, with ``--model transformer`` a vision transformer), train it with one line
+  per epoch, and report validation and test accuracy;
 - ``grade``: grade students' notebooks offline, a class at a time, and export the results
   (instructors);
 - ``doctor``: check that this machine can run the lessons (the classroom preflight).
@@ -88,8 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="A neural network built from jax.numpy, grad, jit and vmap.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     train = commands.add_parser(
-        "train", help="train an MLP or a CNN on real handwritten digits",
-        description="Train a multi-layer perceptron (or a convolutional network) with SGD, "
+        "train", help="train an MLP, a CNN or a transformer on real handwritten digits",
+        description="Train a multi-layer perceptron (or a convolutional network, or a vision "
+                    "transformer) with SGD, "
                     "watching the validation split, and report test accuracy once at the end.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     train.add_argument("--dataset", choices=DATASETS, default="auto",

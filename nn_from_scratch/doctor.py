@@ -93,7 +93,8 @@ def check_machine() -> list[Check]:
 
 
 def check_data() -> list[Check]:
-    from .data import MNIST_HOST, OFFLINE_ENV, _can_reach, load_mnist_5k, mnist_is_prepared
+    from .data import OFFLINE_ENV, load_mnist_5k, mnist_is_prepared
+    from .mnist import MNIST_HOST, why_unreachable
 
     checks = []
     try:
@@ -112,10 +113,10 @@ def check_data() -> list[Check]:
     if os.environ.get(OFFLINE_ENV):
         checks.append(Check(OK, f"{OFFLINE_ENV} is set: the network is not checked, and every "
                                 f"lesson runs offline"))
-    elif _can_reach(MNIST_HOST, 5.0):
+    elif (problem := why_unreachable(MNIST_HOST, 5.0, str)) is None:  # doctor speaks English
         checks.append(Check(OK, f"the MNIST download host {MNIST_HOST[0]} answers"))
-    else:
-        checks.append(Check(WARN, f"{MNIST_HOST[0]} cannot be reached (checked for 5 s): no "
+    else:  # problem says how long it took: at once when refused, 5 s when nothing answers
+        checks.append(Check(WARN, f"{MNIST_HOST[0]} cannot be reached ({problem}): no "
                                   f"MNIST download here", "nothing: every lesson runs offline"))
     return checks
 
@@ -165,6 +166,9 @@ def check_course(course: Path) -> list[Check]:
         if importlib.util.find_spec(name) is None:
             checks.append(Check(FAIL, f"{name} is not installed",
                                 "pip install -r requirements.txt"))
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # a container, a cloud notebook
+        checks.append(Check(WARN, "running as root: JupyterLab refuses to start as root unless "
+                                  "told", "jupyter lab student/ --allow-root"))
     return checks
 
 

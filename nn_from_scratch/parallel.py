@@ -14,7 +14,10 @@ the parameters stay identical everywhere. Three ways to write it:
 
 :func:`run_multiprocess` runs :mod:`nn_from_scratch.worker` in several processes
 on this machine, which meet through ``jax.distributed`` over 127.0.0.1: the same
-code that runs on a multi-host cluster.
+code that runs on a multi-host cluster. Process 0 hands its result back in the file
+format of :func:`save_result` and :func:`load_result`, kept here beside
+:class:`MultiprocessResult`, so the worker imports this module and never the reverse
+(it is started by name, ``python -m nn_from_scratch.worker``).
 """
 import os
 import socket
@@ -40,10 +43,10 @@ from .losses import loss, one_hot
 from .params import Params, init_network_params
 from .train import TrainingData, _update_with_metrics, batch_indices
 
-__all__ = ["AXIS", "MultiprocessResult", "data_parallel_mesh", "data_parallel_step", "pmap_update",
-           "replicate",
-           "run_multiprocess", "shard_batch", "shard_map_update", "simulate_cpu_devices",
-           "to_numpy", "train_data_parallel", "unreplicate"]
+__all__ = ["AXIS", "MultiprocessResult", "data_parallel_mesh", "data_parallel_step",
+           "load_result", "pmap_update", "replicate", "run_multiprocess", "save_result",
+           "shard_batch", "shard_map_update", "simulate_cpu_devices", "to_numpy",
+           "train_data_parallel", "unreplicate"]
 
 AXIS = "data"  # the name of the device axis we split the batch over
 
@@ -187,6 +190,21 @@ class MultiprocessResult:
     output: str
 
 
+def save_result(path: str | Path, params: list[tuple[np.ndarray, np.ndarray]],
+                losses: np.ndarray) -> None:
+    """Save ``params`` as ``W0, b0, W1, b1, ...`` and ``losses`` in one ``.npz`` file."""
+    arrays: dict[str, Any] = {f"{name}{i}": a for i, layer in enumerate(params)
+                              for name, a in zip("Wb", layer)}
+    np.savez(path, losses=losses, **arrays)
+
+
+def load_result(path: str | Path) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
+    """``(params, losses)`` from a file written by :func:`save_result`."""
+    with np.load(path) as saved:
+        layers = sum(1 for name in saved.files if name.startswith("W"))
+        return [(saved[f"W{i}"], saved[f"b{i}"]) for i in range(layers)], saved["losses"]
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -207,8 +225,6 @@ def run_multiprocess(num_processes: int = 2, *, steps: int = 30, batch_size: int
       TimeoutError after ``timeout`` seconds (all processes are killed); RuntimeError
       if a process fails, with its output.
     """
-    from .worker import load_result
-
     check_positive_int(num_processes, "num_processes")
     port = _free_port()
     env = {**os.environ, ENV: language(),  # the workers report in the caller's language

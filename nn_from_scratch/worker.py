@@ -16,8 +16,9 @@ What happens, line by line in :func:`main`:
    :func:`~nn_from_scratch.parallel.train_data_parallel`: the same batch order
    from the same key, each process feeding its own half of every batch. The
    gradients are all-reduced over gloo, JAX's CPU collectives.
-3. Process 0 saves the result (``--out``) with named arrays ``W0, b0, W1, ...,
-   losses``; :func:`load_result` reads it back.
+3. Process 0 saves the result (``--out``) with
+   :func:`~nn_from_scratch.parallel.save_result`, which the launcher,
+   :func:`~nn_from_scratch.parallel.run_multiprocess`, reads back.
 
 On a cluster only step 1 changes: the coordinator is the first host's address,
 and each host passes its own ``--process-id`` (or ``jax.distributed.initialize()``
@@ -25,33 +26,15 @@ reads both from SLURM or the cloud's environment).
 """
 import argparse
 import time
-from pathlib import Path
-from typing import Any
 
 import jax
-import numpy as np
 
 from .data import load_dataset
 from .i18n import _
-from .parallel import data_parallel_mesh, to_numpy, train_data_parallel
+from .parallel import data_parallel_mesh, save_result, to_numpy, train_data_parallel
 from .params import INITS
 
-__all__ = ["load_result", "main", "save_result"]
-
-
-def save_result(path: str | Path, params: list[tuple[np.ndarray, np.ndarray]],
-                losses: np.ndarray) -> None:
-    """Save ``params`` as ``W0, b0, W1, b1, ...`` and ``losses`` in one ``.npz`` file."""
-    arrays: dict[str, Any] = {f"{name}{i}": a for i, layer in enumerate(params)
-                              for name, a in zip("Wb", layer)}
-    np.savez(path, losses=losses, **arrays)
-
-
-def load_result(path: str | Path) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
-    """``(params, losses)`` from a file written by :func:`save_result`."""
-    with np.load(path) as saved:
-        layers = sum(1 for name in saved.files if name.startswith("W"))
-        return [(saved[f"W{i}"], saved[f"b{i}"]) for i in range(layers)], saved["losses"]
+__all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,6 +10,9 @@ os.environ.setdefault("NN_FROM_SCRATCH_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 # The grader's key and journals: a folder of the test run's own, not the user's state folder.
 os.environ.setdefault("NN_FROM_SCRATCH_STATE", tempfile.mkdtemp(prefix="nn-from-scratch-state-"))
+# Full MNIST's files: an empty folder of the run's own, so a user's downloaded MNIST changes
+# nothing ("auto" falls back to mnist-5k in every test and lesson).
+os.environ.setdefault("NN_FROM_SCRATCH_DATA", tempfile.mkdtemp(prefix="nn-from-scratch-data-"))
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402

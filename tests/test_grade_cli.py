@@ -38,8 +38,8 @@ def ungradable(tmp_path):
 
 
 @pytest.mark.parametrize("option, value", [
-    ("--csv", "/no/such/dir/g.csv"), ("--gradescope", "/no/such/dir"),
-    ("--feedback", "/no/such/dir"), ("--json-file", "/no/such/dir/r.json"),
+    ("--csv", "/no/such/dir/g.csv"), ("--gradescope", "/no/such/dir/out"),
+    ("--feedback", "/no/such/dir/out"), ("--json-file", "/no/such/dir/r.json"),
     ("--classroom", "/no/such/dir/out"), ("--gradescope", "/no/such/dir/results.json")])
 def test_a_missing_output_folder_is_one_error_line_before_anything_is_graded(
         grade, ungradable, option, value):
@@ -49,6 +49,15 @@ def test_a_missing_output_folder_is_one_error_line_before_anything_is_graded(
         f"error: {option} {value}: the folder /no/such/dir does not exist; create it first or "
         f"choose another path."]
     assert result.stdout == ""
+
+
+def test_the_readmes_example_works_on_first_copy_paste_its_feedback_folder_is_made(
+        grade, ungradable, tmp_path):
+    result = grade(ungradable, "--csv", tmp_path / "grades.csv",
+                   "--feedback", tmp_path / "feedback", "--gradescope", tmp_path / "gs")
+    assert result.returncode == 1, result.stderr  # graded: two notebooks with errors
+    assert sorted(p.name for p in (tmp_path / "feedback").iterdir()) == ["carol.md", "dave.md"]
+    assert len(list((tmp_path / "gs").iterdir())) == 2 and (tmp_path / "grades.csv").is_file()
 
 
 def test_an_unwritable_output_folder_is_refused_too(grade, ungradable, tmp_path):

@@ -10,16 +10,17 @@ from nn_from_scratch import InputError, fit, init_network_params, one_hot, updat
 from nn_from_scratch.parallel import (
     MultiprocessResult,
     data_parallel_mesh,
+    load_result,
     pmap_update,
     replicate,
     run_multiprocess,
+    save_result,
     shard_batch,
     shard_map_update,
     simulate_cpu_devices,
     train_data_parallel,
     unreplicate,
 )
-from nn_from_scratch.worker import load_result, save_result
 
 N_DEV = 4  # conftest simulates 4 CPU devices
 

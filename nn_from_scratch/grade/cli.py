@@ -2,10 +2,11 @@
 
 Every output path is checked before any notebook runs, so a long run is never
 lost to a typo in ``--csv``: a missing or unwritable folder is one ``error:``
-line and exit status 2, and so is a sandbox that cannot start. Each export is
-written whole or not at all, and one that fails at the end stops none of the
-others (exit status 2; the journal keeps every row for ``--resume``). The exit
-status is 0 when every exercise passed.
+line and exit status 2 (the folder of ``--feedback DIR`` or ``--gradescope DIR``
+itself is made when the folder it goes in exists), and so is a sandbox that
+cannot start. Each export is written whole or not at all, and one that fails at
+the end stops none of the others (exit status 2; the journal keeps every row for
+``--resume``). The exit status is 0 when every exercise passed.
 """
 import argparse
 import os
@@ -88,8 +89,13 @@ def check_outputs(args: argparse.Namespace) -> None:
     for option, value in (("--gradescope", args.gradescope), ("--feedback", args.feedback)):
         if value:
             path = Path(value)
-            single = option == "--gradescope" and path.suffix == ".json"
-            check_writable_folder(path.parent if single else path, option, value)
+            if option == "--gradescope" and path.suffix == ".json":  # one notebook's file
+                check_writable_folder(path.parent, option, value)
+                continue
+            if not path.exists():  # a folder of files: made, as `mkdir` would, in a folder
+                check_writable_folder(path.parent, option, value)  # that exists (a typo
+                path.mkdir()  # deeper in the path is still refused before any grading)
+            check_writable_folder(path, option, value)
 
 
 def _limits(args: argparse.Namespace) -> Limits:

@@ -32,7 +32,7 @@ __all__ = ["library_copies", "twins"]
 
 # The package's modules of concepts (the answers' twins live there), not its machinery.
 _NOT_CONCEPTS = {"grade", "exercises", "doctor", "notebook_runner", "sandbox", "seccomp",
-                 "memory_watch", "i18n", "worker", "plots", "data", "timing"}
+                 "memory_watch", "i18n", "worker", "plots", "data", "mnist", "timing"}
 _CHECKERS = "nn_from_scratch.exercises"
 _DEPTH = 4  # how far through the student's own functions a reference is followed
 
