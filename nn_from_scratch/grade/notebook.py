@@ -21,6 +21,7 @@ from ..exercises import lesson_exercises
 from ..exercises._core import all_lessons
 from ..i18n import _
 from ..notebook_runner import CellRun, Kernel, Limits, run_cells
+from .assignment import other_lesson
 from .checking import PROLOGUE, grading_hook
 from .copying import library_copies
 from .intake import Submission, clean
@@ -71,8 +72,12 @@ def failed(path: str, message: str, lesson: str | None = None) -> Graded:
     return Graded(clean(path), lesson, (Row(None, "", "error", clean(message), 0.0, 0.0),))
 
 
-def prepare(submission: Submission, release_dir: Path = RELEASE) -> Prepared | Graded:
-    """Read and rebuild a submission; a :class:`Graded` error row if it cannot be graded."""
+def prepare(submission: Submission, release_dir: Path = RELEASE,
+            pinned: str | None = None) -> Prepared | Graded:
+    """Read and rebuild a submission; a :class:`Graded` error row if it cannot be graded.
+
+    ``pinned``: the assignment's lesson (:mod:`.assignment`): a notebook of another is
+    refused, and one that names no lesson is taken as this one."""
     path = submission.path
     if submission.copy is None:
         return failed(path, f"not graded: {submission.problem}")
@@ -81,7 +86,9 @@ def prepare(submission: Submission, release_dir: Path = RELEASE) -> Prepared | G
     except Exception as err:
         first = str(err).splitlines()[0] if str(err) else ""
         return failed(path, f"not a readable notebook ({type(err).__name__}: {first[:200]})")
-    lesson = lesson_of(nb, path)
+    lesson = lesson_of(nb, path) or pinned
+    if pinned and lesson != pinned:
+        return failed(path, other_lesson(lesson, pinned), lesson)
     if lesson is None:
         return failed(path, "cannot tell which lesson this is: its metadata has no "
                             "nn_from_scratch.lesson of this course and its name no lesson slug "
