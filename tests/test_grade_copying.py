@@ -2,14 +2,20 @@
 aliases and wrappers of the exercise's own function in the library, or anything of the checkers'
 package, are the library's own; the library used as the lessons use it is the student's work."""
 import base64
+import sys
+from pathlib import Path
 
 import pytest
 from grading_fixtures import notebook, small_release
 
 from nn_from_scratch.grade.copying import Copy, library_copies, twins
 from nn_from_scratch.grade.rebuild import rebuild
-from nn_from_scratch.grade.release import load_release
+from nn_from_scratch.grade.release import RELEASE, load_release
 from nn_from_scratch.model import relu
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import notebooks  # noqa: E402  (the lesson tools: a lesson's solution and student editions)
 
 
 @pytest.fixture(scope="module")
@@ -111,3 +117,10 @@ def test_the_message_says_why_in_either_case():
     assert Copy("predict", "exec()").message == (
         "your code for predict uses exec(), which hides what it runs from the grader; write "
         "the code itself")
+
+
+@pytest.mark.parametrize("lesson", sorted(p.stem for p in RELEASE.glob("*.json")))
+def test_every_lessons_own_solution_is_the_students_own_work(lesson):
+    solution, _student = notebooks.editions(ROOT / "lessons" / f"{lesson}.md")
+    released = load_release(lesson)
+    assert library_copies(rebuild(solution, released), released) == {}
