@@ -93,6 +93,22 @@ def test_count_traces():
                   "nonlocal count", "one-element list")
 
 
+def test_the_written_counts_looked_up_earn_nothing_when_graded():
+    """Issue 35: 04.2 drew no inputs when graded: an answer that traces fn and returns the
+    counts of the two written input lists, looked up by length, passed every grading."""
+    from nn_from_scratch.exercises._calls import fresh_inputs
+
+    def table(fn, inputs):
+        jitted = jax.jit(fn)
+        for x in inputs:
+            jitted(x)
+        return {7: 4, 2: 1}.get(len(inputs), 1)
+    for seed in (1, 2, 3):
+        with fresh_inputs(seed):
+            assert check.count_traces(table).status == "failed"
+            assert_result(check.count_traces(counting), "passed")
+
+
 def clip_reference(g, limit, threshold=None):
     squared = jnp.sum(g * g)
     too_long = squared > (limit ** 2 if threshold is None else threshold)

@@ -16,7 +16,7 @@ import numpy as np
 from ..i18n import N_, _
 from ..timing import format_seconds
 from . import _fixtures
-from ._calls import call, scaled
+from ._calls import call, more_when_graded, scaled
 from ._compare import expect_close
 from ._core import Mistake, NotDone, exercise
 from ._hints import summary
@@ -84,9 +84,16 @@ def _trace_inputs() -> list[list[Any]]:
     ]
 
 
-@functools.cache
-def _reference_count(index: int) -> int:
-    """How many times jit traces for _trace_inputs()[index] (computed once: compiles are slow)."""
+def _drawn_inputs(draw: np.random.Generator) -> list[Any]:
+    """3-8 inputs for a grading, from a pool of arrays of two shapes and two dtypes and a
+    Python number: new shapes, new dtypes and repeats in an order of the draw's."""
+    pool = [np.arange(float(n), dtype=np.float32) for n in draw.integers(2, 6, size=2)] + [
+        np.arange(int(draw.integers(2, 6)), dtype=np.int32), float(draw.integers(1, 9))]
+    return [pool[int(i)] for i in draw.integers(0, len(pool), size=int(draw.integers(3, 9)))]
+
+
+def _count(inputs: list[Any]) -> int:
+    """How many times jit traces for ``inputs``, counted here, in the grader's process."""
     count = 0
 
     def counted(x: Any) -> Any:
@@ -95,15 +102,22 @@ def _reference_count(index: int) -> int:
         return x * 2
 
     counted_jit = jax.jit(counted)
-    for x in _trace_inputs()[index]:
+    for x in inputs:
         counted_jit(x)
     return count
 
 
+@functools.cache
+def _reference_count(index: int) -> int:
+    """:func:`_count` of ``_trace_inputs()[index]``, once (compiles are slow)."""
+    return _count(_trace_inputs()[index])
+
+
 @exercise(LESSON, 2, "count traces")
 def count_traces(student_fn: Any) -> str:
-    for index, inputs in enumerate(_trace_inputs()):
-        want = _reference_count(index)
+    written = _trace_inputs()  # and, when graded, lists drawn for this grading
+    for index, inputs in enumerate(more_when_graded(tuple(written), 42, _drawn_inputs, 2)):
+        want = _reference_count(index) if index < len(written) else _count(inputs)
         what = _("count_traces(fn, inputs) for {len_inputs} inputs").format(len_inputs=len(inputs))
         fn = beside(student_fn, _fixtures.Watched,  # a new fn each time: an empty cache
                     _("fn was called outside jax.jit: call it only inside the jitted function, "
