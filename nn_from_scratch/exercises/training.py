@@ -282,11 +282,11 @@ def _history(anchor: Any, val_accuracy: list[float], val_loss: list[float],
                  val_accuracy=tuple(val_accuracy))
 
 
-def _drawn_run(draw: np.random.Generator) -> tuple[list[float], list[float], int]:
-    """A made-up run of 3-9 epochs for a grading: validation accuracies all different, the
-    loss falling where they rise; and its best epoch, counted from 1."""
+def _drawn_run(draw: np.random.Generator, epochs: int = 0) -> tuple[list[float], list[float], int]:
+    """A made-up run of ``epochs`` (else 3-9) for a grading: validation accuracies all
+    different, the loss falling where they rise; and its best epoch, counted from 1."""
     accuracy = [round(float(a), 3) for a in draw.permutation(
-        np.linspace(0.6, 0.95, int(draw.integers(3, 10))))]
+        np.linspace(0.6, 0.95, epochs or int(draw.integers(3, 10))))]
     loss = [round(1.2 - a + float(draw.uniform(0, 0.05)), 3) for a in accuracy]
     return accuracy, loss, 1 + int(np.argmax(accuracy))
 
@@ -373,7 +373,11 @@ def small_network_gap(student_fn: Any) -> str:
          ([0.78, 0.86, 0.91, 0.925], [0.7, 0.4, 0.28, 0.26])),
         (([0.70, 0.85, 0.87], [0.9, 0.5, 0.45]), ([0.75, 0.89, 0.88], [0.8, 0.4, 0.41])),
     ]
-    for (big_acc, big_loss), (small_acc, small_loss) in runs:
+
+    def drawn(draw: np.random.Generator) -> tuple[tuple[list[float], list[float]], ...]:
+        epochs = int(draw.integers(2, 8))  # a pair of runs as long, drawn for a grading
+        return tuple(_drawn_run(draw, epochs)[:2] for _run in range(2))
+    for (big_acc, big_loss), (small_acc, small_loss) in more_when_graded(tuple(runs), 87, drawn):
         (big, big_there), (small, small_there) = (
             _history(student_fn, big_acc, big_loss),
             _history(student_fn, small_acc, small_loss, train_end=0.93))
