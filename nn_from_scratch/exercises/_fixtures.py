@@ -18,10 +18,10 @@ from ..i18n import _
 from ._core import Mistake
 from ._hints import summary
 
-__all__ = ["Bowl", "GRAPH_FUNCTIONS", "InFlight", "StandInTimer", "Watched", "checking_key_reuse",
-           "cube", "cubic", "deep", "diamond", "first_given", "graph", "lesson_jaxpr", "neuron",
-           "poly", "printed_under_jit", "queued_work", "square", "summed", "tiny_step_inputs",
-           "total", "traced_size"]
+__all__ = ["Bowl", "GRAPH_FUNCTIONS", "InFlight", "QueuedWork", "StandInTimer", "Watched",
+           "checking_key_reuse", "cube", "cubic", "deep", "diamond", "first_given", "graph",
+           "lesson_jaxpr", "neuron", "poly", "printed_under_jit", "queued_work", "square", "summed",
+           "tiny_step_inputs", "total", "traced_size"]
 
 
 def _tanh(z: Any) -> Any:
@@ -94,6 +94,16 @@ class InFlight:
 
     def __repr__(self) -> str:
         return "Array([0., 0.], dtype=float32)"
+
+
+class QueuedWork:
+    """A call like :func:`queued_work` whose delay is not an argument: ``QueuedWork(d)()``."""
+
+    def __init__(self, delay: float) -> None:
+        self._delay = delay
+
+    def __call__(self) -> InFlight:
+        return InFlight(self._delay)
 
 
 def queued_work(delay: float) -> InFlight:
