@@ -221,9 +221,8 @@ def clip_norm(student_fn: Any) -> str:
 def debug_print(student_fn: Any) -> str:
     first, second = np.array([1.5, 2.5, 3.5], np.float32), np.array([7.25, 8.25, 9.25], np.float32)
     if graded():  # values drawn for this grading, each printed as written (an odd number of
-        first, second = ((2 * generator(44 + i).integers(-40, 40, size=3) + 1) / 4  # quarters)
-                         for i in range(2))
-        first, second = first.astype(np.float32), second.astype(np.float32)
+        first, second = (((2 * generator(44 + i).integers(-40, 40, size=3) + 1) / 4)  # quarters)
+                         .astype(np.float32) for i in range(2))
     if not callable(student_fn):
         raise Mistake(_("expected the function double_and_show; got {name}").format(
                           name=type(student_fn).__name__))

@@ -65,7 +65,7 @@ def _places() -> list[tuple[str, str]]:
               str(Path(__file__).resolve().parents[2]): "<course>",  # holds nn_from_scratch/
               tempfile.gettempdir(): "<tmp>", os.environ.get("TMPDIR", ""): "<tmp>",
               str(Path.home()): "~", _working_folder(): "<folder>"}
-    found = {}
+    found: dict[str, str] = {}
     for folder, placeholder in places.items():
         for form in {folder, os.path.realpath(folder) if folder else ""}:
             if len(form.strip("/")) > 1:  # never "/" itself

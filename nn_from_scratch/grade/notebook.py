@@ -86,7 +86,7 @@ def prepare(submission: Submission, release_dir: Path = RELEASE,
         first = str(err).splitlines()[0] if str(err) else ""
         return failed(path, f"not a readable notebook ({type(err).__name__}: {first[:200]})")
     lesson = lesson_of(nb, path) or pinned
-    if pinned and lesson != pinned:
+    if pinned and lesson and lesson != pinned:
         return failed(path, other_lesson(lesson, pinned), lesson)
     if lesson is None:
         return failed(path, "cannot tell which lesson this is: its metadata has no "
