@@ -1,10 +1,12 @@
 """The grade command: bad output paths refused before any grading, exports written, shards
 merged. (Files that cannot be graded need no kernel, so these run in seconds; the command runs
 in this process, as ``python -m nn_from_scratch`` would, but for the last test.)"""
+import base64
 import csv
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -281,3 +283,30 @@ def test_alice_and_bob_each_get_their_own_feedback_from_one_run(grade, tmp_path)
     grade(*(tmp_path / "class").glob("*/lesson03.ipynb"), "--feedback", out, "--gradescope", out)
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*.*")) == [
         "alice/lesson03.json", "alice/lesson03.md", "bob/lesson03.json", "bob/lesson03.md"]
+
+
+def test_a_solved_notebook_of_another_lesson_scores_nothing_beside_an_honest_one(grade, tmp_path):
+    """Issue 35's attack: lesson 07's solved notebook handed in for the lesson 03 assignment
+    scored; now it is refused before it runs, and the honest solution keeps its 5/5."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    shutil.copy(ROOT / "notebooks" / f"{QUICK}.ipynb", folder / "honest.ipynb")
+    shutil.copy(ROOT / "notebooks" / "07_mlp_from_scratch.ipynb", folder / "mallory.ipynb")
+    result = grade(folder, "--lesson", "03", "--json", "--jobs", "1")
+    rows = {Path(n["notebook"]).stem: n for n in json.loads(result.stdout)["notebooks"]}
+    assert sum(r["points"] for r in rows["honest"]["rows"]) == 5, rows["honest"]
+    assert [r["points"] for r in rows["mallory"]["rows"]] == [0.0]
+    assert rows["mallory"]["rows"][0]["message"].startswith(
+        "not graded: this is a notebook of 07_mlp_from_scratch")
+    copy = tmp_path / "repo"  # one student's repository with a second copy: neither counts
+    copy.mkdir()
+    for name in ("lesson03.ipynb", "lesson03-copy.ipynb"):
+        shutil.copy(ROOT / "notebooks" / f"{QUICK}.ipynb", copy / name)
+    result = grade(copy, "--lesson", "03", "--classroom", tmp_path / "gh", "--json")
+    graded = json.loads(result.stdout)["notebooks"]
+    assert [sum(r["points"] for r in g["rows"]) for g in graded] == [0, 0]
+    assert all("holds 2 notebooks of 03_autodiff_from_scratch" in g["rows"][0]["message"]
+               for g in graded)
+    reported = json.loads(base64.b64decode(
+        (tmp_path / "gh").read_text().strip().removeprefix("result=")))
+    assert sum(t["score"] for t in reported["tests"]) == 0
