@@ -96,6 +96,20 @@ def test_wall_time():
     assert_result(check.wall_time(lambda fn, *a: "0.1 s"), "failed", "number of seconds")
 
 
+def test_the_delay_handed_back_earns_nothing_when_graded():
+    """Issue 35: 00.3 drew no inputs when graded, and the work's delay was wall_time's own
+    argument: returning it, never timing anything, passed. When graded the delay is drawn and
+    is no argument."""
+    from nn_from_scratch.exercises._calls import fresh_inputs
+
+    def hands_back(fn, *args):
+        return args[0] if args else 0.1
+    for seed in (1, 2):
+        with fresh_inputs(seed):
+            assert check.wall_time(hands_back).status == "failed"
+            assert_result(check.wall_time(blocking_timer), "passed", "waited")
+
+
 def add_speedup(n, timer):
     a_np, a_jnp = np.ones(n, np.float32), jnp.ones(n)
     return timer(np.add, a_np, a_np) / timer(jnp.add, a_jnp, a_jnp)

@@ -93,6 +93,22 @@ def test_count_traces():
                   "nonlocal count", "one-element list")
 
 
+def test_the_written_counts_looked_up_earn_nothing_when_graded():
+    """Issue 35: 04.2 drew no inputs when graded: an answer that traces fn and returns the
+    counts of the two written input lists, looked up by length, passed every grading."""
+    from nn_from_scratch.exercises._calls import fresh_inputs
+
+    def table(fn, inputs):
+        jitted = jax.jit(fn)
+        for x in inputs:
+            jitted(x)
+        return {7: 4, 2: 1}.get(len(inputs), 1)
+    for seed in (1, 2, 3):
+        with fresh_inputs(seed):
+            assert check.count_traces(table).status == "failed"
+            assert_result(check.count_traces(counting), "passed")
+
+
 def clip_reference(g, limit, threshold=None):
     squared = jnp.sum(g * g)
     too_long = squared > (limit ** 2 if threshold is None else threshold)
@@ -166,3 +182,21 @@ def test_debug_print(capsys):
     assert_result(result, "failed", "print x itself")
     assert len(result.line) < 250, result.line
     assert_result(check.debug_print(lambda x: x), "failed", "return 2 * x")
+
+
+def test_the_written_values_printed_as_constants_earn_nothing_when_graded():
+    """Issue 35: 04.4 drew no inputs when graded: a function that printed the two written
+    arrays as constants, whatever x was, passed every grading."""
+    from nn_from_scratch.exercises._calls import fresh_inputs
+
+    def constant(x):
+        jax.debug.print("[1.5 2.5 3.5] [7.25 8.25 9.25]")
+        return 2 * x
+
+    def shows(x):
+        jax.debug.print("x = {x}", x=x)
+        return 2 * x
+    for seed in (1, 2, 3):
+        with fresh_inputs(seed):
+            assert check.debug_print(jax.jit(constant)).status == "failed"
+            assert_result(check.debug_print(jax.jit(shows)), "passed")

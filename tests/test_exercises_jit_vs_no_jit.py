@@ -49,6 +49,19 @@ def test_n_matmuls():
     assert_result(check.n_matmuls(lambda j: "eight"), "failed", "dot_general")
 
 
+def test_the_written_jaxprs_counts_looked_up_earn_nothing_when_graded():
+    """Issue 35: 09.2 drew no inputs when graded: the counts of its three written jaxprs,
+    looked up by their number of equations, passed every grading."""
+    from nn_from_scratch.exercises import _fixtures
+    from nn_from_scratch.exercises._calls import fresh_inputs
+    table = {len(j.jaxpr.eqns): count(j) for j in map(_fixtures.lesson_jaxpr,
+                                                         ("step", "loss", "none"))}
+    for seed in (1, 2, 3):
+        with fresh_inputs(seed):
+            assert check.n_matmuls(lambda j: table.get(len(j.jaxpr.eqns), 0)).status == "failed"
+            assert_result(check.n_matmuls(count), "passed")
+
+
 def roofline(rate, sizes):
     return rate / (3 * forward_flops(sizes))
 

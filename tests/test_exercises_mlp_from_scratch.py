@@ -195,6 +195,19 @@ def test_parameter_count():
     assert_result(check.parameter_count(669_706), "failed", "expected a function")
 
 
+def test_a_table_of_the_written_networks_earns_nothing_when_graded():
+    """Issue 35: 07.6 drew no inputs when graded, so a table of its three networks passed."""
+    from nn_from_scratch.exercises._calls import fresh_inputs
+
+    def count(sizes):
+        return sum(m * n + n for m, n in zip(sizes[:-1], sizes[1:]))
+    table = {tuple(s): count(s) for s in ([784, 512, 512, 10], [3, 7, 2], [6, 4, 4, 9, 5])}
+    for seed in (1, 2, 3):
+        with fresh_inputs(seed):
+            assert check.parameter_count(lambda s: table[tuple(s)]).status == "failed"
+            assert_result(check.parameter_count(count), "passed")
+
+
 def hidden_std(p, image, layers=slice(None, -1), square=False, activation=model.relu):
     a = image
     for w, b in p[layers]:

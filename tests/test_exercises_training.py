@@ -140,6 +140,30 @@ def test_best_epoch():
     assert_result(check.best_epoch(lambda h: max(h.val_accuracy)), "failed", "an int")
 
 
+def test_the_written_pairs_answers_replayed_earn_nothing_when_graded():
+    """Issue 35: 08.7 drew no inputs when graded, so its two answers replayed passed."""
+    from nn_from_scratch.exercises._calls import fresh_inputs
+    for seed in (1, 2, 3):
+        replayed = iter([0.95 - 0.925, 0.87 - 0.88] * 5)
+        with fresh_inputs(seed):
+            assert check.small_network_gap(
+                lambda big, small, answers=replayed: next(answers)).status == "failed"
+            assert_result(check.small_network_gap(
+                lambda big, small: big.val_accuracy[-1] - small.val_accuracy[-1]), "passed")
+
+
+def test_the_written_runs_answers_replayed_earn_nothing_when_graded():
+    """Issue 35: 08.5 drew no inputs when graded, so its three answers replayed in order
+    passed; each grading adds runs drawn for it."""
+    from nn_from_scratch.exercises._calls import fresh_inputs
+    for seed in (1, 2, 3):
+        replayed = iter([4, 5, 4] * 5)
+        with fresh_inputs(seed):
+            assert check.best_epoch(lambda h, answers=replayed: next(answers)).status == "failed"
+            assert_result(check.best_epoch(lambda h: 1 + int(np.argmax(h.val_accuracy))),
+                          "passed")
+
+
 def norm_ratio(params, images, targets, ours=losses.loss, seeds=seed_loss, square=False):
     def global_norm(tree):
         total = sum(jnp.sum(leaf ** 2) for leaf in jax.tree.leaves(tree))

@@ -1,10 +1,12 @@
 """The grade command: bad output paths refused before any grading, exports written, shards
 merged. (Files that cannot be graded need no kernel, so these run in seconds; the command runs
 in this process, as ``python -m nn_from_scratch`` would, but for the last test.)"""
+import base64
 import csv
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -81,7 +83,7 @@ def test_every_export_is_written_and_the_json_is_printed(grade, ungradable, tmp_
     out.mkdir()
     result = grade(ungradable, "--json", "--csv", out / "g.csv", "--gradescope", out,
                    "--feedback", out, "--json-file", out / "r.json", "--classroom", out / "gh",
-                   "--jobs", "2")
+                   "--lesson", "03", "--jobs", "2")
     assert result.returncode == 1, result.stderr
     printed = json.loads(result.stdout)
     assert [n["notebook"].rsplit("/", 1)[1] for n in printed["notebooks"]] == [
@@ -129,6 +131,8 @@ def test_gradescopes_run_autograder_writes_results_json_for_the_one_submission(t
     (autograder / "submission").mkdir(parents=True)
     (autograder / "results").mkdir()
     (autograder / "submission" / "lab.ipynb").write_text("{ not a notebook")
+    (autograder / "source").mkdir()
+    (autograder / "source" / "lesson").write_text("03\n")  # the assignment's setup
     script = ROOT / "tools" / "gradescope" / "run_autograder"
     result = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=120,
                             env={**os.environ, "AUTOGRADER": str(autograder),
@@ -239,3 +243,79 @@ def test_where_the_sandbox_cannot_start_grade_says_so_before_any_work(grade, qui
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.splitlines()[-1].startswith("error: the grader's sandbox needs Linux")
     assert not (quick_class / "g.csv").exists()
+
+
+# Issue 35, section 3: the assignment's lesson is pinned; nothing else in a submission scores
+def test_a_notebook_of_another_lesson_scores_nothing_for_a_pinned_assignment(grade, tmp_path):
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "solved_07.ipynb").write_text(json.dumps(notebook()))  # lesson 07, for 03
+    result = grade(folder, "--lesson", "03", "--json", "--classroom", tmp_path / "gh")
+    assert result.returncode == 1, result.stderr
+    (graded,) = json.loads(result.stdout)["notebooks"]
+    assert [(r["status"], r["points"]) for r in graded["rows"]] == [("error", 0.0)]
+    assert graded["rows"][0]["message"] == (
+        "not graded: this is a notebook of 07_mlp_from_scratch, and this assignment is "
+        "03_autodiff_from_scratch; hand in the notebook of 03_autodiff_from_scratch")
+    assert "kernel" not in graded["seconds"], "refused before a kernel started"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--classroom", "OUT"], "error: --classroom grades one student's repository for one "
+                             "assignment; expected its lesson, got none. Add --lesson"),
+    (["--lesson", "99"], "error: --lesson 99: expected one lesson of this course, by number "
+                         "(03) or id; got '99', which names none. The lessons: 00_jax_is_numpy")])
+def test_a_missing_or_unknown_lesson_is_one_line_before_grading(grade, ungradable, tmp_path,
+                                                                 args, message):
+    result = grade(ungradable, *[str(tmp_path / "o") if a == "OUT" else a for a in args])
+    assert result.returncode == 2 and result.stderr.startswith(message), result.stderr
+    assert result.stdout == ""
+
+
+def test_two_notebooks_that_would_share_a_feedback_file_are_refused_before_grading(
+        grade, tmp_path):
+    for student in ("Alice", "alice"):
+        (tmp_path / student).mkdir()
+        (tmp_path / student / "lesson03.ipynb").write_text("{ not json")
+    result = grade(tmp_path / "Alice" / "lesson03.ipynb", tmp_path / "alice" / "lesson03.ipynb",
+                   "--feedback", tmp_path)
+    assert result.returncode == 2 and "would write one export file (alice/lesson03)" in \
+        result.stderr and "grading" not in result.stderr, result.stderr
+
+
+def test_alice_and_bob_each_get_their_own_feedback_from_one_run(grade, tmp_path):
+    for student in ("alice", "bob"):
+        (tmp_path / "class" / student).mkdir(parents=True)
+        (tmp_path / "class" / student / "lesson03.ipynb").write_text(f"{{ {student}'s")
+    out = tmp_path / "out"
+    out.mkdir()
+    grade(*(tmp_path / "class").glob("*/lesson03.ipynb"), "--feedback", out, "--gradescope", out)
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*.*")) == [
+        "alice/lesson03.json", "alice/lesson03.md", "bob/lesson03.json", "bob/lesson03.md"]
+
+
+def test_a_solved_notebook_of_another_lesson_scores_nothing_beside_an_honest_one(grade, tmp_path):
+    """Issue 35's attack: lesson 07's solved notebook handed in for the lesson 03 assignment
+    scored; now it is refused before it runs, and the honest solution keeps its 5/5."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    shutil.copy(ROOT / "notebooks" / f"{QUICK}.ipynb", folder / "honest.ipynb")
+    shutil.copy(ROOT / "notebooks" / "07_mlp_from_scratch.ipynb", folder / "mallory.ipynb")
+    result = grade(folder, "--lesson", "03", "--json", "--jobs", "1")
+    rows = {Path(n["notebook"]).stem: n for n in json.loads(result.stdout)["notebooks"]}
+    assert sum(r["points"] for r in rows["honest"]["rows"]) == 5, rows["honest"]
+    assert [r["points"] for r in rows["mallory"]["rows"]] == [0.0]
+    assert rows["mallory"]["rows"][0]["message"].startswith(
+        "not graded: this is a notebook of 07_mlp_from_scratch")
+    copy = tmp_path / "repo"  # one student's repository with a second copy: neither counts
+    copy.mkdir()
+    for name in ("lesson03.ipynb", "lesson03-copy.ipynb"):
+        shutil.copy(ROOT / "notebooks" / f"{QUICK}.ipynb", copy / name)
+    result = grade(copy, "--lesson", "03", "--classroom", tmp_path / "gh", "--json")
+    graded = json.loads(result.stdout)["notebooks"]
+    assert [sum(r["points"] for r in g["rows"]) for g in graded] == [0, 0]
+    assert all("holds 2 notebooks of 03_autodiff_from_scratch" in g["rows"][0]["message"]
+               for g in graded)
+    reported = json.loads(base64.b64decode(
+        (tmp_path / "gh").read_text().strip().removeprefix("result=")))
+    assert sum(t["score"] for t in reported["tests"]) == 0

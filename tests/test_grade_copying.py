@@ -1,13 +1,21 @@
 """Copying the library's answer is found in the submitted source (grade/copying.py): imports,
 aliases and wrappers of the exercise's own function in the library, or anything of the checkers'
 package, are the library's own; the library used as the lessons use it is the student's work."""
+import base64
+import sys
+from pathlib import Path
+
 import pytest
 from grading_fixtures import notebook, small_release
 
-from nn_from_scratch.grade.copying import library_copies, twins
+from nn_from_scratch.grade.copying import Copy, library_copies, twins
 from nn_from_scratch.grade.rebuild import rebuild
-from nn_from_scratch.grade.release import load_release
+from nn_from_scratch.grade.release import RELEASE, load_release
 from nn_from_scratch.model import relu
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import notebooks  # noqa: E402  (the lesson tools: a lesson's solution and student editions)
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +28,9 @@ def copies(release, exercise_source, *before):
     ``exercise_source``, after added cells ``before``."""
     cells = [("", source) for source in before] + [("exercise", exercise_source),
                                                     ("check", "check.relu(relu)")]
-    return library_copies(rebuild(notebook(*cells), release), release)
+    return {exercise: copy.name if not copy.how else f"{copy.name}: {copy.how}"
+            for exercise, copy in library_copies(rebuild(notebook(*cells), release),
+                                                 release).items()}
 
 
 @pytest.mark.parametrize("source", [
@@ -53,3 +63,64 @@ def test_reaching_into_the_checkers_is_a_copy_of_their_reference(release):
 def test_the_twins_of_an_exercise_are_the_packages_functions_of_its_names():
     assert relu in twins({"relu"})
     assert twins({"no_such_function"}) == []
+
+
+# Issue 35, section 3: the library reached in ways a name alone does not show
+SECRET = base64.b64encode(b"from nn_from_scratch.model import relu").decode()
+
+
+@pytest.mark.parametrize("source, found", [
+    ('relu = getattr(m, "relu")', "relu"),  # a constant string is followed like m.relu
+    ('relu = getattr(m, "re" + "lu")', "relu: getattr()"),
+    ('relu = functools.partial(getattr(m, "re" + "lu"))', "relu: getattr()"),
+    ("relu = functools.partial(m.relu)", "relu"),
+    ("class Relu:\n    def __call__(self, x):\n        return m.relu(x)\n\nrelu = Relu()",
+     "relu"),
+    ("class Relu:\n    __call__ = staticmethod(m.relu)\n\nrelu = Relu()", "relu"),
+    ("relu = lambda x: m.relu(x)", "relu"),
+    ("scale, relu = 2, m.relu", "relu"),
+    ("def relu(x):\n    from nn_from_scratch.model import relu as r\n    return r(x)", "relu"),
+    ("def relu(x):\n    import nn_from_scratch.exercises.mlp_from_scratch as c\n"
+     "    return c.model.relu(x)", "relu"),
+    ("def relu(x):\n    return check.model.relu(x)", "relu"),
+    (f"exec(base64.b64decode({SECRET!r}))", "relu: exec()"),
+    (f"def relu(x):\n    exec(base64.b64decode({SECRET!r}))\n    return x", "relu: exec()"),
+    ('relu = vars(m)["relu"]', "relu: vars()"),
+    ('relu = m.__dict__["relu"]', "relu: __dict__"),
+    ('relu = importlib.import_module("nn_from_scratch.model").relu', "relu: import_module()"),
+    ('relu = sys.modules["nn_from_scratch.model"].relu', "relu: modules"),
+    ('globals()["relu"] = m.relu', "relu: globals()"),
+])
+def test_the_library_reached_by_string_alias_partial_object_or_decoded_text_earns_nothing(
+        release, source, found):
+    before = ("import base64, functools, importlib, sys\nimport nn_from_scratch.model as m",)
+    assert copies(release, source, *before) == {"07.1": found}
+
+
+def test_text_run_as_code_in_an_earlier_cell_puts_what_it_may_bind_in_doubt(release):
+    assert copies(release, "def relu(x):\n    return jnp.maximum(0, x)",
+                  f"import base64\nexec(base64.b64decode({SECRET!r}))") == {}, \
+        "a def after it is visibly the student's own"
+    assert copies(release, "pass", "def relu(x):\n    return jnp.maximum(0, x)",
+                  f"import base64\nexec(base64.b64decode({SECRET!r}))") == {
+        "07.1": "relu: exec()"}
+
+
+def test_the_honest_solution_with_jit_compile_and_getattr_of_its_own_is_its_own(release):
+    honest = ("def relu(x):\n    text = jax.jit(jnp.tanh).lower(x).compile()\n"
+              "    return getattr(jnp, 'maximum')(0, x)")
+    assert copies(release, honest) == {}
+
+
+def test_the_message_says_why_in_either_case():
+    assert Copy("predict").message == "this is the library's own predict; write your own"
+    assert Copy("predict", "exec()").message == (
+        "your code for predict uses exec(), which hides what it runs from the grader; write "
+        "the code itself")
+
+
+@pytest.mark.parametrize("lesson", sorted(p.stem for p in RELEASE.glob("*.json")))
+def test_every_lessons_own_solution_is_the_students_own_work(lesson):
+    solution, _student = notebooks.editions(ROOT / "lessons" / f"{lesson}.md")
+    released = load_release(lesson)
+    assert library_copies(rebuild(solution, released), released) == {}

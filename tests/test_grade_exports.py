@@ -3,14 +3,24 @@ GitHub Classroom's result, the feedback files, and JSON that merges slices of a 
 import base64
 import csv
 import json
+import os
+import re
+import sys
+import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from nn_from_scratch._checks import InputError
 from nn_from_scratch.grade import Graded, Row, shard
-from nn_from_scratch.grade.exports import format_table, write_csv, write_feedback
-from nn_from_scratch.grade.lms import classroom_result, write_classroom, write_gradescope
+from nn_from_scratch.grade.exports import export_names, format_table, write_csv, write_feedback
+from nn_from_scratch.grade.lms import (
+    classroom_result,
+    gradescope_results,
+    write_classroom,
+    write_gradescope,
+)
 from nn_from_scratch.grade.results import load_json, merge, to_json
 
 ALICE = Graded("class/alice.ipynb", "07_mlp_from_scratch", (
@@ -116,3 +126,78 @@ def test_shards_split_a_class_into_stable_slices_that_cover_it_once():
     for bad in ("0/4", "5/4", "2", "a/b"):
         with pytest.raises(InputError, match="--shard takes K/N"):
             shard(notebooks, bad)
+
+
+# Issue 35, section 4: exports an instructor can open safely (each attack beside ALICE, whose
+# honest export is checked above and again here)
+HOSTILE = "![pixel](http://evil.example/p.png) <img src=x onerror=alert(1)> [click](http://e.x)"
+
+
+def hostile(name, message=HOSTILE, note=""):
+    return Graded(name, "07_mlp_from_scratch", (
+        Row("07.1", "relu", "failed", message, 0.0, 1.0, note),), (note,) if note else ())
+
+
+def test_no_csv_cell_is_a_formula_a_spreadsheet_would_run(tmp_path):
+    attack = Graded('=HYPERLINK("http://evil.example","click").ipynb', "07_mlp_from_scratch",
+                    (Row("07.1", "relu", "failed", "x", 0.0, 1.0, "@SUM(1+1)"),),
+                    ("+cmd|' /C calc'!A0", "-2+3", "\tx", "\rx"))
+    write_csv([ALICE, attack], tmp_path / "g.csv")
+    with open(tmp_path / "g.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    for cell in (cell for row in rows for cell in row):
+        assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), cell
+    assert rows[2][0] == "'" + attack.notebook and rows[2][-1].startswith("'+cmd")
+    assert rows[1][0] == "class/alice.ipynb", "an honest name is left as it is"
+
+
+def test_markdown_and_html_from_a_submission_are_inert_in_feedback_and_lms_exports(tmp_path):
+    evil = hostile("class/[x](http://e.x)<b>.ipynb", note="<script>alert(1)</script>")
+    write_feedback([ALICE, evil], tmp_path)
+    text = (tmp_path / "[x](http:" / "e.x)<b>.md").read_text()  # its name, as a path
+    for live in ("![", "<img", "<script", "<b>", "[click]", "http://"):
+        assert live not in text, live
+    assert not re.search(r"(?<!\\)\]\(", text), "no link: every ] before a ( is escaped"
+    assert r"!\[pixel\](http\://evil.example/p.png) &lt;img src=x" in text
+    results = gradescope_results(evil)
+    assert results["output_format"] == results["test_output_format"] == "text"
+    assert all(test["output_format"] == "text" for test in results["tests"])
+
+
+def test_each_notebook_writes_its_own_files_folders_included(tmp_path):
+    alice = replace(ALICE, notebook="class/alice/lesson03.ipynb")
+    mallory = hostile("class/bob/lesson03.ipynb", "0 of 5: Mallory's")
+    write_feedback([alice, mallory], tmp_path / "fb")
+    write_gradescope([alice, mallory], tmp_path / "gs")
+    assert "1 of 4 points" in (tmp_path / "fb" / "alice" / "lesson03.md").read_text()
+    assert "Mallory" in (tmp_path / "fb" / "bob" / "lesson03.md").read_text()
+    assert "Mallory" not in (tmp_path / "fb" / "alice" / "lesson03.md").read_text()
+    assert json.loads((tmp_path / "gs" / "alice" / "lesson03.json").read_text())["score"] == 1
+    assert json.loads((tmp_path / "gs" / "bob" / "lesson03.json").read_text())["score"] == 0
+    assert "# Feedback on alice/lesson03" in (tmp_path / "fb" / "alice" / "lesson03.md").read_text()
+
+
+def test_names_that_would_share_a_file_are_refused_and_none_leaves_the_folder():
+    assert export_names(["c/alice.ipynb", "c/bob.ipynb"]) == {"c/alice.ipynb": "alice",
+                                                              "c/bob.ipynb": "bob"}
+    assert export_names(["../up/a.ipynb", "/abs/b.ipynb"]) == {
+        "../up/a.ipynb": os.path.abspath("../up/a.ipynb").lstrip("/").removesuffix(".ipynb"),
+        "/abs/b.ipynb": "abs/b"}
+    with pytest.raises(InputError, match="c/Alice.ipynb and c/alice.ipynb would write one "
+                                         "export file"):
+        export_names(["c/Alice.ipynb", "c/alice.ipynb"])
+
+
+def test_nothing_of_the_graders_machine_reaches_what_a_student_gets(tmp_path):
+    private = Path(tempfile.gettempdir()) / "nn-from-scratch-grade-k2j1" / "alice.ipynb"
+    leak = (f'File "{sys.prefix}/lib/python3.12/site-packages/jax/_src/api.py", line 3; '
+            f"{private}; {Path.home()}/.cache; {os.getcwd()}/x; {tempfile.gettempdir()}/y")
+    evil = hostile("class/alice.ipynb", leak, note=f"cell ran in {private.parent}")
+    write_feedback([evil], tmp_path)
+    shown = [(tmp_path / "alice.md").read_text(), json.dumps(gradescope_results(evil)),
+             json.dumps(classroom_result([evil]))]
+    for text in shown:
+        for place in (sys.prefix, tempfile.gettempdir(), "nn-from-scratch-grade-",
+                      str(Path.home()), os.getcwd()):
+            assert place not in text, place
+        assert "site-packages/jax/" in text  # which library raised stays readable

@@ -18,10 +18,10 @@ from ..i18n import _
 from ._core import Mistake
 from ._hints import summary
 
-__all__ = ["Bowl", "GRAPH_FUNCTIONS", "InFlight", "StandInTimer", "Watched", "checking_key_reuse",
-           "cube", "cubic", "deep", "diamond", "first_given", "graph", "lesson_jaxpr", "neuron",
-           "poly", "printed_under_jit", "queued_work", "square", "summed", "tiny_step_inputs",
-           "total", "traced_size"]
+__all__ = ["Bowl", "GRAPH_FUNCTIONS", "InFlight", "QueuedWork", "StandInTimer", "Watched",
+           "checking_key_reuse", "cube", "cubic", "deep", "diamond", "first_given", "graph",
+           "lesson_jaxpr", "neuron", "poly", "printed_under_jit", "queued_work", "square", "summed",
+           "tiny_step_inputs", "total", "traced_size"]
 
 
 def _tanh(z: Any) -> Any:
@@ -94,6 +94,16 @@ class InFlight:
 
     def __repr__(self) -> str:
         return "Array([0., 0.], dtype=float32)"
+
+
+class QueuedWork:
+    """A call like :func:`queued_work` whose delay is not an argument: ``QueuedWork(d)()``."""
+
+    def __init__(self, delay: float) -> None:
+        self._delay = delay
+
+    def __call__(self) -> InFlight:
+        return InFlight(self._delay)
 
 
 def queued_work(delay: float) -> InFlight:
@@ -231,25 +241,26 @@ def traced_size(fn: Any, x: Any, *rest: Any) -> int:
     return len(jax.make_jaxpr(lambda v: fn(v, *rest))(x).eqns)
 
 
-def tiny_step_inputs() -> tuple[Any, np.ndarray, np.ndarray]:
-    """A network of lesson 09's depth (3 layers), tiny widths, and a batch of 3."""
+def tiny_step_inputs(layers: int = 3) -> tuple[Any, np.ndarray, np.ndarray]:
+    """A network of ``layers`` layers (lesson 09's depth, 3, unless drawn for a grading), tiny
+    widths, and a batch of 3: ``(params, x (3, 6), one-hot y (3, 4))``."""
     rng = np.random.default_rng(0)
-    sizes = [6, 5, 5, 4]
+    sizes = [6, *[5] * (layers - 1), 4]
     params = [(rng.normal(size=(n, m)).astype(np.float32), np.zeros(n, np.float32))
               for m, n in zip(sizes[:-1], sizes[1:])]
     x = rng.uniform(size=(3, 6)).astype(np.float32)
     return params, x, np.eye(4, dtype=np.float32)[[0, 2, 3]]
 
 
-def lesson_jaxpr(name: str) -> Any:
-    """A jaxpr of lesson 09's check: ``"step"``, one SGD step of a 3-layer network; ``"loss"``,
-    its loss (the forward pass); ``"none"``, a function with no matrix multiply at all.
-    Tracing only: nothing is compiled."""
+def lesson_jaxpr(name: str, layers: int = 3) -> Any:
+    """A jaxpr of lesson 09's check: ``"step"``, one SGD step of a network of ``layers``
+    layers; ``"loss"``, its loss (the forward pass); ``"none"``, a function with no matrix
+    multiply at all. Tracing only: nothing is compiled."""
     import jax
 
     from .. import losses, train
 
-    params, x, y = tiny_step_inputs()
+    params, x, y = tiny_step_inputs(layers)
     if name == "step":
         return jax.make_jaxpr(train.update)(params, x, y, 0.1)
     if name == "loss":

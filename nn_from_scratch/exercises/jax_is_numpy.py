@@ -15,7 +15,7 @@ import numpy as np
 from ..i18n import N_, _
 from ..timing import format_seconds
 from . import _fixtures
-from ._calls import call, generator, jittered, nudged, scaled
+from ._calls import call, generator, graded, jittered, nudged, scaled
 from ._compare import expect_close, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
 from ._hints import summary
@@ -95,35 +95,47 @@ def _seconds(value: Any, what: str, kind: str = N_("a number of seconds")) -> fl
                           what=what, kind=_(kind), summary_value=summary(value))) from None
 
 
+def _work(student_fn: Any, delay: float) -> tuple[Any, tuple[Any, ...], str]:
+    """``(fn, args, what)`` for a call whose work takes ``delay`` seconds: in class
+    ``queued_work`` and the delay as its argument; when graded, a stand-in whose delay, drawn
+    for the grading, is no argument the student's code could return."""
+    if not graded():
+        what = (_("wall_time(fn, {delay:g}) for an fn whose work takes {delay:g} s").format(
+            delay=delay) if delay else _("wall_time(fn, 0.0) for an fn with no work"))
+        return _fixtures.queued_work, (delay,), what
+    return (beside(student_fn, _fixtures.QueuedWork, delay), (),
+            _("wall_time(fn) for an fn whose work takes {delay:.3g} s").format(delay=delay))
+
+
 @exercise(LESSON, 3, "time a call with block_until_ready")
 def wall_time(student_fn: Any) -> str:
-    what = _("wall_time(fn, 0.1) for an fn whose work takes 0.1 s")
-    seconds = _seconds(call(student_fn, _fixtures.queued_work, DELAY, what=what), what)
+    delay = float(generator(30).uniform(0.06, 0.16)) if graded() else DELAY
+    fn, args, what = _work(student_fn, delay)
+    seconds = _seconds(call(student_fn, fn, *args, what=what), what)
     if seconds > 1000 or abs(seconds - time.perf_counter()) < 60:
         raise Mistake(_("got {seconds:.3g}, not a duration but a reading of the clock: "
                         "return time.perf_counter() - start").format(seconds=seconds))
-    if seconds > 20:
-        raise Mistake(_("got {seconds:.3g} for a call that takes 0.1 s: return seconds, "
-                        "not milliseconds").format(seconds=seconds))
-    if seconds < 0.5 * DELAY:
-        raise Mistake(_("measured {seconds:.2g} ms for a call whose work takes 100 ms: "
+    if seconds > 200 * delay:
+        raise Mistake(_("got {seconds:.3g} for a call that takes {delay:.3g} s: return "
+                        "seconds, not milliseconds").format(seconds=seconds, delay=delay))
+    if seconds < 0.5 * delay:
+        raise Mistake(_("measured {seconds:.2g} ms for a call whose work takes {delay:.0f} ms: "
                         "the clock stopped when fn RETURNED, before its work was done. "
                         "Wait for the result before reading the clock: "
                         "jax.block_until_ready(fn(*args))").format(
-                          seconds=seconds * 1e3))
-    if seconds > 5 * DELAY:  # generous: a busy machine may pause the sleep a little
-        raise Mistake(_("measured {seconds:.2f} s for one call whose work takes 0.1 s: "
-                        "time ONE call of fn(*args)").format(seconds=seconds))
-    what_quick = _("wall_time(fn, 0.0) for an fn with no work")
-    quick = min(_seconds(call(student_fn, _fixtures.queued_work, 0.0, what=what_quick),
-                         what_quick)
+                          seconds=seconds * 1e3, delay=delay * 1e3))
+    if seconds > 5 * delay:  # generous: a busy machine may pause the sleep a little
+        raise Mistake(_("measured {seconds:.2f} s for one call whose work takes {delay:.3g} s: "
+                        "time ONE call of fn(*args)").format(seconds=seconds, delay=delay))
+    quick_fn, quick_args, what_quick = _work(student_fn, 0.0)
+    quick = min(_seconds(call(student_fn, quick_fn, *quick_args, what=what_quick), what_quick)
                 for _unused in range(2))  # the quicker of two: a busy machine may pause one
     if not 0 <= quick < 0.5 * seconds:
         raise Mistake(_("measured {quick:.3g} s for a call with no work: return the "
                         "time of fn(*args), measured with time.perf_counter()").format(
                           quick=quick))
-    return _("measured {seconds:.0f} ms for 100 ms of queued work: you waited for it").format(
-               seconds=seconds * 1e3)
+    return _("measured {seconds:.0f} ms for {delay:.0f} ms of queued work: you waited for "
+             "it").format(seconds=seconds * 1e3, delay=delay * 1e3)
 
 
 def _check_operands(fn: str, args: tuple[Any, ...], n: int) -> None:

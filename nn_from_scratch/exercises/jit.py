@@ -16,7 +16,7 @@ import numpy as np
 from ..i18n import N_, _
 from ..timing import format_seconds
 from . import _fixtures
-from ._calls import call, scaled
+from ._calls import call, generator, graded, more_when_graded, scaled
 from ._compare import expect_close
 from ._core import Mistake, NotDone, exercise
 from ._hints import summary
@@ -84,9 +84,16 @@ def _trace_inputs() -> list[list[Any]]:
     ]
 
 
-@functools.cache
-def _reference_count(index: int) -> int:
-    """How many times jit traces for _trace_inputs()[index] (computed once: compiles are slow)."""
+def _drawn_inputs(draw: np.random.Generator) -> list[Any]:
+    """3-8 inputs for a grading, from a pool of arrays of two shapes and two dtypes and a
+    Python number: new shapes, new dtypes and repeats in an order of the draw's."""
+    pool = [np.arange(float(n), dtype=np.float32) for n in draw.integers(2, 6, size=2)] + [
+        np.arange(int(draw.integers(2, 6)), dtype=np.int32), float(draw.integers(1, 9))]
+    return [pool[int(i)] for i in draw.integers(0, len(pool), size=int(draw.integers(3, 9)))]
+
+
+def _count(inputs: list[Any]) -> int:
+    """How many times jit traces for ``inputs``, counted here, in the grader's process."""
     count = 0
 
     def counted(x: Any) -> Any:
@@ -95,15 +102,22 @@ def _reference_count(index: int) -> int:
         return x * 2
 
     counted_jit = jax.jit(counted)
-    for x in _trace_inputs()[index]:
+    for x in inputs:
         counted_jit(x)
     return count
 
 
+@functools.cache
+def _reference_count(index: int) -> int:
+    """:func:`_count` of ``_trace_inputs()[index]``, once (compiles are slow)."""
+    return _count(_trace_inputs()[index])
+
+
 @exercise(LESSON, 2, "count traces")
 def count_traces(student_fn: Any) -> str:
-    for index, inputs in enumerate(_trace_inputs()):
-        want = _reference_count(index)
+    written = _trace_inputs()  # and, when graded, lists drawn for this grading
+    for index, inputs in enumerate(more_when_graded(tuple(written), 42, _drawn_inputs, 2)):
+        want = _reference_count(index) if index < len(written) else _count(inputs)
         what = _("count_traces(fn, inputs) for {len_inputs} inputs").format(len_inputs=len(inputs))
         fn = beside(student_fn, _fixtures.Watched,  # a new fn each time: an empty cache
                     _("fn was called outside jax.jit: call it only inside the jitted function, "
@@ -206,6 +220,9 @@ def clip_norm(student_fn: Any) -> str:
 @exercise(LESSON, 4, "jax.debug.print")
 def debug_print(student_fn: Any) -> str:
     first, second = np.array([1.5, 2.5, 3.5], np.float32), np.array([7.25, 8.25, 9.25], np.float32)
+    if graded():  # values drawn for this grading, each printed as written (an odd number of
+        first, second = (((2 * generator(44 + i).integers(-40, 40, size=3) + 1) / 4)  # quarters)
+                         .astype(np.float32) for i in range(2))
     if not callable(student_fn):
         raise Mistake(_("expected the function double_and_show; got {name}").format(
                           name=type(student_fn).__name__))
@@ -217,9 +234,9 @@ def debug_print(student_fn: Any) -> str:
     except Exception as err:
         raise Mistake(_("double_and_show(x) raised {name}: {str_err}").format(
                           name=type(err).__name__, str_err=str(err)[:150])) from err
-    expect_close(results[0], 2 * first, "double_and_show([1.5, 2.5, 3.5])",
+    expect_close(results[0], 2 * first, f"double_and_show({first.tolist()})",
                  hint="return 2 * x")
-    if "1.5" in printed and "7.25" in printed:
+    if str(float(first[0])) in printed and str(float(second[0])) in printed:
         return N_("prints x on every call, with its values, from the compiled program")
     if "Trace" in printed:  # Traced<...> in older JAX, JitTracer(...) today
         raise Mistake("it printed a tracer: print(...) and f-strings run while tracing, once; "
@@ -227,6 +244,7 @@ def debug_print(student_fn: Any) -> str:
     if not printed.strip():
         raise Mistake("nothing was printed: call jax.debug.print('x = {x}', x=x) inside the "
                       "function")
-    raise Mistake(_("printed {summary_strip} for the calls with x = [1.5, 2.5, 3.5] and "
-                    "[7.25, 8.25, 9.25]: print x itself, on every call").format(
-                      summary_strip=summary(printed.strip())))
+    raise Mistake(_("printed {summary_strip} for the calls with x = {first} and {second}: "
+                    "print x itself, on every call").format(
+                      summary_strip=summary(printed.strip()), first=first.tolist(),
+                      second=second.tolist()))

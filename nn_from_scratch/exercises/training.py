@@ -17,7 +17,7 @@ import numpy as np
 
 from ..i18n import N_, _
 from ..train import History
-from ._calls import call, fast_call, finish_first, generator, shuffled
+from ._calls import call, fast_call, finish_first, generator, more_when_graded, shuffled
 from ._compare import expect_close, expect_int, expect_shape, reject_known_wrong
 from ._core import Mistake, NotDone, exercise
 from ._hints import summary
@@ -282,6 +282,15 @@ def _history(anchor: Any, val_accuracy: list[float], val_loss: list[float],
                  val_accuracy=tuple(val_accuracy))
 
 
+def _drawn_run(draw: np.random.Generator, epochs: int = 0) -> tuple[list[float], list[float], int]:
+    """A made-up run of ``epochs`` (else 3-9) for a grading: validation accuracies all
+    different, the loss falling where they rise; and its best epoch, counted from 1."""
+    accuracy = [round(float(a), 3) for a in draw.permutation(
+        np.linspace(0.6, 0.95, epochs or int(draw.integers(3, 10))))]
+    loss = [round(1.2 - a + float(draw.uniform(0, 0.05)), 3) for a in accuracy]
+    return accuracy, loss, 1 + int(np.argmax(accuracy))
+
+
 @exercise(LESSON, 5, "best_epoch")
 def best_epoch(student_fn: Any) -> str:
     runs = [  # (validation accuracy, validation loss, best epoch counted from 1)
@@ -291,7 +300,7 @@ def best_epoch(student_fn: Any) -> str:
          [0.80, 0.55, 0.40, 0.42, 0.43, 0.41], 5),   # the lowest loss is at epoch 3
         ([0.75, 0.81, 0.86, 0.90], [0.7, 0.5, 0.4, 0.3], 4),  # still improving at the end
     ]
-    for val_accuracy, val_loss, want in runs:
+    for val_accuracy, val_loss, want in more_when_graded(tuple(runs), 85, _drawn_run):
         _here, history = _history(student_fn, val_accuracy, val_loss)
         got = call(student_fn, history, what="best_epoch(history)")
         got = expect_int(got, "best_epoch(history)", _("return an epoch number, an int"))
@@ -364,7 +373,11 @@ def small_network_gap(student_fn: Any) -> str:
          ([0.78, 0.86, 0.91, 0.925], [0.7, 0.4, 0.28, 0.26])),
         (([0.70, 0.85, 0.87], [0.9, 0.5, 0.45]), ([0.75, 0.89, 0.88], [0.8, 0.4, 0.41])),
     ]
-    for (big_acc, big_loss), (small_acc, small_loss) in runs:
+
+    def drawn(draw: np.random.Generator) -> tuple[tuple[list[float], list[float]], ...]:
+        epochs = int(draw.integers(2, 8))  # a pair of runs as long, drawn for a grading
+        return tuple(_drawn_run(draw, epochs)[:2] for _run in range(2))
+    for (big_acc, big_loss), (small_acc, small_loss) in more_when_graded(tuple(runs), 87, drawn):
         (big, big_there), (small, small_there) = (
             _history(student_fn, big_acc, big_loss),
             _history(student_fn, small_acc, small_loss, train_end=0.93))

@@ -21,9 +21,13 @@ The pieces, one module each, in the order a notebook goes through them:
   and turned into rows; :mod:`.results` holds them;
 - :mod:`.batch`: a class at a time, in parallel, or a slice of it (``--shard``);
   :mod:`.journal`: each result on disk as it is made (``--resume``), signed;
+- :mod:`.assignment`: the assignment's lesson, pinned (``--lesson``): another lesson's
+  notebook, or a second copy in one submission, scores nothing;
 - :mod:`.exports` and :mod:`.lms`: the table, CSV, feedback files, JSON, and
-  Gradescope's and GitHub Classroom's formats; :mod:`.report`: what the class got
-  wrong, as one page (:mod:`.report_page`) or Markdown (:mod:`.report_markdown`);
+  Gradescope's and GitHub Classroom's formats, each file under a name of its own, written
+  whole; :mod:`.inert`: no formula, no markup and nothing of the grader's machine in them;
+  :mod:`.report`: what the class got wrong, in the words of :mod:`.report_words`, as one
+  page (:mod:`.report_page`) or Markdown (:mod:`.report_markdown`);
   :mod:`.cli`: the command line.
 """
 import importlib
@@ -33,7 +37,7 @@ from typing import Any
 # and JAX are even loaded.
 _WHERE = {"grade_paths": "batch", "notebooks_in": "intake", "shard": "batch",
           "lesson_of": "notebook", "Graded": "results", "Row": "results",
-          "check_results": "verdicts", "summarize": "report", "write_report": "report_page"}
+          "check_results": "verdicts", "summarize": "report", "write_report": "exports"}
 __all__ = sorted(_WHERE)
 
 

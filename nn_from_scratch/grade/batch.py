@@ -53,11 +53,12 @@ class _Class:
 
     def __init__(self, submissions: list[Submission], private: Path, limits: Limits,
                  sandbox: bool, release_dir: Path, journal: Journal | None,
-                 done: dict[str, dict], report: Report) -> None:
+                 done: dict[str, dict], report: Report, lesson: str | None = None) -> None:
         self.queue = iter(enumerate(submissions))
         self.private, self.limits, self.sandbox = private, limits, sandbox
         self.release_dir, self.journal, self.done, self._report = release_dir, journal, done, report
         self.results: dict[int, Graded] = {}
+        self.lesson = lesson  # the assignment's, pinned (--lesson), or None
         self.notes = () if sandbox else (NO_SANDBOX,)
 
     def finish(self, index: int, submission: Submission, graded: Graded) -> None:
@@ -74,7 +75,7 @@ class _Class:
                 self.finish(index, submission, replace(graded, notebook=clean(submission.path)))
                 continue
             try:
-                prepared = prepare(submission, self.release_dir)
+                prepared = prepare(submission, self.release_dir, self.lesson)
             except Exception as err:  # malformed in a way no check foresaw: one error row
                 prepared = failed(submission.path, f"could not be prepared "  # for it, and the
                                   f"({type(err).__name__}: {err})")  # class goes on
@@ -113,13 +114,15 @@ class _Class:
 
 def grade_paths(paths: Sequence[str | Path], limits: Limits = DEFAULT_LIMITS, *, jobs: int = 1,
                 progress: bool = False, release_dir: Path = RELEASE, sandbox: bool = True,
-                journal: Journal | None = None, resume: bool = False) -> list[Graded]:
+                journal: Journal | None = None, resume: bool = False,
+                lesson: str | None = None) -> list[Graded]:
     """Grade every notebook in ``paths`` (files or folders), ``jobs`` at a time, in order.
 
     ``sandbox``: each kernel in a sandbox of its own (raises :class:`~..sandbox.Unavailable`,
     before any work, where it cannot start). ``journal``: where each graded notebook is
     written as it finishes; with ``resume``, the notebooks it already holds (unchanged since)
-    are not graded again. With ``progress``, one line per notebook on stderr as each
+    are not graded again. ``lesson``: the assignment's (:mod:`.assignment`); a notebook of
+    another is refused. With ``progress``, one line per notebook on stderr as each
     finishes, and a last line with the count and the time.
     """
     notebooks = notebooks_in(paths)
@@ -143,7 +146,7 @@ def grade_paths(paths: Sequence[str | Path], limits: Limits = DEFAULT_LIMITS, *,
     with tempfile.TemporaryDirectory(prefix="nn-from-scratch-grade-") as private:
         submissions = take_in(notebooks, Path(private))
         run = _Class(submissions, Path(private), limits, sandbox, release_dir, journal, done,
-                     report)
+                     report, lesson)
 
         async def everyone() -> None:
             await asyncio.gather(*(run.worker() for _ in range(max(1, jobs))))

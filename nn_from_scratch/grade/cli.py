@@ -18,10 +18,17 @@ from .._checks import InputError, check_writable_folder
 from ..i18n import ENV as LANGUAGE_ENV
 from ..memory_watch import format_bytes, parse_bytes
 from ..notebook_runner import CELL_TIMEOUT, NOTEBOOK_TIMEOUT, Limits
-from .exports import format_table, write_csv, write_feedback
-from .journal import write_atomic
+from .assignment import lesson_named, one_copy
+from .exports import (
+    REPORT_SUFFIXES,
+    export_names,
+    format_table,
+    write_atomic,
+    write_csv,
+    write_feedback,
+    write_report,
+)
 from .lms import write_classroom, write_gradescope
-from .report_page import REPORT_SUFFIXES, write_report
 from .results import Graded, load_json, merge, to_json
 
 __all__ = ["add_arguments", "default_memory", "grade_command"]
@@ -38,6 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="notebooks, or folders of them (e.g. a class's submissions); with "
                              "--merge, JSON files written by --json-file")
+    parser.add_argument("--lesson", metavar="NN", help="the assignment's lesson, e.g. 03 (or "
+                        "its id, 03_autodiff_from_scratch): a notebook of another lesson scores "
+                        "nothing; needed with --classroom")
     limits = parser.add_argument_group("limits")
     limits.add_argument("--timeout", type=float, default=NOTEBOOK_TIMEOUT, metavar="SECONDS",
                         help="time limit for each whole notebook")
@@ -82,6 +92,9 @@ def check_outputs(args: argparse.Namespace) -> None:
                          f"FILE.html or FILE.md; got a name ending in "
                          f"{Path(args.report).suffix or 'nothing'}. Rename it, e.g. "
                          f"--report {Path(args.report).with_suffix('.html')}.")
+    if args.classroom and not args.lesson:
+        raise InputError("--classroom grades one student's repository for one assignment; "
+                         "expected its lesson, got none. Add --lesson, e.g. --lesson 03.")
     for option, value in (("--csv", args.csv), ("--json-file", args.json_file),
                           ("--classroom", args.classroom), ("--report", args.report)):
         if value:
@@ -111,6 +124,19 @@ def _limits(args: argparse.Namespace) -> Limits:
     return Limits(args.timeout, args.cell_timeout, memory)
 
 
+def _per_notebook_names(args: argparse.Namespace, notebooks: list[str]) -> None:
+    """Refuse, before grading, two notebooks that would write one per-notebook export file."""
+    if args.feedback or (args.gradescope and Path(args.gradescope).suffix != ".json"):
+        export_names(notebooks)
+
+
+def _one_submission(args: argparse.Namespace, graded: list[Graded]) -> list[Graded]:
+    """A run over ONE student's submission (--classroom, --gradescope FILE.json) counts the
+    assignment's lesson once: several copies of it are refused, never summed."""
+    single = args.classroom or (args.gradescope and Path(args.gradescope).suffix == ".json")
+    return one_copy(graded, args.lesson) if single and args.lesson else graded
+
+
 def _one_for_gradescope(args: argparse.Namespace, count: int) -> None:
     if args.gradescope and Path(args.gradescope).suffix == ".json" and count != 1:
         raise InputError(f"--gradescope {args.gradescope} holds the results of ONE notebook; "
@@ -121,9 +147,11 @@ def _results(args: argparse.Namespace) -> list[Graded]:
     if args.merge:
         merged = merge(load_json(path) for path in args.paths)
         _one_for_gradescope(args, len(merged))
+        _per_notebook_names(args, [g.notebook for g in merged])
         return merged
     from ..sandbox import Unavailable
     from .batch import grade_paths, notebooks_in, shard  # nbformat, JAX: after the checks
+    from .intake import clean
     from .journal import Journal, class_id
 
     limits = _limits(args)
@@ -131,8 +159,9 @@ def _results(args: argparse.Namespace) -> list[Graded]:
     if args.shard:
         notebooks = shard(notebooks, args.shard)
     _one_for_gradescope(args, len(notebooks))
+    _per_notebook_names(args, [clean(str(path)) for path in notebooks])
     jobs = min(args.jobs, len(notebooks))
-    journal = Journal(class_id(args.paths, args.shard or "", args.lang))
+    journal = Journal(class_id(args.paths, args.shard or "", args.lang, args.lesson or ""))
     print(f"grading {len(notebooks)} notebook{'s' * (len(notebooks) != 1)}, {jobs} at a time, "
           f"memory cap {format_bytes(limits.memory)} each, "
           f"{'WITHOUT a sandbox' if args.no_sandbox else 'each in a sandbox'}; journal "
@@ -140,7 +169,8 @@ def _results(args: argparse.Namespace) -> list[Graded]:
           file=sys.stderr)
     try:
         return grade_paths(notebooks, limits, jobs=jobs, progress=True,
-                           sandbox=not args.no_sandbox, journal=journal, resume=args.resume)
+                           sandbox=not args.no_sandbox, journal=journal, resume=args.resume,
+                           lesson=args.lesson)
     except Unavailable as err:
         raise InputError(str(err)) from None
 
@@ -159,10 +189,12 @@ def _export(what: str, write: Callable[[], None]) -> bool:
 
 def grade_command(args: argparse.Namespace) -> int:
     check_outputs(args)
+    if args.lesson:
+        args.lesson = lesson_named(args.lesson)
     # The kernels inherit it: the grader's own checks answer in the instructor's language,
     # whatever language the submission's edition set (the release's first cell sets none).
     os.environ[LANGUAGE_ENV] = {"en": "en", "zh": "zh_CN"}[args.lang]
-    graded = _results(args)
+    graded = _one_submission(args, _results(args))
     print(to_json(graded) if args.json else format_table(graded))
     written = [
         _export(option, write) for option, value, write in (

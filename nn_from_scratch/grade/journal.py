@@ -11,20 +11,17 @@
   grader is stopped for any reason, ``grade --resume`` with the same arguments keeps
   every row already there whose notebook has not changed since (same SHA-256) and
   grades only the rest.
-- **Exports** are written whole or not at all (:func:`write_atomic`): a file appears
-  under its name only once it is complete.
 """
 import hashlib
 import hmac
 import json
 import os
 import secrets
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Journal", "class_id", "key", "sign", "state_folder", "verify", "write_atomic"]
+__all__ = ["Journal", "class_id", "key", "sign", "state_folder", "verify"]
 
 STATE_ENV = "NN_FROM_SCRATCH_STATE"
 
@@ -63,20 +60,6 @@ def sign(data: Any) -> str:
 
 def verify(data: Any, signature: object) -> bool:
     return isinstance(signature, str) and hmac.compare_digest(sign(data), signature)
-
-
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole: into a new file beside it, then renamed over it."""
-    path = Path(path)
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def class_id(paths: Sequence[str | Path], *options: str) -> str:

@@ -19,10 +19,10 @@ import nbformat
 
 from ..exercises import lesson_exercises
 from ..exercises._core import all_lessons
-from ..i18n import _
 from ..notebook_runner import CellRun, Kernel, Limits, run_cells
+from .assignment import other_lesson
 from .checking import PROLOGUE, grading_hook
-from .copying import library_copies
+from .copying import Copy, library_copies
 from .intake import Submission, clean
 from .rebuild import Rebuilt, rebuild
 from .release import (
@@ -51,7 +51,7 @@ class Prepared:
     checks: list[CheckCell]
     shown: dict[str, dict[str, Any]]  # what the submission's saved outputs showed
     notes: list[str]
-    copies: dict[str, str]  # exercise id -> the library's function its code hands in
+    copies: dict[str, Copy]  # exercise id -> the library's function its code hands in
 
 
 def lesson_of(nb: Any, path: str | Path) -> str | None:
@@ -71,8 +71,12 @@ def failed(path: str, message: str, lesson: str | None = None) -> Graded:
     return Graded(clean(path), lesson, (Row(None, "", "error", clean(message), 0.0, 0.0),))
 
 
-def prepare(submission: Submission, release_dir: Path = RELEASE) -> Prepared | Graded:
-    """Read and rebuild a submission; a :class:`Graded` error row if it cannot be graded."""
+def prepare(submission: Submission, release_dir: Path = RELEASE,
+            pinned: str | None = None) -> Prepared | Graded:
+    """Read and rebuild a submission; a :class:`Graded` error row if it cannot be graded.
+
+    ``pinned``: the assignment's lesson (:mod:`.assignment`): a notebook of another is
+    refused, and one that names no lesson is taken as this one."""
     path = submission.path
     if submission.copy is None:
         return failed(path, f"not graded: {submission.problem}")
@@ -81,7 +85,9 @@ def prepare(submission: Submission, release_dir: Path = RELEASE) -> Prepared | G
     except Exception as err:
         first = str(err).splitlines()[0] if str(err) else ""
         return failed(path, f"not a readable notebook ({type(err).__name__}: {first[:200]})")
-    lesson = lesson_of(nb, path)
+    lesson = lesson_of(nb, path) or pinned
+    if pinned and lesson and lesson != pinned:
+        return failed(path, other_lesson(lesson, pinned), lesson)
     if lesson is None:
         return failed(path, "cannot tell which lesson this is: its metadata has no "
                             "nn_from_scratch.lesson of this course and its name no lesson slug "
@@ -106,10 +112,10 @@ def prepare(submission: Submission, release_dir: Path = RELEASE) -> Prepared | G
 
 
 def _row(exercise: Any, verdict: dict | None, exercise_run: CellRun | None,
-         check_run: CellRun | None, points: float, shown: dict | None, copied: str = "") -> Row:
+         check_run: CellRun | None, points: float, shown: dict | None,
+         copied: Copy | None = None) -> Row:
     if copied:  # what a check in class says of it too, in the grader's language
-        status, message = "failed", _("this is the library's own {name}; write your own").format(
-            name=copied)
+        status, message = "failed", copied.message
     elif verdict and verdict["status"] == "passed":
         status, message = "passed", verdict["message"]
     elif exercise_run and exercise_run.status != "ok":
@@ -150,7 +156,7 @@ async def run_prepared(prepared: Prepared, kernel: Kernel, limits: Limits,
                          runs.get(check, CellRun(check, "error", "was not run"))
                          if check is not None else None,
                          points.get(exercise.id, 1.0), prepared.shown.get(exercise.id),
-                         prepared.copies.get(exercise.id, "")))
+                         prepared.copies.get(exercise.id)))
     checked = sum(runs[c.index].seconds for c in checks if c.index in runs)
     seconds = {"kernel": round(kernel.seconds, 2), "checks": round(checked, 2),
                "lesson": round(sum(r.seconds for r in runs.values()) - checked, 2)}

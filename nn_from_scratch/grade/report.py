@@ -15,7 +15,8 @@ each lesson graded:
 
 and, before the lessons, the notebooks that could not be graded at all (:func:`ungraded`).
 
-:mod:`.report_page` writes it as one self-contained HTML page or as Markdown.
+:mod:`.report_page` writes it as one self-contained HTML page, :mod:`.report_markdown` as
+Markdown.
 """
 import os
 import re
@@ -24,8 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
-from .exports import exercise_columns
-from .results import Graded
+from .results import Graded, exercise_columns
 
 __all__ = ["ExerciseSummary", "Group", "LessonSummary", "mistake_of", "short_names", "summarize",
            "ungraded"]

@@ -1,55 +1,50 @@
-"""The class report (:mod:`.report`) as one self-contained HTML page, or as Markdown.
+"""The class report (:mod:`.report`) as one self-contained HTML page.
 
 The page needs nothing but itself: its charts are inline SVG, its style is in
 the page, it loads nothing (it opens from a USB stick, offline). Every name and
 hint is escaped: a notebook called ``<script>.ipynb`` shows as text. Its words
-follow the grader's language (``grade --lang zh``); the Markdown
-(:mod:`.report_markdown`) says the same in the same words, with tables in place of charts.
+follow the grader's language (``grade --lang zh``) and are :mod:`.report_words`' (the
+Markdown, :mod:`.report_markdown`, says the same in the same words, with tables in place of
+charts); :func:`.exports.write_report` writes one or the other.
 """
 import datetime
 import html
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
-from .._checks import InputError
-from ..i18n import N_, _, language
-from .journal import write_atomic
+from ..i18n import _, language
 from .report import ExerciseSummary, LessonSummary, summarize, ungraded
+from .report_words import (
+    BY_EXERCISE,
+    EVERY,
+    EXERCISE,
+    HARDEST,
+    LEAD,
+    LESSON,
+    NOT_DONE_LINE,
+    NOTEBOOKS,
+    NOTES,
+    NOTHING,
+    REVISIT,
+    REVISIT_LINE,
+    SAID,
+    SCORES,
+    STATUS,
+    SYMBOLS,
+    TITLE,
+    UNGRADED,
+    UNGRADED_LINE,
+    Markup,
+    percent,
+    revisit_said,
+    say,
+    score_counts,
+    share_of,
+    status_name,
+)
 from .results import Graded
 
-__all__ = ["COLOURS", "NAMES", "REPORT_SUFFIXES", "SYMBOLS", "report_html", "say",
-           "write_report"]
+__all__ = ["COLOURS", "report_html"]
 
-REPORT_SUFFIXES = (".html", ".htm", ".md", ".markdown")
-
-# The report's words, marked here for the catalogs (a call inside an f-string is not found);
-# :func:`say` translates one and fills it in
-TITLE = N_("What the class got wrong")
-LEAD = N_("{count} notebooks graded, {date}")
-UNGRADED = N_("{count} could not be graded")
-UNGRADED_LINE = N_("{notebook}: {why}")
-LESSON = N_("{lesson}: {count} notebooks")
-REVISIT = N_("Revisit first")
-REVISIT_LINE = N_("{exercise}: {share} passed; {said}")
-MOST_COMMON = N_("the most common mistake ({count} of {total}): {hint}")
-MOSTLY_NOT_DONE = N_("most left it not done")
-SCORES = N_("Scores")
-NOTEBOOKS = N_("notebooks")
-HARDEST = N_("Passed, hardest first")
-BY_EXERCISE = N_("Exercise by exercise")
-EXERCISE = N_("{exercise}: {share} passed")
-SAID = N_("what the check said")
-STATUS = N_("status")
-GROUP_LINE = N_("{count} ({share}) {status}: {hint} ({notebooks})")
-NOT_DONE_LINE = N_("not done: {count} ({share})")
-NOT_DONE_COUNT = N_("{count} not done")
-EVERY = N_("Every notebook")
-NOTES = N_("The grader’s notes")
-NOTHING = N_("nothing graded")
-NAMES = {"passed": N_("passed"), "failed": N_("failed"), "not done": N_("not done"),
-         "error": N_("error"), "timed out": N_("timed out"), "out of memory": N_("out of memory")}
-SYMBOLS = {"passed": "✓", "failed": "✗", "not done": "…", "error": "!", "timed out": "⏱",
-           "out of memory": "M"}
 COLOURS = {"passed": "#2e7d32", "failed": "#c62828", "not done": "#9e9e9e", "error": "#ef6c00",
            "timed out": "#6a1b9a", "out of memory": "#6a1b9a"}
 STYLE = """
@@ -64,47 +59,6 @@ td,th{border:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:to
 .grid td.name{text-align:left;color:#222;font-weight:400}.count{text-align:right}
 svg text{font:12px system-ui,sans-serif}th,.count,.status{white-space:nowrap}
 """
-
-
-class Markup(str):
-    """Text that is markup already: :func:`say` puts it in as it is."""
-
-
-def say(message: str, escape: Callable[[str], str] = html.escape, **fields: object) -> str:
-    """``message`` in the report's language with ``fields`` filled in, every part escaped for
-    the page (or for Markdown: ``escape=`` :func:`.report_markdown.md`) but :class:`Markup`."""
-    return escape(_(message)).format(**{
-        name: value if isinstance(value, Markup) else escape(str(value))
-        for name, value in fields.items()})
-
-
-def status_name(status: str) -> str:
-    """A status in the report's language ("" stays "": an exercise the notebook lacked)."""
-    return _(NAMES[status]) if status in NAMES else status
-
-
-def percent(share: float) -> str:
-    return f"{share:.0%}"
-
-
-def share_of(count: int, exercise: ExerciseSummary) -> str:
-    return percent(count / exercise.notebooks) if exercise.notebooks else ""
-
-
-def score_counts(lesson: LessonSummary) -> list[int]:
-    """How many notebooks got each whole number of points, from 0 to the most possible."""
-    top = int(max((most for _n, _p, most in lesson.scores), default=0))
-    return [sum(1 for _n, points, _m in lesson.scores if int(points) == score)
-            for score in range(top + 1)]
-
-
-def revisit_said(exercise: ExerciseSummary) -> str:
-    """What the class did wrong in an exercise to revisit: its most common mistake."""
-    if not exercise.groups:
-        return _(MOSTLY_NOT_DONE)
-    top = exercise.groups[0]
-    return _(MOST_COMMON).format(count=len(top.notebooks), total=exercise.notebooks,
-                                 hint=top.example)
 
 
 def _e(text: object) -> str:
@@ -214,14 +168,3 @@ def report_html(graded: Sequence[Graded]) -> str:
             f'<h1>{title}</h1><p class="lead">{lead}</p>'
             f'{body or "<p>" + _e(_(NOTHING)) + "</p>"}</body></html>\n')
 
-
-def write_report(graded: Sequence[Graded], path: str | Path) -> None:
-    """``path`` ending in ``.md`` (or ``.markdown``): Markdown; ``.html``: one HTML page."""
-    from .report_markdown import report_markdown
-
-    suffix = Path(path).suffix.lower()
-    if suffix not in REPORT_SUFFIXES:
-        raise InputError(f"write_report: {path} should end in one of {REPORT_SUFFIXES}; got "
-                         f"{suffix or 'no suffix'}.")
-    text = report_markdown(graded) if suffix in (".md", ".markdown") else report_html(graded)
-    write_atomic(path, text)

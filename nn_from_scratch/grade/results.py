@@ -22,7 +22,8 @@ from typing import Any
 from .._checks import InputError
 from .journal import sign, state_folder, verify
 
-__all__ = ["STATUSES", "Graded", "Row", "from_dict", "load_json", "merge", "to_json"]
+__all__ = ["STATUSES", "Graded", "Row", "exercise_columns", "from_dict", "load_json", "merge",
+           "to_json"]
 
 STATUSES = ("passed", "failed", "not done", "error", "timed out", "out of memory")
 FORMAT = "nn_from_scratch.grade/3"  # the JSON's "format": changes when its shape does
@@ -72,6 +73,12 @@ class Graded:
         """``"5 of 7 passed, 5/7 points"``."""
         return (f"{self.passed} of {len(self.rows)} passed, "
                 f"{self.points:g}/{self.max_points:g} points")
+
+
+def exercise_columns(graded: Sequence[Graded]) -> list[str]:
+    """Every exercise id seen, in lesson and exercise order (``07.2`` before ``07.10``)."""
+    ids = {row.exercise for g in graded for row in g.rows if row.exercise}
+    return sorted(ids, key=lambda e: tuple(int(part) for part in e.split(".")))
 
 
 def to_json(graded: Sequence[Graded]) -> str:
