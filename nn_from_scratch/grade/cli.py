@@ -92,9 +92,6 @@ def check_outputs(args: argparse.Namespace) -> None:
                          f"FILE.html or FILE.md; got a name ending in "
                          f"{Path(args.report).suffix or 'nothing'}. Rename it, e.g. "
                          f"--report {Path(args.report).with_suffix('.html')}.")
-    if args.classroom and not args.lesson:
-        raise InputError("--classroom grades one student's repository for one assignment; "
-                         "expected its lesson, got none. Add --lesson, e.g. --lesson 03.")
     for option, value in (("--csv", args.csv), ("--json-file", args.json_file),
                           ("--classroom", args.classroom), ("--report", args.report)):
         if value:
@@ -109,6 +106,9 @@ def check_outputs(args: argparse.Namespace) -> None:
                 check_writable_folder(path.parent, option, value)  # that exists (a typo
                 path.mkdir()  # deeper in the path is still refused before any grading)
             check_writable_folder(path, option, value)
+    if args.classroom and not args.lesson:
+        raise InputError("--classroom grades one student's repository for one assignment; "
+                         "expected its lesson, got none. Add --lesson, e.g. --lesson 03.")
 
 
 def _limits(args: argparse.Namespace) -> Limits:
