@@ -1,0 +1,85 @@
+"""Does a notebook that starts many busy loops slow a classmate graded beside it?
+
+Issue 35's attack: one submission of lesson 03 starts LOOPS busy loops, each in a session of its
+own (``setsid``, refused in the fallback), for as long as the classmate takes; an honest
+classmate (the lesson's solutions) is graded beside it with ``--jobs 2``. For each way the grader
+can share the machine (a cgroup per sandbox where it can make one, else the fallback: seccomp
+refusing ``setsid``, the session scheduled as one) it prints the classmate's time alone and beside
+the loops, side by side in one run, and their ratio (the grader's target: under 1.5x), with the
+machine's load. Speed is measured here, never asserted in the tests (the red-team test only
+checks that the classmate keeps its score).
+
+    .venv/bin/python benchmarks/grade_share.py              # 100 loops, both modes
+    .venv/bin/python benchmarks/grade_share.py --loops 20 --rounds 2
+"""
+import argparse
+import copy
+import os
+import platform
+import sys
+import tempfile
+from pathlib import Path
+from unittest import mock
+
+import nbformat
+
+from nn_from_scratch import cgroups
+from nn_from_scratch.grade import grade_paths
+from nn_from_scratch.notebook_runner import Limits
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import notebooks  # noqa: E402
+
+LESSON = ROOT / "lessons" / "03_autodiff_from_scratch.md"
+
+
+def busy_loops(student: nbformat.NotebookNode, loops: int, seconds: int) -> nbformat.NotebookNode:
+    """The student edition whose first exercise cell starts ``loops`` busy loops, each trying
+    to leave for a session of its own, and waits ``seconds`` for them."""
+    nb = copy.deepcopy(student)
+    loop = (f"import os, time\ntry:\n    os.setsid()\nexcept OSError:\n    pass\n"
+            f"end = time.time() + {seconds}\nwhile time.time() < end:\n    pass")
+    cell = next(c for c in nb.cells if "exercise" in c.metadata.get("tags", []))
+    cell.source += (f"\nimport subprocess, sys, time\nfor _ in range({loops}):\n"
+                    f"    subprocess.Popen([sys.executable, '-S', '-c', {loop!r}])\n"
+                    f"time.sleep({seconds})\n")
+    return nb
+
+
+def seconds_of(graded) -> float:
+    return graded.seconds["lesson"] + graded.seconds["checks"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--loops", type=int, default=100)
+    parser.add_argument("--seconds", type=int, default=40, help="how long the loops run")
+    parser.add_argument("--rounds", type=int, default=1)
+    args = parser.parse_args()
+    solution, student = notebooks.editions(LESSON)
+    limits = Limits(memory=2 * 2**30, cell_timeout=120, timeout=300)
+    modes = (["cgroup"] if cgroups.hierarchy() is not None else []) + ["fallback"]
+    print(f"{platform.node()}: {os.cpu_count()} cores, Python {platform.python_version()}; "
+          f"{args.loops} busy loops for {args.seconds} s; load before: {os.getloadavg()[0]:.2f}")
+    print(f"{'mode':<10}{'round':>6}{'alone':>9}{'beside':>9}{'ratio':>8}  classmate's points")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        nbformat.write(busy_loops(student, args.loops, args.seconds), folder / "a_loops.ipynb")
+        nbformat.write(solution, folder / "b_honest.ipynb")
+        for r in range(args.rounds):
+            for mode in modes:  # interleaved: each ratio within one round
+                found = cgroups.hierarchy if mode == "cgroup" else (lambda root=None: None)
+                with mock.patch.object(cgroups, "hierarchy", found):
+                    alone = grade_paths([folder / "b_honest.ipynb"], limits)[0]
+                    beside = {Path(g.notebook).stem: g for g in grade_paths(
+                        [folder / "a_loops.ipynb", folder / "b_honest.ipynb"], limits, jobs=2)}
+                honest = beside["b_honest"]
+                print(f"{mode:<10}{r + 1:>6}{seconds_of(alone):>8.1f}s{seconds_of(honest):>8.1f}s"
+                      f"{seconds_of(honest) / seconds_of(alone):>7.2f}x  "
+                      f"{sum(row.points for row in honest.rows)} of {len(honest.rows)}")
+    print(f"load after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
