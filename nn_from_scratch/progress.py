@@ -17,12 +17,12 @@ from pathlib import Path
 
 from . import __version__
 from ._checks import InputError
-from .i18n import ENV, _, language, set_language
+from .i18n import ENV, N_, _, language, set_language
 
 __all__ = ["Lesson", "Progress", "add_arguments", "format_progress", "gather", "progress_command"]
 
 NOT_STARTED = "not started"
-FOREIGN = ("is not a notebook of this course (nn_from_scratch): its metadata names no lesson of "
+FOREIGN = N_("is not a notebook of this course (nn_from_scratch): its metadata names no lesson of "
            "it and its name holds no lesson slug such as 07_mlp_from_scratch")
 
 
@@ -117,6 +117,8 @@ def gather(folder: str | Path, lang: str | None = None, *, sandbox: bool = True)
     from .grade import grade_paths
     from .grade.journal import Journal, class_id
 
+    if lang:  # its errors in it too
+        set_language(lang)
     folder = existing_folder(folder)
     notebooks, skipped, edition = _course_notebooks(folder)
     if not notebooks:
@@ -198,12 +200,14 @@ def progress_command(args: argparse.Namespace) -> int:
     from .progress_page import write_progress
     from .sandbox import Unavailable
 
+    lang = {"en": "en", "zh": "zh_CN", None: None}[args.lang]
+    if lang:  # the errors too
+        set_language(lang)
     page = Path(args.html) if args.html else existing_folder(args.folder) / "progress.html"
     if page.suffix.lower() not in (".html", ".htm"):
         raise InputError(_("--html {path}: the page is HTML; name it FILE.html, e.g. --html "
                            "progress.html.").format(path=args.html))
     check_writable_folder(page.parent, "--html", str(page))
-    lang = {"en": "en", "zh": "zh_CN", None: None}[args.lang]
     try:
         progress = gather(args.folder, lang, sandbox=not args.no_sandbox)
     except Unavailable as err:

@@ -26,6 +26,7 @@ ANSWERS = {  # exercise cell id -> (the stub's line, what the student wrote ther
 def progress(capsys, monkeypatch, tmp_path):
     """The command, with the grader's state (its journal: the cache) in a folder of the test."""
     monkeypatch.setenv("NN_FROM_SCRATCH_STATE", str(tmp_path / "state"))
+    monkeypatch.setenv("NN_FROM_SCRATCH_LANG", "en")  # the command sets it for its kernels
 
     def run(*args):
         code = main(["progress", *map(str, args)])
