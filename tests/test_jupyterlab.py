@@ -1,5 +1,5 @@
 """The student's own screen: a student notebook in JupyterLab, in headless Chromium, used
-through JupyterLab's UI as a student uses it (tests/jupyterlab.py drives it).
+through JupyterLab's UI as a student uses it (tests/jupyterlab_ui.py drives it).
 
 One JupyterLab server (the installed one, in a fresh home) serves every case: for lesson 03
 (an early one) and lesson 14 (the newest), in English and in Chinese, the test opens the
@@ -63,9 +63,8 @@ CASES = [
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """The installed JupyterLab serving a copy of the student editions, in a fresh home."""
-    from jupyterlab import Lab
+    from jupyterlab_ui import Lab
 
-    pytest.importorskip("jupyterlab", reason="JupyterLab is in requirements.txt: install it")
     base = tmp_path_factory.mktemp("jupyterlab")
     root, home = base / "course", base / "home"
     home.mkdir()
@@ -168,7 +167,7 @@ def test_a_student_notebook_in_jupyterlab_runs_and_answers_on_the_page(browser, 
                                                                        monkeypatch):
     """Every case in one test, so that one server and one browser serve them all (the suite
     runs on two workers: cases in parametrized tests could each start their own)."""
-    from jupyterlab import Student
+    from jupyterlab_ui import Student
 
     student = Student(browser, lab)
     for language in ("en", "zh_CN"):
