@@ -148,8 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "only those changed since the last run) and show every lesson and "
                     "exercise: passed, failed with the hint, not done, or not started; in the "
                     "terminal and as one page (progress.html). Exit status 0 when every "
-                    "exercise passed, 1 otherwise, 2 on bad usage.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter))
+                    "exercise passed, 1 otherwise, 2 on bad usage."))  # its help gives defaults
     add_doctor_arguments(commands.add_parser(
         "doctor", help="check that this machine can run the lessons (classroom preflight)",
         description="A checklist of what the lessons need, with the fix for each problem. "
