@@ -127,3 +127,55 @@ def test_a_missing_folder_and_a_page_that_is_not_html_are_refused(progress, tmp_
     worked_on(tmp_path / "student")
     result = progress(tmp_path / "student", "--html", tmp_path / "me.txt")
     assert result.returncode == 2 and "FILE.html" in result.stderr
+
+
+def test_where_the_sandbox_cannot_start_progress_says_so(progress, tmp_path, monkeypatch):
+    from nn_from_scratch import sandbox
+
+    def unavailable():
+        raise sandbox.Unavailable("the grader's sandbox needs Linux (bubblewrap) ... or pass "
+                                  "--no-sandbox")
+
+    monkeypatch.setattr(sandbox, "bwrap", unavailable)
+    worked_on(tmp_path / "student")
+    result = progress(tmp_path / "student")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines()[-1].startswith("error: the grader's sandbox needs Linux")
+
+
+def test_the_page_in_a_browser_loads_nothing_runs_nothing_and_reads_in_aa_contrast(browser,
+                                                                                  tmp_path):
+    from test_exercises_display import contrast
+
+    from nn_from_scratch.progress import Lesson, Progress
+    from nn_from_scratch.progress_page import write_progress
+
+    exercises = (("03.1", "mul", "passed", "matches jax.grad"),
+                 ("03.2", "tanh", "failed", "use `1 - t ** 2` <img src=x onerror=alert(1)>"),
+                 ("03.3", "topological order", "not done", "not done yet"),
+                 ("03.4", "backward", "timed out", "the exercise cell ran past its limit"))
+    lessons = (Lesson("03_autodiff_from_scratch", "03 · Autodiff from scratch",
+                      "03_autodiff_from_scratch.ipynb", exercises),
+               Lesson("14_attention_from_scratch", "14 · Attention from scratch", "",
+                      (("14.1", "attention", "not started", ""),)))
+    page = tmp_path / "progress.html"
+    write_progress(Progress("student", lessons, 1, 0), page)
+    errors = browser.open(page.as_uri())
+    assert errors == [] and browser.requests() == [page.as_uri()]
+    boxes = browser.js("""[...document.querySelectorAll('.nn-check')].map(b => {
+        const rgb = c => '#' + c.match(/\\d+/g).slice(0, 3).map(
+            n => (+n).toString(16).padStart(2, '0')).join('');
+        const mark = b.querySelector('strong');
+        return {status: b.dataset.status, text: b.textContent,
+                background: rgb(getComputedStyle(b).backgroundColor),
+                colour: rgb(getComputedStyle(b).color),
+                mark: rgb(getComputedStyle(mark).color),
+                code: [...b.querySelectorAll('code')].map(c => c.textContent)}; })""")
+    assert [b["status"] for b in boxes] == ["passed", "failed", "not done", "failed"]
+    for box in boxes:
+        assert contrast(box["mark"], box["background"]) >= 4.5, box
+        assert contrast(box["colour"], box["background"]) >= 4.5, box
+    assert boxes[1]["code"] == ["1 - t ** 2"] and "<img src=x" in boxes[1]["text"]
+    assert boxes[3]["text"].startswith("✗ failed 03.4 backward: timed out: ")
+    assert browser.js("document.querySelectorAll('img, script').length") == 0
+    assert "14 · Attention from scratch: not started" in browser.js("document.body.innerText")
