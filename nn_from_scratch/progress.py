@@ -131,11 +131,14 @@ def gather(folder: str | Path, lang: str | None = None, *, sandbox: bool = True)
     done = journal.load()
     paths = sorted(notebooks.values())
     reused = sum(hashlib.sha256(p.read_bytes()).hexdigest() in done for p in paths)
-    print(_("notebooks to grade: {count}, each in its own sandbox; unchanged since the last run "
-            "and not graded again: {reused}").format(count=len(paths) - reused, reused=reused),
-          file=sys.stderr, flush=True)
-    graded = {g.lesson: g for g in grade_paths(paths, sandbox=sandbox, journal=journal,
-                                               resume=True)}
+    print((_("notebooks to grade: {count}, each in its own sandbox; unchanged since the last run "
+             "and not graded again: {reused}") if sandbox else
+            _("notebooks to grade: {count}, WITHOUT a sandbox (--no-sandbox); unchanged since the "
+              "last run and not graded again: {reused}")).format(
+        count=len(paths) - reused, reused=reused), file=sys.stderr, flush=True)
+    lesson_at = {str(path): slug for slug, path in notebooks.items()}  # for a row with no lesson
+    graded = {g.lesson or lesson_at.get(g.notebook): g  # (a notebook that could not be read)
+              for g in grade_paths(paths, sandbox=sandbox, journal=journal, resume=True)}
     lessons = []
     for slug in all_lessons():
         rows = {r.exercise: r for r in graded[slug].rows} if slug in graded else {}

@@ -90,11 +90,13 @@ def test_every_lesson_and_exercise_with_its_state_then_only_changes_graded(progr
     assert "    ✓ 03.2 tanh: passed" in third.stdout.splitlines()
 
 
-def test_the_chinese_edition_answers_in_chinese(progress, tmp_path):
+def test_the_chinese_edition_answers_in_chinese_and_without_the_sandbox_says_so(progress,
+                                                                                tmp_path):
     folder = tmp_path / "student" / "zh"
     worked_on(folder, "student/zh")
-    result = progress(folder, "--html", tmp_path / "me.html")
+    result = progress(folder, "--html", tmp_path / "me.html", "--no-sandbox")
     assert result.returncode == 1, result.stderr
+    assert "不在沙箱中运行（--no-sandbox）" in result.stderr, "it says so, in Chinese"
     lines = result.stdout.splitlines()
     assert "    ✓ 03.1 mul：通过" in lines or "    ✓ 03.1 mul: 通过" in lines, lines
     assert any(line.startswith("    ✗ 03.2 ") and "未通过" in line for line in lines), lines
