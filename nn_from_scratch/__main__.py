@@ -1,10 +1,12 @@
-"""The command line: ``python -m nn_from_scratch {train,grade,doctor} [options]``.
+"""The command line: ``python -m nn_from_scratch {train,grade,progress,doctor} [options]``.
 
 - ``train``: load a data set, build an MLP (or with ``--model cnn`` a convolutional
   network, with ``--model transformer`` a vision transformer), train it with one line
   per epoch, and report validation and test accuracy;
 - ``grade``: grade students' notebooks offline, a class at a time, and export the results
   (instructors);
+- ``progress``: a self-paced student's lessons and exercises, from grading their own
+  notebooks (:mod:`.progress`);
 - ``doctor``: check that this machine can run the lessons (the classroom preflight).
 
 ``python -m nn_from_scratch COMMAND --help`` lists each command's options. Bad
@@ -141,6 +143,14 @@ def build_parser() -> argparse.ArgumentParser:
                     "points and notes on what was tampered with. Exit status 0 when every "
                     "exercise passed, 1 otherwise, 2 on bad usage.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter))
+    from .progress import add_arguments as add_progress_arguments
+    add_progress_arguments(commands.add_parser(
+        "progress", help="where am I? every lesson and exercise, from grading your notebooks",
+        description="Grade your own notebooks (each in a sandbox, by the grader's own checks; "
+                    "only those changed since the last run) and show every lesson and "
+                    "exercise: passed, failed with the hint, not done, or not started; in the "
+                    "terminal and as one page (progress.html). Exit status 0 when every "
+                    "exercise passed, 1 otherwise, 2 on bad usage."))  # its help gives defaults
     add_doctor_arguments(commands.add_parser(
         "doctor", help="check that this machine can run the lessons (classroom preflight)",
         description="A checklist of what the lessons need, with the fix for each problem. "
@@ -241,6 +251,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "grade":
             from .grade.cli import grade_command
             return grade_command(args)
+        if args.command == "progress":
+            from .progress import progress_command
+            return progress_command(args)
         from .doctor import doctor_command
         return doctor_command(args)
     except InputError as err:  # our own clear errors: no traceback for a typo

@@ -1,5 +1,6 @@
 """Headless Chromium driven over the Chrome DevTools Protocol, for the tests that look at a
-page as a reader would: the website's (test_site) and the class report's (test_grade_report).
+page as a reader would: the website's (test_site), the class report's (test_grade_report) and
+JupyterLab's with a student notebook open (test_jupyterlab, through jupyterlab_ui).
 The ``browser`` fixture (in conftest) skips where Chromium is not installed."""
 import base64
 import json

@@ -154,5 +154,5 @@ def test_help_lists_every_command_and_option():
                    "--augment"):
         assert option in result.stdout
     top = run_cli("--help").stdout
-    assert all(command in top for command in ("train", "grade", "doctor"))
+    assert all(command in top for command in ("train", "grade", "progress", "doctor"))
     assert "train an MLP, a CNN or a transformer" in top  # every model train can build

@@ -112,6 +112,8 @@ def english_literals(path: Path) -> list[tuple[int, str]]:
             text = node.value
         else:
             continue
+        if re.search(r"<[a-z]+[ >]|^[a-z-]+:[^;]+;", text):  # HTML or CSS (_display), not prose
+            continue
         prose = re.sub(r"`[^`]*`|\{[^}]*\}", "", text)
         if len(re.findall(r"\b[a-z]{2,}\b", prose)) >= 3 and text not in ENGLISH_ON_PURPOSE:
             found.append((node.lineno, text))

@@ -168,14 +168,38 @@ def test_lesson_page_contains_its_plots_and_outputs(html, stem):
                 plots += 1
                 digest = hashlib.sha256(base64.b64decode("".join(png))).hexdigest()
                 assert digest in shown, f"plot {plots} of {stem} is not on its page"
-    # Checker lines are shown from text/plain, never dropped with their custom MIME type.
+    # Checker results are shown, never dropped with their custom MIME type: as the check's HTML
+    # box where the output has one (exercises/_display: symbol and word, its status), in order,
+    # with nothing in it that runs; else as the text/plain line.
+    boxes = []
     for cell in nb["cells"]:
         if "check" in cell.get("metadata", {}).get("tags", []):
             for output in cell.get("outputs", []):
+                box = "".join(output.get("data", {}).get("text/html", ""))
+                if 'class="nn-check"' in box:
+                    boxes.append(re.search(r'data-status="([^"]+)"', box).group(1))
+                    assert not re.search(r"<script|\son\w+=|javascript:", box), box
+                    shown = html_text(box)
+                    assert shown in page.body_text, f"checker box {shown!r}"
+                    continue
                 plain = "".join(output.get("data", {}).get("text/plain", ""))
                 line = "".join(output.get("text", "")) or plain
                 first = line.strip().splitlines()[0] if line.strip() else ""
                 assert first.strip("'\"") in page.body_text, f"checker output {first!r}"
+    on_page = [b.get("data-status") for b in page.classes.get("nn-check", [])]
+    assert on_page == boxes, f"the check boxes on {stem}'s page"
+    if boxes:  # the executed lessons' checks all pass
+        assert set(boxes) == {"passed"}, boxes
+
+
+def html_text(fragment: str) -> str:
+    """The text a piece of HTML shows, whitespace collapsed as :attr:`Page.body_text` does."""
+    parser = HTMLParser(convert_charrefs=True)
+    text: list[str] = []
+    parser.handle_data = text.append
+    parser.feed(fragment)
+    parser.close()
+    return re.sub(r"\s+", " ", "".join(text)).strip()
 
 
 def _resolve(page: Path, link: str) -> Path:

@@ -10,7 +10,9 @@ as one line::
 
 A checker never raises, so a notebook's "Run all" always reaches the end. The
 result also carries a machine-readable copy (the MIME type :data:`MIME`), which
-the grader compares with what a submission showed (never trusting it).
+the grader compares with what a submission showed (never trusting it), and the
+same line as HTML (:mod:`._display`: a coloured box, symbol and word, code in code
+style), which JupyterLab and the course website show in its place.
 
 The rest of the shared machinery is split by job: :mod:`._calls` (what a check
 needs from the student's code), :mod:`._compare` (how it compares),
@@ -22,10 +24,11 @@ import functools
 import importlib
 import pkgutil
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..i18n import _, typeset
+from ._display import SYMBOLS, status_html
 from ._hints import first_line
 
 __all__ = ["MIME", "STATUSES", "CheckResult", "Exercise", "Mistake", "NotDone", "all_lessons",
@@ -33,7 +36,6 @@ __all__ = ["MIME", "STATUSES", "CheckResult", "Exercise", "Mistake", "NotDone", 
 
 MIME = "application/vnd.nn-from-scratch.check+json"
 STATUSES = ("passed", "failed", "not done")
-_SYMBOLS = {"passed": "✓", "failed": "✗", "not done": "…"}
 
 
 @dataclass(frozen=True)
@@ -45,12 +47,15 @@ class CheckResult:
       title: what the exercise asks for, e.g. ``"predict"``.
       status: ``"passed"``, ``"failed"`` or ``"not done"``.
       message: what was checked, or what is wrong and a hint for fixing it.
+      markup: the message before it was set as plain text: `code` still in backticks,
+        for :attr:`html` (Chinese plain text drops them); ``""`` means ``message``.
     """
 
     exercise: str
     title: str
     status: str
     message: str
+    markup: str = field(default="", compare=False, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -60,15 +65,23 @@ class CheckResult:
     def line(self) -> str:
         """The one line a student reads: ``✓ 07.3 predict: ...``."""
         return _("{symbol} {exercise} {title}: {message}").format(
-            symbol=_SYMBOLS[self.status], exercise=self.exercise, title=self.title,
+            symbol=SYMBOLS[self.status], exercise=self.exercise, title=self.title,
             message=self.message)
 
     def __repr__(self) -> str:
         return self.line
 
+    @property
+    def html(self) -> str:
+        """The same as a box of escaped HTML (:func:`._display.status_html`)."""
+        return status_html(self.status, self.exercise, self.title, self.markup or self.message)
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        """What Jupyter shows (the line) and what the grader reads (:data:`MIME`)."""
-        return {"text/plain": self.line, MIME: asdict(self)}
+        """What Jupyter shows (the HTML; the line where HTML is not shown) and what the grader
+        reads (:data:`MIME`: the four fields, as they always were)."""
+        record = {"exercise": self.exercise, "title": self.title, "status": self.status,
+                  "message": self.message}
+        return {"text/plain": self.line, "text/html": self.html, MIME: record}
 
 
 class Mistake(Exception):
@@ -118,7 +131,8 @@ def exercise(lesson: str, number: int, title: str) -> Callable[[Callable[..., st
             def result(status: str, message: str) -> CheckResult:
                 # A message that is a msgid as it stands (a hint without values in it) is
                 # translated here; one with values was translated where it was formatted.
-                return CheckResult(exercise_id, _(title), status, typeset(_(message)))
+                text = _(message)
+                return CheckResult(exercise_id, _(title), status, typeset(text), text)
             if any(answer is Ellipsis for answer in answers):
                 return result("not done", _("not done yet (the stub's `...` is still there)"))
             try:
