@@ -1,4 +1,4 @@
-"""What crosses between the grader and a kernel (grade/wire.py, grade/answers.py): plain data that
+"""What crosses between the grader and a kernel (wire.py, grade/answers.py): plain data that
 keeps its kind, handles for the rest, never a function the kernel names run by the grader, and
 exceptions that keep their class where the grader knows it."""
 import json
@@ -9,11 +9,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from nn_from_scratch import autodiff
+from nn_from_scratch import autodiff, wire
 from nn_from_scratch.exercises import _fixtures
 from nn_from_scratch.exercises._core import Mistake
 from nn_from_scratch.exercises._remote import RemoteFunction, beside, same_object, transformed
-from nn_from_scratch.grade import wire
 from nn_from_scratch.grade.answers import Answers
 from nn_from_scratch.grade.checking import InProcess
 
@@ -75,7 +74,7 @@ def test_functions_cross_by_name_from_the_grader_only():
 def test_errors_keep_their_class_and_never_one_that_stops_the_grader():
     def crossed(err):
         return wire.decode_error(json.loads(json.dumps(wire.encode_error(err))),
-                                 {"nn_from_scratch.exercises._core.Mistake": Mistake})
+                                 {"nn_from_scratch.exercises._outcomes.Mistake": Mistake})
 
     assert type(crossed(ValueError("v"))) is ValueError
     assert type(crossed(Mistake("hint"))) is Mistake and str(crossed(Mistake("hint"))) == "hint"

@@ -14,9 +14,9 @@ the grader compares with what a submission showed (never trusting it).
 
 The rest of the shared machinery is split by job: :mod:`._calls` (what a check
 needs from the student's code), :mod:`._compare` (how it compares),
-:mod:`._hints` (how it words what it found), :mod:`._remote` (the student's code
-in another process, when the grader checks), :mod:`._fixtures` (stand-ins the
-student's code is handed).
+:mod:`._hints` (how it words what it found), :mod:`._outcomes` (the exceptions that
+carry a verdict), :mod:`._remote` (the student's code in another process, when the grader
+checks), :mod:`._fixtures` (stand-ins the student's code is handed).
 """
 import functools
 import importlib
@@ -27,6 +27,7 @@ from typing import Any
 
 from ..i18n import _, typeset
 from ._hints import first_line
+from ._outcomes import Mistake, NotDone
 
 __all__ = ["MIME", "STATUSES", "CheckResult", "Exercise", "Mistake", "NotDone", "all_lessons",
            "exercise", "lesson_exercises"]
@@ -69,14 +70,6 @@ class CheckResult:
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         """What Jupyter shows (the line) and what the grader reads (:data:`MIME`)."""
         return {"text/plain": self.line, MIME: asdict(self)}
-
-
-class Mistake(Exception):
-    """Raised inside a checker for a wrong answer; the message is the hint the student sees."""
-
-
-class NotDone(Exception):
-    """Raised inside a checker when the answer is still the stub."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ The pieces, one module each, in the order a notebook goes through them:
 - :mod:`.verdicts`: the check each check cell asks for (read from the release);
   :mod:`.checking`: each check run in the grader's own process, the student's
   code called in its kernel on inputs drawn for this grading (:mod:`.answers`,
-  the kernel's side; :mod:`.wire`, the plain data that crosses);
+  the kernel's side; :mod:`nn_from_scratch.wire`, the plain data that crosses);
   :mod:`.copying`: an exercise that hands in the library's own answer;
 - :mod:`.notebook`: one notebook, rebuilt, run (by :mod:`nn_from_scratch.notebook_runner`,
   with time and memory limits, in a sandbox of its own: :mod:`nn_from_scratch.sandbox`)
