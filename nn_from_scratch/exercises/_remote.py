@@ -63,20 +63,7 @@ class Session:
             raise ValueError(_("the kernel's answer is not an answer"))
         if "error" in reply:
             raise wire.decode_error(reply["error"], verdict_errors())
-        about: dict[int, dict[str, Any]] = {}
-
-        def collect(data: Any) -> None:  # what each handle says of itself, before decoding
-            if isinstance(data, dict):
-                if data.get("t") == "handle":
-                    about[int(data["id"])] = data
-                for item in data.get("v", []) if isinstance(data.get("v"), list) else []:
-                    collect(item)
-                for item in data.get("k", []) if isinstance(data.get("k"), list) else []:
-                    collect(item)
-
-        value = reply.get("value")
-        collect(value)
-        return wire.decode(value, lambda number: self._remote(number, about.get(number)))
+        return wire.decode(reply.get("value"), lambda about: self._remote(about["id"], about))
 
     def request(self, op: str, **fields: Any) -> Any:
         return self._receive(self.ask({"op": op, **fields}))

@@ -60,7 +60,7 @@ class Answers:
                       callable=callable(obj), ref=known or "")
 
     def _value(self, data: Any) -> Any:
-        return decode(data, self.objects.__getitem__, named=True)
+        return decode(data, lambda handle: self.objects[handle["id"]], named=True)
 
     def _global(self, target: Any, name: str) -> Any:
         """What ``target``'s code reaches by the global ``name``, or ``...`` if it uses none."""
