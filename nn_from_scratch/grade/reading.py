@@ -1,12 +1,15 @@
 """Reading a submission's notebook within caps, before anything else looks at it.
 
-The intake already refuses a file past :data:`.intake.MAX_BYTES`. What is read here is
-parsed once as plain JSON (in C, in time linear in its size) and measured, without
-recursing, against three caps before nbformat, the rebuild or the copy check walks it:
+The intake already refuses a file past :data:`.intake.MAX_BYTES`. Here the bytes are
+first counted (``{``, ``[`` and ``,``: every JSON value but the first needs one) and a
+file of more than :data:`MAX_VALUES` values is refused before it is parsed, since
+parsing holds the interpreter however it is threaded (a lesson's notebook has under
+5,000). The rest is parsed once as plain JSON and measured, without recursing,
+against three caps before nbformat, the rebuild or the copy check walks it:
 :data:`MAX_CELLS` cells, :data:`MAX_DEPTH` levels of nesting and :data:`MAX_SOURCE`
-characters of cell sources. A lesson has under 100 cells, nests 7 deep and holds under
-100,000 characters of source; 22 MB of tiny Markdown cells, which once held the grader's
-event loop for 95 s, is refused here in a fraction of a second with one line.
+characters of cell sources (a lesson has under 100 cells, nests 7 deep and holds
+under 100,000 characters of source). 22 MB of tiny Markdown cells, which once held
+the grader's event loop for 95 s, is refused in milliseconds with one line.
 
     >>> read_notebook('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}').cells
     []
@@ -18,8 +21,9 @@ import nbformat
 
 from ..i18n import _
 
-__all__ = ["MAX_CELLS", "MAX_DEPTH", "MAX_SOURCE", "Unreadable", "read_notebook"]
+__all__ = ["MAX_CELLS", "MAX_DEPTH", "MAX_SOURCE", "MAX_VALUES", "Unreadable", "read_notebook"]
 
+MAX_VALUES = 200_000  # JSON values, counted from the bytes: parsing them takes ~0.1 s
 MAX_CELLS = 1000
 MAX_DEPTH = 32
 MAX_SOURCE = 1_000_000  # characters of every cell's source together
@@ -50,6 +54,12 @@ def _measure(data: Any) -> tuple[int, int]:
 def read_notebook(content: bytes | str) -> Any:
     """The notebook ``content`` holds (UTF-8 JSON, nbformat 4), or :class:`Unreadable` with the
     row's line."""
+    raw = content.encode("utf-8", "replace") if isinstance(content, str) else content
+    values = raw.count(b"{") + raw.count(b"[") + raw.count(b",")
+    if values > MAX_VALUES:
+        raise Unreadable(_("not graded: about {count:,} JSON values, and the grader reads at most "
+                           "{most:,} (a lesson's notebook has under 5,000); hand in the lesson's "
+                           "notebook itself").format(count=values, most=MAX_VALUES))
     try:
         text = content.decode("utf-8") if isinstance(content, bytes) else content
         data = json.loads(text)
