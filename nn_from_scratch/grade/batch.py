@@ -115,8 +115,8 @@ class _Class:
                 self.finish(index, prepared.submission, graded)
                 job, kernel = following, upcoming
         finally:
-            await starting
-            await checkers.stop()
+            await asyncio.gather(starting, return_exceptions=True)  # a failed start: its rows
+            await checkers.stop()                                     # already say so
 
 
 def grade_paths(paths: Sequence[str | Path], limits: Limits = DEFAULT_LIMITS, *, jobs: int = 1,

@@ -101,14 +101,16 @@ class CheckerProcess:
     def __init__(self) -> None:
         self.process: asyncio.subprocess.Process | None = None
         self.imported: set[str] = set()
+        self._starting = asyncio.Lock()  # a check may come while the worker's start is under way
 
     async def start(self) -> asyncio.subprocess.Process:
-        if self.process is None:
-            self.process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", __name__, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL)
-            self.imported = set()
-        return self.process
+        async with self._starting:
+            if self.process is None:
+                self.process = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", __name__, stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                self.imported = set()
+            return self.process
 
     async def _send(self, message: dict[str, Any]) -> None:
         assert self.process is not None and self.process.stdin is not None
