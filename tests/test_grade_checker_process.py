@@ -46,15 +46,16 @@ def run(coroutine):
     return asyncio.run(coroutine)
 
 
-def test_a_check_in_the_process_gives_the_verdict_a_check_here_gives(kernel):
-    async def go():
-        checkers = CheckerProcess()
-        try:
-            return await checkers.check(None, JOB, 60)
-        finally:
-            await checkers.stop()
+async def one_check():
+    checkers = CheckerProcess()
+    try:
+        return await checkers.check(None, JOB, 60)
+    finally:
+        await checkers.stop()
 
-    verdict = run(go())
+
+def test_a_check_in_the_process_gives_the_verdict_a_check_here_gives(kernel):
+    verdict = run(one_check())
     assert verdict["status"] == "passed", verdict
 
 
@@ -113,14 +114,6 @@ def test_a_reply_too_deep_to_relay_is_a_wrong_answer(kernel, monkeypatch):
         return {"value": deep}
 
     monkeypatch.setattr(KernelQuestions, "ask", ask)
-
-    async def go():
-        checkers = CheckerProcess()
-        try:
-            return await checkers.check(None, JOB, 60)
-        finally:
-            await checkers.stop()
-
-    verdict = run(go())
+    verdict = run(one_check())
     assert verdict["status"] == "error" and "no answer the grader can read" in verdict["message"]
     assert checker_process.READY >= 60
