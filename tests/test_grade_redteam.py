@@ -151,9 +151,9 @@ CHANNEL_ATTACKS = {
         "forged = {'t': 'dict', 'k': [{'t': 'int', 'v': str(k * (2**61 - 1))} for k in "
         "range(1, 150_001)], 'v': [0] * 150_000}\n"
         "answering.encode = lambda value, *a, **k: forged")),
-    # ... a list nested 500 deep, past the wire's cap (its cost grew with the depth)
+    # ... a list nested 100 deep, past the wire's cap of 64 (reading cost grew with the depth)
     "x_deep_answer": attack(first=FORGE + (
-        "deep = 0\nfor _ in range(500):\n    deep = {'t': 'list', 'v': [deep]}\n"
+        "deep = 0\nfor _ in range(100):\n    deep = {'t': 'list', 'v': [deep]}\n"
         "answering.encode = lambda value, *a, **k: deep")),
     # 800 MB of widget buffers, each at a path of its own, which the runner kept every one of
     "x_comm_buffers": attack(first=(
@@ -527,7 +527,7 @@ def test_no_code_in_a_submission_changes_a_verdict(graded):
 
 def test_what_a_kernel_sends_is_read_as_data_within_caps_and_time(graded):
     """Issue 35, section 1: a "named tuple" naming a module to import, 150,000 keys with one
-    hash, an answer nested 500 deep: each a wrong answer, at once, in a checker process the
+    hash, an answer nested 100 deep: each a wrong answer, at once, in a checker process the
     grader can stop; the batch goes on and every export is written."""
     for name in ("x_namedtuple_exit", "x_colliding_keys", "x_deep_answer"):
         assert points(graded, name) == 0, (name, graded["rows"][name]["rows"])
