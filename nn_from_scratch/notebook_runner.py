@@ -11,9 +11,10 @@ stop the rest), within three limits:
   passes it is killed by a watchdog, and its cell is reported "out of memory".
   (An address-space rlimit would break JAX, which reserves far more than it uses.)
 
-and two on what comes back: ``cell_output`` and ``output`` bytes of outputs are
-kept per cell and per notebook, and the rest is dropped (the cell says so), so
-that a kernel that displays gigabytes cannot grow the process that runs it. A
+and two on what comes back: ``cell_output`` and ``output`` bytes of what a cell sends
+(outputs, comm messages with their binary buffers, every message's content and
+metadata) are kept per cell and per notebook, and the rest is dropped (the cell says
+so), so that a kernel that displays gigabytes cannot grow the process that runs it. A
 single message over ``MAX_MESSAGE`` bytes ends the output connection (ZeroMQ
 never reads it); the runner then connects anew before the next cell, and that
 cell's outputs are reported cut.
@@ -259,18 +260,32 @@ def _error_line(cell: Any, limit: int = 300) -> str:
     return ""
 
 
-_OUTPUTS = ("stream", "display_data", "execute_result", "update_display_data", "error")
 
 
 def _size(content: Any) -> int:
-    """About how many bytes a message's content holds (its strings, at any depth)."""
-    if isinstance(content, str):
-        return len(content)
-    if isinstance(content, dict):
-        return sum(len(str(key)) + _size(value) for key, value in content.items())
-    if isinstance(content, list):
-        return sum(_size(value) for value in content)
-    return 8
+    """About how many bytes a message part holds (its strings and binary buffers, at any
+    depth; a number counts 8), walked without recursing: a kernel picks the nesting."""
+    total, stack = 0, [content]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item)
+        elif isinstance(item, (bytes, bytearray, memoryview)):
+            total += memoryview(item).nbytes
+        elif isinstance(item, dict):
+            total += sum(len(str(key)) for key in item)
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        else:
+            total += 8
+    return total
+
+
+def _message_size(msg: dict[str, Any]) -> int:
+    """Every byte of a message the kernel sent: content, metadata and binary buffers (a comm
+    message's buffers are the widget's state, which the runner keeps)."""
+    return _size([msg.get("content"), msg.get("metadata"), msg.get("buffers") or []])
 
 
 def _error(content: dict[str, Any]) -> dict[str, Any]:
@@ -285,6 +300,7 @@ def _bounded_client() -> type:
     """nbclient's NotebookClient, keeping at most ``limits.cell_output`` bytes of outputs per
     cell and ``limits.output`` per notebook; an error always keeps its name and first line."""
     from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionComplete
 
     class BoundedClient(NotebookClient):  # type: ignore[misc]
         def bound(self, limits: Limits) -> None:
@@ -294,18 +310,25 @@ def _bounded_client() -> type:
 
         def process_message(self, msg: dict[str, Any], cell: Any, cell_index: int) -> Any:
             kind = msg["msg_type"]
-            if kind in _OUTPUTS or kind.startswith("comm"):
-                size = _size(msg["content"])
-                used = self.per_cell.get(cell_index, 0)
-                if used + size > self.limits.cell_output or \
-                        self.kept + size > self.limits.output:
-                    self.cut.add(cell_index)
-                    if kind != "error":
-                        return None
-                    msg = {**msg, "content": _error(msg["content"])}
-                    size = _size(msg["content"])
-                self.per_cell[cell_index], self.kept = used + size, self.kept + size
-            return super().process_message(msg, cell, cell_index)
+            size = _message_size(msg)
+            used = self.per_cell.get(cell_index, 0)
+            if used + size > self.limits.cell_output or self.kept + size > self.limits.output:
+                self.cut.add(cell_index)
+                if kind == "status":  # the end of the cell: its state alone, nothing it carried
+                    msg = {**msg, "metadata": {}, "buffers": [], "content": {
+                        "execution_state": str(msg["content"].get("execution_state"))[:20]}}
+                elif kind == "error":
+                    msg = {**msg, "metadata": {}, "buffers": [], "content": _error(msg["content"])}
+                else:
+                    return None
+                size = _message_size(msg)
+            self.per_cell[cell_index], self.kept = used + size, self.kept + size
+            try:
+                return super().process_message(msg, cell, cell_index)
+            except CellExecutionComplete:
+                raise
+            except Exception:  # a malformed message (a widget's without its model): dropped
+                return None
 
     return BoundedClient
 

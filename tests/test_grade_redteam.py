@@ -137,6 +137,44 @@ VERDICT_ATTACKS = {
 }
 
 
+# Issue 35, sections 1 and 2: what the kernel sends is data, read within caps, in a process
+# the grader can stop; every byte a kernel sends counts against the output limits.
+FORGE = "import nn_from_scratch.grade.answers as answering\n"  # every answer replaced by ...
+CHANNEL_ATTACKS = {
+    # ... a "named tuple" whose class is numpy.f2py's __main__: importing it read the grader's
+    # argv and called sys.exit(), and the whole batch ended with no export written
+    "x_namedtuple_exit": attack(first=FORGE + (
+        "answering.encode = lambda value, *a, **k: {'t': 'namedtuple', "
+        "'ref': 'numpy.f2py.__main__:main', 'v': []}")),
+    # ... a dict of 150,000 integer keys with one hash, quadratic to build: 450 s of one check
+    "x_colliding_keys": attack(first=FORGE + (
+        "forged = {'t': 'dict', 'k': [{'t': 'int', 'v': str(k * (2**61 - 1))} for k in "
+        "range(1, 150_001)], 'v': [0] * 150_000}\n"
+        "answering.encode = lambda value, *a, **k: forged")),
+    # ... a list nested 100 deep, past the wire's cap of 64 (reading cost grew with the depth)
+    "x_deep_answer": attack(first=FORGE + (
+        "deep = 0\nfor _ in range(100):\n    deep = {'t': 'list', 'v': [deep]}\n"
+        "answering.encode = lambda value, *a, **k: deep")),
+    # 800 MB of widget buffers, each at a path of its own, which the runner kept every one of
+    "x_comm_buffers": attack(first=(
+        "from comm import create_comm\nchunk = bytes(8 * 2**20)\n"
+        "model = {'_model_module': 'm', '_model_name': 'M', '_model_module_version': '1'}\n"
+        "widget = create_comm(target_name='jupyter.widget', data={'state': model})\n"
+        "for n in range(100):\n"
+        "    widget.send(data={'method': 'update', 'state': {}, 'buffer_paths': [[f'p{n}']]},"
+        " buffers=[chunk])")),
+}
+
+
+def markdown_flood(path):
+    """22 MB of tiny Markdown cells: preparing it held the loop every kernel shares for 95 s,
+    and the honest classmate graded beside it lost a point to "check interrupted"."""
+    nb = json.loads(nbformat.writes(STUDENT))
+    cell = {"cell_type": "markdown", "metadata": {}, "source": "x"}
+    nb["cells"] += [cell] * (22 * 2**20 // len(json.dumps(cell)))
+    path.write_text(json.dumps(nb))
+
+
 def class_folder(tmp, server_port):
     course, klass, results, out = (tmp / name for name in ("course", "class", "results", "out"))
     shutil.copytree(ROOT / "nn_from_scratch", course / "nn_from_scratch",
@@ -243,6 +281,7 @@ def class_folder(tmp, server_port):
             f"        socket.create_connection(address, timeout=2).sendall(b'pwned')\n"
             f"    except OSError:\n        pass")),
         **VERDICT_ATTACKS,
+        **CHANNEL_ATTACKS,
         "y_stub": STUDENT,
         "z_honest": SOLUTION,
         "z_honest_zh": CHINESE_SOLUTION,  # the Chinese edition, from the Chinese release
@@ -259,6 +298,7 @@ def class_folder(tmp, server_port):
     number["cells"][next(i for i, c in enumerate(number["cells"]) if c["cell_type"] == "code")][
         "source"] = 5
     (klass / f"x_source_number_{LESSON}.ipynb").write_text(json.dumps(number))
+    markdown_flood(klass / f"x_markdown_flood_{LESSON}.ipynb")
     os.symlink(course / "notebooks" / f"{LESSON}.ipynb", klass / "n_symlink_solution.ipynb")
     os.symlink(secret_file, klass / "o_symlink_secret.ipynb")
     os.mkfifo(klass / "p_fifo.ipynb")
@@ -353,7 +393,7 @@ def test_the_grader_finishes_and_writes_every_export(graded):
     assert (graded["out"] / "grades.csv").is_file()  # k_csv_folder made no folder of it
     with open(graded["out"] / "grades.csv", newline="") as f:
         rows = {Path(row["notebook"]).stem: row for row in csv.DictReader(f)}
-    assert len(rows) == len(graded["rows"]) == 23 + len(VERDICT_ATTACKS)
+    assert len(rows) == len(graded["rows"]) == 24 + len(VERDICT_ATTACKS) + len(CHANNEL_ATTACKS)
     assert rows["i_daemon"]["total"] == "0"  # the daemon died with its notebook
     for name in graded["rows"]:
         assert (graded["out"] / f"{name}.md").is_file()
@@ -465,7 +505,8 @@ def test_the_disk_and_the_network_are_out_of_reach(graded):
     assert graded["heard"] == []  # nothing connected to the instructor's machine
     assert statuses(graded, "s_network") == ["not done"] * EXERCISES
     assert statuses(graded, "r_fill_disk") == ["not done"] * EXERCISES
-    big = [p for p in graded["tmp"].rglob("*") if p.is_file() and p.stat().st_size > 2**24]
+    big = [p for p in graded["tmp"].rglob("*") if p.is_file() and p.stat().st_size > 2**24
+           and p.name != f"x_markdown_flood_{LESSON}.ipynb"]  # handed in, not written
     assert big == []
     assert not list(graded["tmp"].glob("nn-from-scratch-grade-*"))  # the private folder is gone
 
@@ -487,6 +528,33 @@ def test_no_code_in_a_submission_changes_a_verdict(graded):
         f"this is the library's own {name}; write your own"
         for name in ("mul", "tanh", "topological_order", "backward", "grad")]
     assert points(graded, "a_honest") == points(graded, "z_honest") == EXERCISES
+
+
+def test_what_a_kernel_sends_is_read_as_data_within_caps_and_time(graded):
+    """Issue 35, section 1: a "named tuple" naming a module to import, 150,000 keys with one
+    hash, an answer nested 100 deep: each a wrong answer, at once, in a checker process the
+    grader can stop; the batch goes on and every export is written."""
+    for name in ("x_namedtuple_exit", "x_colliding_keys", "x_deep_answer"):
+        assert points(graded, name) == 0, (name, graded["rows"][name]["rows"])
+        seconds = graded["rows"][name]["seconds"]
+        assert seconds["checks"] < 60, (name, seconds)  # one check of colliding keys took 450 s
+    assert points(graded, "a_honest") == points(graded, "z_honest") == EXERCISES
+
+
+def test_tiny_markdown_cells_by_the_megabyte_are_refused_and_delay_no_classmate(graded):
+    flood = graded["rows"][f"x_markdown_flood_{LESSON}"]["rows"]
+    assert len(flood) == 1 and flood[0]["status"] == "error"
+    assert "JSON values, and the grader reads at most" in flood[0]["message"]
+    for name in ("a_honest", "z_honest", "z_honest_zh"):  # no "check interrupted", no note
+        assert points(graded, name) == EXERCISES and graded["rows"][name]["notes"] == [], name
+
+
+def test_comm_messages_and_their_buffers_count_against_the_output_limits(graded):
+    """Issue 35, section 2: 800 MB of widget buffers; the grader stays under 600 MB."""
+    assert graded["peak"] < 600 * 2**20, f"the grader grew to {graded['peak'] / 2**20:.0f} MB"
+    notes = " ".join(graded["rows"]["x_comm_buffers"]["notes"])
+    assert "the rest was dropped" in notes, notes
+    assert statuses(graded, "x_comm_buffers") == ["not done"] * EXERCISES
 
 
 # Issue 35, section 2: each sandbox gets its share of the machine, and no more. Bounded forms of

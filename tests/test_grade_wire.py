@@ -1,4 +1,4 @@
-"""What crosses between the grader and a kernel (grade/wire.py, grade/answers.py): plain data that
+"""What crosses between the grader and a kernel (wire.py, grade/answers.py): plain data that
 keeps its kind, handles for the rest, never a function the kernel names run by the grader, and
 exceptions that keep their class where the grader knows it."""
 import json
@@ -9,11 +9,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from nn_from_scratch import autodiff
+from nn_from_scratch import autodiff, wire
 from nn_from_scratch.exercises import _fixtures
 from nn_from_scratch.exercises._core import Mistake
 from nn_from_scratch.exercises._remote import RemoteFunction, beside, same_object, transformed
-from nn_from_scratch.grade import wire
 from nn_from_scratch.grade.answers import Answers
 from nn_from_scratch.grade.checking import InProcess
 
@@ -75,7 +74,7 @@ def test_functions_cross_by_name_from_the_grader_only():
 def test_errors_keep_their_class_and_never_one_that_stops_the_grader():
     def crossed(err):
         return wire.decode_error(json.loads(json.dumps(wire.encode_error(err))),
-                                 {"nn_from_scratch.exercises._core.Mistake": Mistake})
+                                 {"nn_from_scratch.exercises._outcomes.Mistake": Mistake})
 
     assert type(crossed(ValueError("v"))) is ValueError
     assert type(crossed(Mistake("hint"))) is Mistake and str(crossed(Mistake("hint"))) == "hint"
@@ -139,3 +138,90 @@ def test_answers_never_raise_and_name_an_unknown_answer_as_python_would():
     assert reply["error"]["type"] == "NameError"
     assert "predict" in reply["error"]["message"]
     assert "error" in answers("{ not json").data
+
+
+# Issue 35, section 1: decoding what a kernel sends imports nothing, calls nothing of the
+# kernel's choosing, and costs no more than its size.
+
+def test_a_named_tuple_by_module_path_imports_nothing():
+    """The attack: a "named tuple" whose class is numpy.f2py's __main__, whose import reads the
+    grader's argv and calls sys.exit(), ending the whole batch. Only Optax's states, from a
+    fixed list, are named tuples now; nothing is imported to find one."""
+    import sys
+
+    sys.modules.pop("numpy.f2py.__main__", None)
+    forged = {"t": "namedtuple", "ref": "numpy.f2py.__main__:main", "v": []}
+    for named in (False, True):  # the grader reading, and the kernel reading
+        with pytest.raises(ValueError, match="not a named tuple that crosses"):
+            wire.decode(forged, {}.__getitem__, named=named)
+    assert "numpy.f2py.__main__" not in sys.modules
+    assert set(wire.NAMED_TUPLES) >= {"EmptyState", "TraceState", "ScaleByAdamState"}
+
+
+def test_keys_chosen_to_collide_are_refused_at_once_and_honest_keys_decode_in_linear_time():
+    import time
+
+    collide = 2**61 - 1  # hash(k * collide) == 0 for every k: a dict of them is quadratic
+    keys = [{"t": "int", "v": str(k * collide)} for k in range(1, 100_001)]
+    forged = {"t": "dict", "k": keys, "v": [0] * len(keys)}
+    start = time.perf_counter()
+    with pytest.raises(wire.TooBig, match="one hash"):
+        wire.decode(forged, {}.__getitem__)
+    refused = time.perf_counter() - start
+    honest = {"t": "dict", "k": list(range(100_000)), "v": [0] * 100_000}
+    start = time.perf_counter()
+    assert len(wire.decode(honest, {}.__getitem__)) == 100_000
+    decoded = time.perf_counter() - start
+    assert refused < 3 * decoded + 1.0, (refused, decoded)  # 150,000 built took 450 s
+    with pytest.raises(wire.TooBig, match="values"):  # and 150,000 are past the values cap
+        wire.decode({**forged, "k": keys * 2, "v": [0] * 2 * len(keys)}, {}.__getitem__)
+    few = {"t": "dict", "k": [{"t": "int", "v": str(k * collide)} for k in (1, 2, 3)],
+           "v": [1, 2, 3]}
+    assert sorted(wire.decode(few, {}.__getitem__).values()) == [1, 2, 3]  # a few may collide
+
+
+def test_every_message_is_bounded_in_depth_values_and_bytes():
+    deep: object = 1
+    for _ in range(wire.LIMITS.depth + 5):
+        deep = {"t": "list", "v": [deep]}
+    with pytest.raises(wire.TooBig, match="levels deep"):
+        wire.decode(deep, {}.__getitem__)
+    many = {"t": "list", "v": [0] * (wire.LIMITS.items + 1)}
+    with pytest.raises(wire.TooBig, match="values"):
+        wire.decode(many, {}.__getitem__)
+    small = wire.Limits(size=1000)
+    with pytest.raises(wire.TooBig, match="MB"):
+        wire.decode(wire.encode(np.zeros(1000)), {}.__getitem__, limits=small)
+    assert wire.decode(wire.encode(np.zeros(10)), {}.__getitem__, limits=small).shape == (10,)
+
+
+def test_only_numbers_keys_of_jax_and_handles_by_number_decode():
+    import base64
+    import io
+
+    buffer = io.BytesIO()
+    np.save(buffer, np.zeros(2, dtype=[("a", "i4"), ("b", "f4")]), allow_pickle=False)
+    structured = {"t": "np", "d": base64.b64encode(buffer.getvalue()).decode()}
+    with pytest.raises(ValueError, match="only booleans and numbers"):
+        wire.decode(structured, {}.__getitem__)
+    key = wire.encode(jax.random.key(0))
+    with pytest.raises(ValueError, match="unknown kind"):
+        wire.decode({**key, "impl": "my_module.MyImpl"}, {}.__getitem__)
+    with pytest.raises(ValueError, match="unknown kind"):
+        wire.decode({"t": "handle", "id": "1; import os"}, {}.__getitem__)
+    with pytest.raises(ValueError, match="more keys than values"):
+        wire.decode({"t": "dict", "k": [1, 2], "v": [1]}, {}.__getitem__)
+
+
+def test_an_error_with_ten_thousand_causes_is_read_without_recursing():
+    data: dict = {"type": "ValueError", "module": "builtins", "base": "ValueError",
+                  "message": "bottom", "cause": None}
+    for _ in range(10_000):
+        data = {**data, "message": "up", "cause": data}
+    err = wire.decode_error(data, {})
+    depth = 0
+    while err.__cause__ is not None:
+        err, depth = err.__cause__, depth + 1
+    assert depth == 8
+    with pytest.raises(ValueError, match="not an error"):
+        wire.decode_error(["a", "list"], {})

@@ -60,3 +60,32 @@ def test_without_a_sandbox_a_childs_memory_counts_toward_the_cap(tmp_path):
         "import time\ntime.sleep(20)", "print('never')")])
     runs = execute(nb, timeout=60, cell_timeout=30, memory=800 * 2**20, cwd=tmp_path)
     assert [r.status for r in runs] == ["ok", "out of memory", "out of memory"], runs
+
+
+def test_comm_messages_and_their_binary_buffers_count_against_the_output_limits(tmp_path):
+    """Issue 35: comm messages with binary buffers were not counted, and the runner kept every
+    widget buffer it was sent (the grader grew to 3.2 GB); now every byte a cell sends counts."""
+    import asyncio
+    import json
+
+    from nn_from_scratch.notebook_runner import Kernel, Limits, run_cells
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in (
+        "from comm import create_comm\nchunk = bytes(2**20)\n"
+        "model = {'_model_module': 'm', '_model_name': 'M', '_model_module_version': '1'}\n"
+        "widget = create_comm(target_name='jupyter.widget', data={'state': model})\n"
+        "for n in range(24):  # 24 MB of buffers, each at a path of its own, so all are kept\n"
+        "    widget.send(data={'method': 'update', 'state': {}, 'buffer_paths': [[f'p{n}']]},"
+        " buffers=[chunk])",
+        "create_comm(target_name='jupyter.widget', data={'state': {}})  # malformed: dropped",
+        "print('after')")])
+
+    async def run():
+        return await run_cells(nb, await Kernel.start(tmp_path, warm=False), Limits(
+            timeout=90, cell_timeout=60, cell_output=4 * 2**20, output=6 * 2**20))
+
+    runs = asyncio.run(run())
+    assert [run.status for run in runs] == ["ok", "ok", "ok"] and runs[0].cut, runs
+    kept = len(json.dumps(nb.metadata.get("widgets", {})))
+    assert kept <= 6 * 2**20, f"{kept / 2**20:.1f} MB of widget buffers kept"
+    assert nb.cells[2].outputs[0]["text"] == "after\n"

@@ -16,9 +16,9 @@ style), which JupyterLab and the course website show in its place.
 
 The rest of the shared machinery is split by job: :mod:`._calls` (what a check
 needs from the student's code), :mod:`._compare` (how it compares),
-:mod:`._hints` (how it words what it found), :mod:`._remote` (the student's code
-in another process, when the grader checks), :mod:`._fixtures` (stand-ins the
-student's code is handed).
+:mod:`._hints` (how it words what it found), :mod:`._outcomes` (the exceptions that
+carry a verdict), :mod:`._remote` (the student's code in another process, when the grader
+checks), :mod:`._fixtures` (stand-ins the student's code is handed).
 """
 import functools
 import importlib
@@ -30,6 +30,7 @@ from typing import Any
 from ..i18n import _, typeset
 from ._display import SYMBOLS, status_html
 from ._hints import first_line
+from ._outcomes import Mistake, NotDone
 
 __all__ = ["MIME", "STATUSES", "CheckResult", "Exercise", "Mistake", "NotDone", "all_lessons",
            "exercise", "lesson_exercises"]
@@ -82,14 +83,6 @@ class CheckResult:
         record = {"exercise": self.exercise, "title": self.title, "status": self.status,
                   "message": self.message}
         return {"text/plain": self.line, "text/html": self.html, MIME: record}
-
-
-class Mistake(Exception):
-    """Raised inside a checker for a wrong answer; the message is the hint the student sees."""
-
-
-class NotDone(Exception):
-    """Raised inside a checker when the answer is still the stub."""
 
 
 @dataclass(frozen=True)

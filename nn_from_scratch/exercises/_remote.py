@@ -23,8 +23,9 @@ forged or malformed answer is a wrong answer.
 from collections.abc import Callable
 from typing import Any
 
-from ..grade import wire
+from .. import wire
 from ..i18n import _
+from ._outcomes import verdict_errors
 
 __all__ = ["Remote", "RemoteFunction", "Session", "beside", "is_remote", "same_object",
            "session_of", "transformed", "twins"]
@@ -42,10 +43,6 @@ class Session:
 
     def ask(self, question: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError
-
-    def known_errors(self) -> dict[str, type]:
-        from ._core import Mistake, NotDone
-        return {f"{cls.__module__}.{cls.__name__}": cls for cls in (Mistake, NotDone)}
 
     def _remote(self, number: int, about: dict[str, Any] | None = None) -> "Remote":
         if number not in self.remotes:
@@ -65,21 +62,8 @@ class Session:
         if not isinstance(reply, dict):
             raise ValueError(_("the kernel's answer is not an answer"))
         if "error" in reply:
-            raise wire.decode_error(reply["error"], self.known_errors())
-        about: dict[int, dict[str, Any]] = {}
-
-        def collect(data: Any) -> None:  # what each handle says of itself, before decoding
-            if isinstance(data, dict):
-                if data.get("t") == "handle":
-                    about[int(data["id"])] = data
-                for item in data.get("v", []) if isinstance(data.get("v"), list) else []:
-                    collect(item)
-                for item in data.get("k", []) if isinstance(data.get("k"), list) else []:
-                    collect(item)
-
-        value = reply.get("value")
-        collect(value)
-        return wire.decode(value, lambda number: self._remote(number, about.get(number)))
+            raise wire.decode_error(reply["error"], verdict_errors())
+        return wire.decode(reply.get("value"), lambda about: self._remote(about["id"], about))
 
     def request(self, op: str, **fields: Any) -> Any:
         return self._receive(self.ask({"op": op, **fields}))

@@ -8,13 +8,15 @@ The pieces, one module each, in the order a notebook goes through them:
   private folder before any kernel starts; names and messages made safe to show;
 - :mod:`.release`: the released student edition (a manifest per lesson, shipped
   with the package) and the stable cell ids the lesson build gives it;
+- :mod:`.reading`: a submission's JSON read within caps (values, cells, nesting, source);
 - :mod:`.rebuild`: a submission rebuilt from the release, only its exercise
   cells kept (plus cells the student added), with notes on what was restored;
 - :mod:`.suspicious`: notes on student code that reaches for the grader's machinery;
 - :mod:`.verdicts`: the check each check cell asks for (read from the release);
-  :mod:`.checking`: each check run in the grader's own process, the student's
+  :mod:`.checking`: each check run in a process of the grader's own
+  (:mod:`.checker_process`, stopped at the check's deadline), the student's
   code called in its kernel on inputs drawn for this grading (:mod:`.answers`,
-  the kernel's side; :mod:`.wire`, the plain data that crosses);
+  the kernel's side; :mod:`nn_from_scratch.wire`, the plain data that crosses);
   :mod:`.copying`: an exercise that hands in the library's own answer;
 - :mod:`.notebook`: one notebook, rebuilt, run (by :mod:`nn_from_scratch.notebook_runner`,
   with time and memory limits, in a sandbox of its own: :mod:`nn_from_scratch.sandbox`)

@@ -12,16 +12,16 @@ for what it needs from the student's code:
   (``jax.jit`` of the student's function, a lesson's ``Value``, a stand-in);
 - ``global``: what the student's function calls by a name (``finish 07.2 first``).
 
-Each answer is plain data (:mod:`.wire`) or a handle to an object that stays
+Each answer is plain data (:mod:`nn_from_scratch.wire`) or a handle to an object that stays
 here. The answers come back as the value of a Jupyter *user expression* on the
 shell channel, so nothing the notebook prints or displays is read for them. This
 module decides nothing: a kernel that changes it can only answer wrongly, which
-is a wrong answer. It imports nothing of the package but :mod:`.wire`.
+is a wrong answer. It imports nothing of the package but :mod:`nn_from_scratch.wire`.
 """
 import json
 from typing import Any
 
-from .wire import Handle, decode, encode, encode_error, reference
+from ..wire import Handle, decode, encode, encode_error, reference
 
 __all__ = ["MIME", "Answers", "Reply"]
 
@@ -60,7 +60,7 @@ class Answers:
                       callable=callable(obj), ref=known or "")
 
     def _value(self, data: Any) -> Any:
-        return decode(data, self.objects.__getitem__, named=True)
+        return decode(data, lambda handle: self.objects[handle["id"]], named=True)
 
     def _global(self, target: Any, name: str) -> Any:
         """What ``target``'s code reaches by the global ``name``, or ``...`` if it uses none."""

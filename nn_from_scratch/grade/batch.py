@@ -23,6 +23,7 @@ from .._checks import InputError
 from ..i18n import compile_if_stale
 from ..notebook_runner import DEFAULT_LIMITS, Kernel, Limits, in_thread, kernel_env
 from ..sandbox import Box
+from .checker_process import CheckerProcess
 from .intake import Submission, clean, notebooks_in, take_in
 from .journal import Journal
 from .notebook import Prepared, failed, prepare, run_prepared
@@ -68,14 +69,15 @@ class _Class:
             self.journal.add(submission.digest, asdict(graded))
         self._report(len(self.results), graded, reused)
 
-    def next_job(self) -> tuple[int, Prepared] | None:
+    async def next_job(self) -> tuple[int, Prepared] | None:
         for index, submission in self.queue:  # notebooks that cannot run need no kernel
             if submission.digest in self.done:  # graded by an earlier run (--resume)
                 graded = from_dict(self.done[submission.digest])
                 self.finish(index, submission, replace(graded, notebook=clean(submission.path)))
                 continue
-            try:
-                prepared = prepare(submission, self.release_dir, self.lesson)
+            try:  # in a thread: reading and rebuilding never hold the loop every kernel shares
+                prepared = await asyncio.to_thread(prepare, submission, self.release_dir,
+                                                   self.lesson)
             except Exception as err:  # malformed in a way no check foresaw: one error row
                 prepared = failed(submission.path, f"could not be prepared "  # for it, and the
                                   f"({type(err).__name__}: {err})")  # class goes on
@@ -97,19 +99,26 @@ class _Class:
         return asyncio.create_task(Kernel.start(box=box))
 
     async def worker(self) -> None:
-        job = self.next_job()
-        kernel = self.start(job)
-        while job is not None and kernel is not None:
-            following = self.next_job()
-            upcoming = self.start(following)  # starts while this notebook runs
-            index, prepared = job
-            try:
-                graded = await run_prepared(prepared, await kernel, self.limits, self.notes)
-            except Exception as err:  # a kernel that would not start, a full disk...
-                graded = failed(prepared.submission.path, f"could not be run "
-                                f"({type(err).__name__}: {err})", prepared.release.lesson)
-            self.finish(index, prepared.submission, graded)
-            job, kernel = following, upcoming
+        checkers = CheckerProcess()  # this worker's checks, in a process that can be stopped
+        starting = asyncio.create_task(checkers.start())  # while the first kernel starts
+        try:
+            job = await self.next_job()
+            kernel = self.start(job)
+            while job is not None and kernel is not None:
+                following = await self.next_job()
+                upcoming = self.start(following)  # starts while this notebook runs
+                index, prepared = job
+                try:
+                    graded = await run_prepared(prepared, await kernel, self.limits, self.notes,
+                                                checkers)
+                except Exception as err:  # a kernel that would not start, a full disk...
+                    graded = failed(prepared.submission.path, f"could not be run "
+                                    f"({type(err).__name__}: {err})", prepared.release.lesson)
+                self.finish(index, prepared.submission, graded)
+                job, kernel = following, upcoming
+        finally:
+            await asyncio.gather(starting, return_exceptions=True)  # a failed start: its rows
+            await checkers.stop()                                     # already say so
 
 
 def grade_paths(paths: Sequence[str | Path], limits: Limits = DEFAULT_LIMITS, *, jobs: int = 1,

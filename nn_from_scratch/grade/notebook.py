@@ -10,18 +10,17 @@ showed ✓ there and fails when graded gets a note saying so. Everything a
 submission controls that reaches a row (its name, an exception's text, a hint
 that quotes its values) is one clean line of bounded length (:func:`.intake.clean`).
 """
-import importlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import nbformat
 
 from ..exercises import lesson_exercises
 from ..exercises._core import all_lessons
 from ..notebook_runner import CellRun, Kernel, Limits, run_cells
 from .assignment import other_lesson
-from .checking import PROLOGUE, grading_hook
+from .capped import Unreadable, read_notebook
+from .checker_process import CheckerProcess, grading_hook
+from .checking import PROLOGUE
 from .copying import Copy, library_copies
 from .intake import Submission, clean
 from .rebuild import Rebuilt, rebuild
@@ -81,10 +80,9 @@ def prepare(submission: Submission, release_dir: Path = RELEASE,
     if submission.copy is None:
         return failed(path, f"not graded: {submission.problem}")
     try:
-        nb = nbformat.reads(submission.copy.read_text(encoding="utf-8"), as_version=4)
-    except Exception as err:
-        first = str(err).splitlines()[0] if str(err) else ""
-        return failed(path, f"not a readable notebook ({type(err).__name__}: {first[:200]})")
+        nb = read_notebook(submission.copy.read_bytes())
+    except Unreadable as err:
+        return failed(path, str(err))
     lesson = lesson_of(nb, path) or pinned
     if pinned and lesson and lesson != pinned:
         return failed(path, other_lesson(lesson, pinned), lesson)
@@ -135,16 +133,25 @@ def _row(exercise: Any, verdict: dict | None, exercise_run: CellRun | None,
 
 
 async def run_prepared(prepared: Prepared, kernel: Kernel, limits: Limits,
-                       notes: tuple[str, ...] = ()) -> Graded:
-    """Run a prepared submission in ``kernel`` (shut down afterwards), each check decided here;
-    one row per exercise. ``notes``: what the grader says of every notebook of the run."""
+                       notes: tuple[str, ...] = (),
+                       checkers: CheckerProcess | None = None) -> Graded:
+    """Run a prepared submission in ``kernel`` (shut down afterwards), each check decided in
+    ``checkers`` (the batch worker's; else one of its own, stopped at the end); one row per
+    exercise. ``notes``: what the grader says of every notebook of the run."""
     nb, checks = prepared.rebuilt.nb, prepared.checks
-    checkers = importlib.import_module(f"nn_from_scratch.exercises.{prepared.release.checker}")
+    own = checkers is None
+    checkers = checkers or CheckerProcess()  # a process of the grader's that can be stopped
     verdicts: dict[str, dict[str, str]] = {}
-    hooks = {c.index: grading_hook(c.index, getattr(checkers, c.checker), c.names, verdicts,
-                                   c.exercise) for c in checks}
-    runs = {run.index: run for run in await run_cells(nb, kernel, limits, hooks=hooks,
-                                                      prologue=PROLOGUE)}
+    module = prepared.release.checker
+    hooks = {c.index: grading_hook(c.index, checkers, {"module": module, "checker": c.checker,
+                                                       "names": list(c.names)},
+                                   verdicts, c.exercise) for c in checks}
+    try:
+        runs = {run.index: run for run in await run_cells(nb, kernel, limits, hooks=hooks,
+                                                          prologue=PROLOGUE)}
+    finally:
+        if own:
+            await checkers.stop()
     cells = {(placed.released.role, placed.released.exercise): index
              for index, placed in enumerate(prepared.rebuilt.placed) if placed.released}
     points = {c.exercise: c.points for c in prepared.release.cells if c.role == "check"}
