@@ -6,7 +6,7 @@
 - ``grade``: grade students' notebooks offline, a class at a time, and export the results
   (instructors);
 - ``progress``: a self-paced student's lessons and exercises, from grading their own
-  notebooks (:mod:`.progress`);
+  notebooks (:mod:`.progress_cli`);
 - ``doctor``: check that this machine can run the lessons (the classroom preflight).
 
 ``python -m nn_from_scratch COMMAND --help`` lists each command's options. Bad
@@ -143,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "points and notes on what was tampered with. Exit status 0 when every "
                     "exercise passed, 1 otherwise, 2 on bad usage.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter))
-    from .progress import add_arguments as add_progress_arguments
+    from .progress_cli import add_arguments as add_progress_arguments
     add_progress_arguments(commands.add_parser(
         "progress", help="where am I? every lesson and exercise, from grading your notebooks",
         description="Grade your own notebooks (each in a sandbox, by the grader's own checks; "
@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             from .grade.cli import grade_command
             return grade_command(args)
         if args.command == "progress":
-            from .progress import progress_command
+            from .progress_cli import progress_command
             return progress_command(args)
         from .doctor import doctor_command
         return doctor_command(args)

@@ -8,7 +8,6 @@ kept in the grader's journal under its SHA-256 (the state folder, ``$XDG_STATE_H
 the next run grades only the notebooks that changed. The words are the student's language:
 ``--lang``, else that of the notebooks' edition. :mod:`.progress_page` writes it as a page.
 """
-import argparse
 import hashlib
 import os
 import sys
@@ -19,7 +18,7 @@ from . import __version__
 from ._checks import InputError
 from .i18n import ENV, N_, _, language, set_language
 
-__all__ = ["Lesson", "Progress", "add_arguments", "format_progress", "gather", "progress_command"]
+__all__ = ["Lesson", "Progress", "format_progress", "gather"]
 
 NOT_STARTED = "not started"
 FOREIGN = N_("is not a notebook of this course (nn_from_scratch): its metadata names no lesson of "
@@ -181,42 +180,3 @@ def format_progress(progress: Progress) -> str:
     lines.append(_("graded now: {graded}; unchanged since the last run: {reused}").format(
         graded=progress.graded, reused=progress.reused))
     return "\n".join(line for line in lines if line is not None)
-
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("folder", nargs="?", default="student", metavar="FOLDER",
-                        help="the folder of your notebooks (default: student, the student "
-                             "edition in this folder; student/zh for the Chinese one)")
-    parser.add_argument("--html", metavar="FILE", help="where to write the page (default: "
-                        "progress.html in FOLDER)")
-    parser.add_argument("--lang", choices=("en", "zh"), default=None,
-                        help="the language of the page and the hints (default: your notebooks')")
-    parser.add_argument("--no-sandbox", action="store_true",
-                        help="run your notebooks with your own rights, not each in a sandbox "
-                             "(only where the sandbox cannot start)")
-
-
-def progress_command(args: argparse.Namespace) -> int:
-    """Grade, print the lessons, write the page; exit status 0 when every exercise passed."""
-    from ._checks import check_writable_folder
-    from .progress_page import write_progress
-    from .sandbox import Unavailable
-
-    lang = {"en": "en", "zh": "zh_CN", None: None}[args.lang]
-    if lang:  # the errors too
-        set_language(lang)
-    page = Path(args.html) if args.html else existing_folder(args.folder) / "progress.html"
-    if page.suffix.lower() not in (".html", ".htm"):
-        raise InputError(_("--html {path}: the page is HTML; name it FILE.html, e.g. --html "
-                           "progress.html.").format(path=args.html))
-    check_writable_folder(page.parent, "--html", str(page))
-    try:
-        progress = gather(args.folder, lang, sandbox=not args.no_sandbox)
-    except Unavailable as err:
-        raise InputError(str(err)) from None
-    print(format_progress(progress))
-    write_progress(progress, page)
-    print(_("the same as a page: {path}").format(path=page))
-    everything = [status for lesson in progress.lessons for _e, _t, status, _m in lesson.exercises]
-    return 0 if all(status == "passed" for status in everything) else 1

@@ -10,8 +10,9 @@ import html
 from pathlib import Path
 
 from .exercises._display import message_html, status_html
-from .grade.journal import write_atomic
-from .grade.report_page import STYLE, Markup, say
+from .grade.exports import write_atomic
+from .grade.report_page import STYLE
+from .grade.report_words import Markup, say
 from .i18n import N_, _, language
 from .progress import NOT_STARTED, Lesson, Progress
 

@@ -48,8 +48,8 @@ def decode_error(data: Any, known: dict[str, type], causes: int = _CAUSES) -> Ex
     ``causes`` causes are read; a malformed description is a ``ValueError``."""
     if type(data) is not dict:
         raise ValueError("the kernel's error is not an error")
-    cls = _error_class(*(str(data.get(field))[:200] for field in ("type", "module", "base")),
-                       known)
+    name, module, base = (str(data.get(field))[:200] for field in ("type", "module", "base"))
+    cls = _error_class(name, module, base, known)
     err: Exception = Exception.__new__(cls)  # not cls's own __init__: JAX's take other arguments
     Exception.__init__(err, str(data.get("message", ""))[:_LIMIT])
     if data.get("cause") and causes > 0:
