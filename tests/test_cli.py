@@ -59,7 +59,7 @@ def test_the_cnn_trains_with_the_same_loop_and_the_same_lines(capsys):
 
 def test_the_transformer_trains_with_the_same_loop_and_the_same_lines(capsys):
     assert main(["train", "--model", "transformer", "--dataset", "digits", "--epochs", "4",
-                 "--step-size", "0.1"]) == 0
+                 "--step-size", "0.1", "--optimizer", "sgd"]) == 0
     out = capsys.readouterr().out
     assert ("Model: transformer: 16 patches of 2x2, width 64, 2 blocks of 4 heads and an MLP "
             "of 128, mean over the patches,") in out
@@ -68,21 +68,72 @@ def test_the_transformer_trains_with_the_same_loop_and_the_same_lines(capsys):
 
 def test_the_mlp_takes_the_cnns_schedule_and_shifts_when_asked(capsys):
     assert main(["train", "--dataset", "digits", "--epochs", "2", "--schedule", "cosine",
-                 "--augment", "shift"]) == 0
+                 "--augment", "shift", "--optimizer", "sgd"]) == 0
     out = capsys.readouterr().out
     assert ("Training: 2 epochs, batches of 128, step size 0.2 falling to 0 along a cosine, "
             "images shifted by up to 2 pixels.") in out
 
 
+def test_train_with_adam_and_with_adamw_after_a_warm_up(capsys):
+    assert main(["train", "--dataset", "digits", "--epochs", "2", "--optimizer", "adam"]) == 0
+    out = capsys.readouterr().out
+    assert "Training: 2 epochs, batches of 128, adam at step size 0.001." in out
+    assert accuracy_after(out, epochs=2) > 0.8
+    assert main(["train", "--dataset", "digits", "--epochs", "3", "--optimizer", "adamw",
+                 "--step-size", "0.002", "--warmup", "1", "--weight-decay", "0.01",
+                 "--schedule", "cosine", "--mode", "jit"]) == 0
+    out = capsys.readouterr().out
+    assert ("Training: 3 epochs, batches of 128, adamw at step size 0.002, weight decay 0.01, "
+            "warmed up over 1 epoch falling to 0 along a cosine.") in out
+    assert accuracy_after(out, epochs=3) > 0.8
+
+
+def test_the_default_warm_up_is_the_same_share_of_fewer_epochs(capsys, monkeypatch):
+    def no_training(*args, **kwargs):
+        raise SystemExit(0)
+    monkeypatch.setattr("nn_from_scratch.train.fit", no_training)
+    for epochs, warm in (("12", ", warmed up over 1 epoch falling"), ("4", " falling")):
+        with pytest.raises(SystemExit):
+            main(["train", "--model", "transformer", "--dataset", "digits", "--epochs", epochs])
+        assert (f"Training: {epochs} epochs, batches of 32, adamw at step size 0.002, weight "
+                f"decay 0.05{warm} to 0 along a cosine") in capsys.readouterr().out
+
+
+def test_the_optimizers_rate_warms_up_step_by_step_then_follows_the_schedule():
+    import jax.numpy as jnp
+
+    def rates(optimizer, steps):  # the rate at each step: the update of a gradient of 1
+        grads = [jnp.ones(1)]
+        state = optimizer.init(grads)
+        return [-float(optimizer.update(grads, state._replace(count=jnp.int32(k)))[0][0][0])
+                for k in steps]
+
+    # 2 warm-up epochs of the 5, 10 steps an epoch
+    constant = cli.make_optimizer("sgd", 0.5, "constant", 2, 0.0, 5, 10)
+    assert rates(constant, (0, 10, 20, 49)) == pytest.approx([0.0, 0.25, 0.5, 0.5])
+    cosine = cli.make_optimizer("sgd", 0.5, "cosine", 2, 0.0, 5, 10)
+    assert rates(cosine, (10, 20, 35, 50)) == pytest.approx([0.25, 0.5, 0.25, 0.0], abs=1e-6)
+    assert cli.make_optimizer("sgd", 0.5, "cosine", 0, 0.0, 5, 10) is None  # fit's plain SGD
+
+
 @pytest.mark.parametrize("args, message", [
+    (["--optimizer", "adam", "--weight-decay", "0.1"], "--weight-decay is adamw's"),
+    (["--optimizer", "adam", "--warmup", "3", "--epochs", "3"],
+     "--warmup 3 must be fewer epochs than --epochs 3"),
+    (["--optimizer", "adamw", "--step-size", "-1"],
+     "learning_rate must be a finite number greater than 0; got -1.0"),
+    (["--optimizer", "sgd", "--warmup", "-1"], "--warmup must be a whole number >= 0; got -1"),
     (["--model", "cnn"], "(8, 8) is too small for 2 3x3 convolutions"),
     (["--model", "cnn", "--layers", "64,10"], "--layers and --init are the MLP's options"),
     (["--model", "transformer", "--init", "normal"], "the transformer has its own layers"),
     (["--layers", "784,512,10"], "Layer sizes [784, 512, 10] do not match the digits data"),
-    (["--step-size", "0"], "step_size must be a finite number greater than 0; got 0.0"),
-    (["--step-size", "1e6", "--epochs", "2"], "The loss became"),
+    (["--optimizer", "sgd", "--step-size", "0"],
+     "step_size must be a finite number greater than 0; got 0.0"),
+    (["--optimizer", "sgd", "--step-size", "1e6", "--epochs", "2"], "The loss became"),
     (["--epochs", "0"], "epochs must be a whole number >= 1; got 0"),
-    (["--schedule", "cosine", "--step-size", "-1"], "step_size must be a finite number greater"),
+    (["--optimizer", "sgd", "--schedule", "cosine", "--step-size", "-1"],
+     "step_size must be a finite number greater"),
+    (["--step-size", "0"], "learning_rate must be a finite number greater than 0; got 0.0"),
 ])
 def test_bad_input_is_one_clear_line(capsys, args, message):
     assert main(["train", "--dataset", "digits", *args]) == 2
@@ -151,7 +202,7 @@ def test_help_lists_every_command_and_option():
     result = run_cli("train", "--help")
     for option in ("--model", "--dataset", "--epochs", "--batch-size", "--step-size", "--layers",
                    "--mode", "--no-jit", "--seed", "--plot", "--init", "--schedule",
-                   "--augment"):
+                   "--augment", "--optimizer", "--warmup", "--weight-decay"):
         assert option in result.stdout
     top = run_cli("--help").stdout
     assert all(command in top for command in ("train", "grade", "progress", "doctor"))
