@@ -59,7 +59,7 @@ OPTIMIZER_DEFAULTS: dict[str, dict[str, tuple[int, float, int, float]]] = {
     "cnn": {"momentum": (24, 0.01, 0, 0.0), "adam": (24, 1e-3, 0, 0.0),
             "adamw": (24, 1e-3, 0, 1e-4)},
     "transformer": {"momentum": (90, 0.03, 0, 0.0), "adam": (60, 2e-3, 5, 0.0),
-                    "adamw": (60, 2e-3, 5, 0.05)},
+                    "adamw": (60, 2e-3, 5, 0.1)},
 }
 # The transformer's shape: every image cut into a 4 x 4 grid of patches (7x7 pixels for MNIST:
 # 16 positions, so attention is cheap), width 64, blocks of 4 heads and an MLP of 128.

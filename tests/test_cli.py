@@ -96,7 +96,7 @@ def test_the_default_warm_up_is_the_same_share_of_fewer_epochs(capsys, monkeypat
         with pytest.raises(SystemExit):
             main(["train", "--model", "transformer", "--dataset", "digits", "--epochs", epochs])
         assert (f"Training: {epochs} epochs, batches of 32, adamw at step size 0.002, weight "
-                f"decay 0.05{warm} to 0 along a cosine") in capsys.readouterr().out
+                f"decay 0.1{warm} to 0 along a cosine") in capsys.readouterr().out
 
 
 def test_the_optimizers_rate_warms_up_step_by_step_then_follows_the_schedule():
