@@ -156,8 +156,9 @@ def transformer_block(x: ArrayLike, block: list, causal: bool = False) -> jax.Ar
     """A pre-norm transformer block for ONE sequence: attention, then an MLP, each added back.
 
     ``x + attention(norm(x))``, then ``x + mlp(norm(x))``: the residual connections carry
-    ``x`` past each part unchanged, so a block starts close to the identity and gradients
-    reach the first layers; normalising each part's input (pre-norm) keeps it well scaled.
+    ``x`` past each part unchanged, so the gradient always has a direct path to the first
+    layers. Normalising each part's input (pre-norm), not the sum, leaves that path clean; a
+    pre-norm model then needs one last layer norm before its output layer.
 
     Args:
       x: ``(T, d)``.

@@ -118,9 +118,11 @@ def init_transformer_params(key: jax.Array, image_shape: Sequence[int] = (28, 28
 
     Dense weights are He-scaled (:func:`~nn_from_scratch.params.random_layer_params`) and
     biases zero; the attention weights are drawn with scale ``1 / sqrt(width)``; the output
-    of each block's attention and MLP starts small (scaled by ``1 / sqrt(2 * depth)``), so
-    that every block starts close to the identity; layer norms start as ``gamma = 1``,
-    ``beta = 0``; position vectors are drawn with scale 0.02.
+    weights of each block's attention and MLP are scaled by ``1 / sqrt(2 * depth)`` (GPT-2's
+    scheme: the ``2 * depth`` additions to the residual stream then add up to about the
+    variance of one, however deep), which does not make a block close to the identity (lesson
+    14 measures how far it is); layer norms start as ``gamma = 1``, ``beta = 0``; position
+    vectors are drawn with scale 0.02.
 
     Args:
       key: a PRNG key.
