@@ -334,3 +334,12 @@ def test_a_made_up_class_answers_each_exercise_with_the_solution_a_stub_or_a_mis
             assert kind != "mistake" or cell.source in mistakes
             kinds.append(kind)
     assert {"solution", "stub", "mistake"} == set(kinds)
+
+
+def test_one_notebook_is_counted_as_one_not_as_notebooks():
+    one = made_up_class()[:1]
+    for text in (report_html(one), report_markdown(one)):
+        assert "1 notebook graded" in text and "1 notebooks" not in text
+        assert ": 1 notebook" in text
+    many = made_up_class()
+    assert f"{len(many)} notebooks graded" in report_markdown(many)

@@ -14,7 +14,9 @@ from .report_words import (
     GROUP_LINE,
     HARDEST,
     LEAD,
+    LEAD_ONE,
     LESSON,
+    LESSON_ONE,
     NOT_DONE_COUNT,
     NOT_DONE_LINE,
     NOTEBOOKS,
@@ -27,6 +29,7 @@ from .report_words import (
     TITLE,
     UNGRADED,
     UNGRADED_LINE,
+    counted,
     percent,
     revisit_said,
     say,
@@ -45,7 +48,8 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _lesson(lesson: LessonSummary) -> list[str]:
-    lines = ["## " + say(LESSON, markdown, lesson=lesson.lesson, count=len(lesson.scores)), ""]
+    lines = ["## " + say(counted(LESSON_ONE, LESSON, len(lesson.scores)), markdown,
+                          lesson=lesson.lesson, count=len(lesson.scores)), ""]
     if lesson.revisit:
         lines += [f"**{markdown(_(REVISIT))}**", ""]
         lines += [f"{i}. " + say(REVISIT_LINE, markdown, exercise=f"{e.exercise} {e.title}",
@@ -83,7 +87,8 @@ def _lesson(lesson: LessonSummary) -> list[str]:
 def report_markdown(graded: Sequence[Graded]) -> str:
     """The report in Markdown: tables where the page has charts."""
     lines = [f"# {markdown(_(TITLE))}", "",
-             say(LEAD, markdown, count=len(graded), date=datetime.date.today().isoformat()), ""]
+             say(counted(LEAD_ONE, LEAD, len(graded)), markdown, count=len(graded),
+                 date=datetime.date.today().isoformat()), ""]
     if failed := ungraded(graded):
         lines += [f"**{say(UNGRADED, markdown, count=len(failed))}**", ""]
         lines += ["- " + say(UNGRADED_LINE, markdown, notebook=name, why=why)

@@ -19,7 +19,9 @@ from .report_words import (
     EXERCISE,
     HARDEST,
     LEAD,
+    LEAD_ONE,
     LESSON,
+    LESSON_ONE,
     NOT_DONE_LINE,
     NOTEBOOKS,
     NOTES,
@@ -34,6 +36,7 @@ from .report_words import (
     UNGRADED,
     UNGRADED_LINE,
     Markup,
+    counted,
     percent,
     revisit_said,
     say,
@@ -119,7 +122,8 @@ def _exercise_html(exercise: ExerciseSummary) -> str:
 
 
 def _lesson_html(lesson: LessonSummary) -> str:
-    parts = ["<section><h2>" + say(LESSON, lesson=lesson.lesson, count=len(lesson.scores))
+    parts = ["<section><h2>" + say(counted(LESSON_ONE, LESSON, len(lesson.scores)),
+                                   lesson=lesson.lesson, count=len(lesson.scores))
              + "</h2>"]
     if lesson.revisit:
         parts.append(f'<div class="revisit"><h3>{_e(_(REVISIT))}</h3><ol>')
@@ -161,7 +165,8 @@ def report_html(graded: Sequence[Graded]) -> str:
                                        why=why) + "</li>" for name, why in failed)
                 + "</ul></div>" + body)
     title = _e(_(TITLE))
-    lead = say(LEAD, count=len(graded), date=datetime.date.today().isoformat())
+    lead = say(counted(LEAD_ONE, LEAD, len(graded)), count=len(graded),
+               date=datetime.date.today().isoformat())
     return (f'<!doctype html><html lang="{"zh-CN" if language() == "zh_CN" else "en"}"><head>'
             f'<meta charset="utf-8"><meta name="viewport" content="width=device-width, '
             f'initial-scale=1"><title>{title}</title><style>{STYLE}</style></head><body>'

@@ -8,16 +8,18 @@ from collections.abc import Callable
 from ..i18n import N_, _
 from .report import ExerciseSummary, LessonSummary
 
-__all__ = ["NAMES", "SYMBOLS", "Markup", "percent", "revisit_said", "say", "score_counts",
-           "share_of", "status_name"]
+__all__ = ["NAMES", "SYMBOLS", "Markup", "counted", "percent", "revisit_said", "say",
+           "score_counts", "share_of", "status_name"]
 
 # The report's words, marked here for the catalogs (a call inside an f-string is not found);
 # :func:`say` translates one and fills it in
 TITLE = N_("What the class got wrong")
 LEAD = N_("{count} notebooks graded, {date}")
+LEAD_ONE = N_("{count} notebook graded, {date}")  # English counts one apart; Chinese does not
 UNGRADED = N_("{count} could not be graded")
 UNGRADED_LINE = N_("{notebook}: {why}")
 LESSON = N_("{lesson}: {count} notebooks")
+LESSON_ONE = N_("{lesson}: {count} notebook")
 REVISIT = N_("Revisit first")
 REVISIT_LINE = N_("{exercise}: {share} passed; {said}")
 MOST_COMMON = N_("the most common mistake ({count} of {total}): {hint}")
@@ -55,6 +57,11 @@ def say(message: str, escape: Callable[[str], str] = html.escape, **fields: obje
             value = fields[name]
             parts.append(value if isinstance(value, Markup) else escape(str(value)))
     return "".join(parts)
+
+
+def counted(one: str, many: str, count: int) -> str:
+    """The message for ``count`` things: ``one`` for exactly one ("1 notebook"), else ``many``."""
+    return one if count == 1 else many
 
 
 def status_name(status: str) -> str:
