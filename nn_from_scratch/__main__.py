@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._checks import InputError, check_positive_int, check_writable_folder
+from ._checks import InputError, check_positive_int, check_step_size, check_writable_folder
 from .augment import MAX_SHIFT
 from .train import BATCH_SIZE, EPOCHS, MODES, STEP_SIZE
 
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from .data import Dataset
     from .losses import Predict
+    from .optim import Optimizer
     from .params import Params
 
 HIDDEN = (512, 512)
@@ -40,6 +41,21 @@ DEFAULTS: dict[str, tuple[int, int, float, str, str]] = {
     "cnn": (24, 32, 0.1, "cosine", "shift"),
     "transformer": (90, 32, 0.3, "cosine", "shift"),
 }
+# --optimizer: each model's default, and for the optimizers other than plain SGD their own
+# (epochs, learning rate, warm-up epochs, weight decay); batch size, schedule and augmentation
+# stay the model's (DEFAULTS). With sgd, DEFAULTS alone apply, as before --optimizer existed.
+OPTIMIZERS = ("sgd", "momentum", "adam", "adamw")
+DEFAULT_OPTIMIZER = {"mlp": "sgd", "cnn": "sgd", "transformer": "sgd"}
+# momentum's rate is SGD's times (1 - beta): with beta = 0.9 its steps settle at lr / (1 - beta),
+# SGD's size. Adam's 1e-3 is Kingma and Ba's default.
+OPTIMIZER_DEFAULTS: dict[str, dict[str, tuple[int, float, int, float]]] = {
+    "mlp": {"momentum": (EPOCHS, 0.02, 0, 0.0), "adam": (EPOCHS, 1e-3, 0, 0.0),
+            "adamw": (EPOCHS, 1e-3, 0, 1e-4)},
+    "cnn": {"momentum": (24, 0.01, 0, 0.0), "adam": (24, 1e-3, 0, 0.0),
+            "adamw": (24, 1e-3, 0, 1e-4)},
+    "transformer": {"momentum": (90, 0.03, 0, 0.0), "adam": (60, 1e-3, 3, 0.0),
+                    "adamw": (60, 1e-3, 3, 0.05)},
+}
 # The transformer's shape: every image cut into a 4 x 4 grid of patches (7x7 pixels for MNIST:
 # 16 positions, so attention is cheap), width 64, blocks of 4 heads and an MLP of 128.
 PATCH_GRID = 4
@@ -50,6 +66,13 @@ def per_model(field: int) -> str:
     """A default of every model for --help: ``"15 for the MLP, 24 for the CNN, ..."``."""
     names = {"mlp": "the MLP", "cnn": "the CNN", "transformer": "the transformer"}
     return ", ".join(f"{values[field]} for {names[model]}" for model, values in DEFAULTS.items())
+
+
+def optimizer_defaults(field: int, only: str | None = None) -> str:
+    """One field of OPTIMIZER_DEFAULTS for --help: ``"adam 0.001 for the MLP, ..."``."""
+    return ", ".join(f"{name} {values[field]:g} for the {model}"
+                     for model, table in OPTIMIZER_DEFAULTS.items()
+                     for name, values in table.items() if only in (None, name))
 
 
 def parse_layers(text: str) -> list[int]:
@@ -105,11 +128,23 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"passes over the training set (default: {per_model(0)})")
     train.add_argument("--batch-size", type=int, default=None,
                        help=f"examples per SGD step (default: {per_model(1)})")
+    train.add_argument("--optimizer", choices=OPTIMIZERS, default=None,
+                       help="sgd: plain SGD (lessons 08-14); momentum: heavy-ball, beta 0.9; "
+                            "adam; adamw: Adam with decoupled weight decay on the weight "
+                            "matrices (nn_from_scratch.optim, lesson 15) (default: "
+                            + ", ".join(f"{name} for the {model}" for model, name
+                                        in DEFAULT_OPTIMIZER.items()) + ")")
     train.add_argument("--step-size", type=float, default=None,
-                       help=f"SGD learning rate (default: {per_model(2)})")
+                       help=f"the learning rate (with sgd: {per_model(2)}; "
+                            f"{optimizer_defaults(1)})")
     train.add_argument("--schedule", choices=SCHEDULES, default=None,
                        help=f"constant: the same step size every epoch; cosine: falling to 0 "
                             f"along half a cosine (default: {per_model(3)})")
+    train.add_argument("--warmup", type=int, default=None, metavar="EPOCHS",
+                       help=f"epochs over which the learning rate rises linearly from 0 before "
+                            f"the schedule, step by step (with sgd: 0; {optimizer_defaults(2)})")
+    train.add_argument("--weight-decay", type=float, default=None,
+                       help=f"adamw's decoupled weight decay ({optimizer_defaults(3, 'adamw')})")
     train.add_argument("--augment", choices=AUGMENTS, default=None,
                        help=f"shift: each epoch, every training image moved by up to "
                             f"{MAX_SHIFT} pixels in each direction (default: {per_model(4)})")
@@ -181,6 +216,25 @@ def build_model(args: argparse.Namespace, data: "Dataset",
             f"layers {sizes}, {count_params(params):,} parameters, {args.init} init")
 
 
+def make_optimizer(name: str, learning_rate: float, schedule: str, warmup: int,
+                   weight_decay: float, epochs: int, steps: int) -> "Optimizer | None":
+    """``--optimizer`` as an :class:`~nn_from_scratch.optim.Optimizer` whose rate follows
+    ``--schedule`` step by step after ``warmup`` epochs of warm-up; ``None`` for plain SGD
+    without warm-up, which ``fit`` runs as lessons 08-14 do, one step size per epoch."""
+    from . import optim
+
+    if name == "sgd" and not warmup:
+        return None
+    # "constant" is the cosine from the peak to the peak: after the warm-up it stays put
+    end = learning_rate if schedule == "constant" else 0.0
+    rate = learning_rate if schedule == "constant" and not warmup else \
+        optim.warmup_cosine_schedule(learning_rate, warmup * steps, epochs * steps,
+                                     end_value=end)
+    if name == "adamw":
+        return optim.adamw(rate, weight_decay=weight_decay)
+    return {"sgd": optim.sgd, "momentum": optim.momentum, "adam": optim.adam}[name](rate)
+
+
 def train_command(args: argparse.Namespace) -> int:
     import jax
 
@@ -194,22 +248,46 @@ def train_command(args: argparse.Namespace) -> int:
     init_key, shuffle_key = jax.random.split(jax.random.key(args.seed))
     params, predict, about = build_model(args, data, init_key)
     default_epochs, default_batch_size, default_step_size, schedule, augment = DEFAULTS[args.model]
+    name = args.optimizer or DEFAULT_OPTIMIZER[args.model]
+    warmup, weight_decay = 0, 0.0
+    if name != "sgd":
+        default_epochs, default_step_size, warmup, weight_decay = \
+            OPTIMIZER_DEFAULTS[args.model][name]
     epochs = default_epochs if args.epochs is None else args.epochs
     batch_size = default_batch_size if args.batch_size is None else args.batch_size
     step_size = default_step_size if args.step_size is None else args.step_size
+    warmup = warmup if args.warmup is None else args.warmup
     schedule = args.schedule or schedule
     augment = args.augment or augment
     check_positive_int(epochs, "--epochs")
+    check_positive_int(warmup, "--warmup", minimum=0)
+    if warmup >= epochs:
+        raise InputError(f"--warmup {warmup} must be fewer epochs than --epochs {epochs}, so "
+                         f"that some training happens at the full rate; e.g. --warmup "
+                         f"{max(epochs // 10, 0)}.")
+    if args.weight_decay is not None:
+        if name != "adamw":
+            raise InputError(f"--weight-decay is adamw's; --optimizer {name} has none "
+                             f"(add --optimizer adamw, or leave --weight-decay out).")
+        weight_decay = args.weight_decay
+    check_step_size(step_size, "--step-size")
+    optimizer = make_optimizer(name, step_size, schedule, warmup, weight_decay,
+                               epochs, len(data.x_train) // batch_size)
     steps = cosine_schedule(step_size, epochs) if schedule == "cosine" else step_size
+    decay = f", weight decay {weight_decay:g}" if name == "adamw" else ""
+    warm = f", warmed up over {warmup} epoch{'s' * (warmup > 1)}" if warmup else ""
     print(f"{data}\nModel: {about}; {args.mode} mode on {jax.devices()[0].platform.upper()}.\n"
-          f"Training: {epochs} epochs, batches of {batch_size}, step size {step_size:g}"
+          f"Training: {epochs} epochs, batches of {batch_size}, {name} at step size "
+          f"{step_size:g}{decay}{warm}"
           f"{' falling to 0 along a cosine' if schedule == 'cosine' else ''}"
           f"{f', images shifted by up to {MAX_SHIFT} pixels' if augment == 'shift' else ''}.",
           flush=True)
     start = time.perf_counter()
     params, history = fit(params, data, epochs=epochs, batch_size=batch_size,
-                          step_size=steps, key=shuffle_key, mode=args.mode, verbose=True,
-                          predict=predict, augment=shift_images if augment == "shift" else None)
+                          step_size=None if optimizer is not None else steps, key=shuffle_key,
+                          mode=args.mode, verbose=True, predict=predict,
+                          augment=shift_images if augment == "shift" else None,
+                          optimizer=optimizer)
     _, test_accuracy = evaluate(params, data.x_test, data.y_test, predict)  # once, at the end
     total = time.perf_counter() - start
     training = sum(history.epoch_time)

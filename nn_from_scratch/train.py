@@ -17,7 +17,7 @@ Under ``jit`` it is a static argument: a program is compiled per model.
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol
 
@@ -31,6 +31,7 @@ from ._checks import InputError, check_choice, check_key, check_positive_int, ch
 from .i18n import _
 from .losses import Predict, accuracy, loss, one_hot
 from .model import batched_predict
+from .optim import Optimizer, apply_updates
 from .params import Params
 
 __all__ = ["BATCH_SIZE", "EPOCHS", "MODES", "STEP_SIZE", "TRAIN_METRICS", "DivergedError",
@@ -181,6 +182,33 @@ def train_epoch(params: Params, x: jax.Array, y: jax.Array, batches: jax.Array,
     return lax.scan(step, params, batches, unroll=2)
 
 
+Carry = tuple[Params, Any]  # (params, optimizer state): what an optimizer's step carries
+
+
+def _optimizer_step(carry: Carry, x: ArrayLike, y: ArrayLike, step_size: Any,
+                    predict: Predict, optimizer: Optimizer
+                    ) -> tuple[Carry, tuple[jax.Array, jax.Array]]:
+    """:func:`_update_with_metrics` with an :class:`~nn_from_scratch.optim.Optimizer`: the
+    gradient goes through ``optimizer.update``, whose state is carried with the params.
+    ``step_size`` is not used (the learning rate is the optimizer's own)."""
+    params, state = carry
+    (value, acc), grads = jax.value_and_grad(_loss_and_accuracy, has_aux=True)(
+        params, x, y, predict)
+    updates, state = optimizer.update(grads, state, params)
+    return (apply_updates(params, updates), state), (value, acc)
+
+
+@partial(jit, donate_argnums=0, static_argnames=("predict", "optimizer"))
+def _optimizer_epoch(carry: Carry, x: jax.Array, y: jax.Array, batches: jax.Array,
+                     step_size: Any, predict: Predict, optimizer: Optimizer
+                     ) -> tuple[Carry, tuple[jax.Array, jax.Array]]:
+    """:func:`train_epoch` with an optimizer: ``lax.scan`` carries ``(params, state)``."""
+    def step(c, batch):  # batch: (batch,) indices
+        return _optimizer_step(c, x[batch], y[batch], step_size, predict, optimizer)
+
+    return lax.scan(step, carry, batches, unroll=2)
+
+
 @partial(jit, static_argnames="predict")
 def evaluate(params: Params, x: ArrayLike, labels: ArrayLike,
              predict: Predict = batched_predict) -> tuple[jax.Array, jax.Array]:
@@ -206,7 +234,8 @@ class History:
     eager mode), and the shuffle, the evaluation and the augmentation that every mode
     compiles. JAX caches compiled programs, so a second ``fit`` with the same shapes in the
     same process reports a few milliseconds. The ``val_*`` figures are on the validation
-    split: the test split is for the very end.
+    split: the test split is for the very end. ``optimizer_state`` is the optimizer's state
+    after the last epoch (``None`` for plain SGD).
     """
 
     mode: str
@@ -219,6 +248,7 @@ class History:
     val_loss: tuple[float, ...] = ()
     val_accuracy: tuple[float, ...] = ()
     train_metrics: str = "after"
+    optimizer_state: Any = field(default=None, compare=False, repr=False)
 
     @property
     def epochs(self) -> int:
@@ -250,25 +280,38 @@ def _step_loop(step: Callable[..., Any], x: np.ndarray, y: np.ndarray) -> Runner
 
 
 def _eager_runner(params: Params, x: np.ndarray, y: np.ndarray, batch_size: int, steps: int,
-                  step_size: float, predict: Predict) -> Runner:
+                  step_size: float, predict: Predict, optimizer: Optimizer | None) -> Runner:
+    if optimizer is not None:
+        return _step_loop(partial(_optimizer_step, predict=predict, optimizer=optimizer), x, y)
     return _step_loop(partial(_update_with_metrics, predict=predict), x, y)
 
 
 def _jit_runner(params: Params, x: np.ndarray, y: np.ndarray, batch_size: int, steps: int,
-                step_size: float, predict: Predict) -> Runner:
+                step_size: float, predict: Predict, optimizer: Optimizer | None) -> Runner:
     # Compiled ahead of time, so that the compile is measured apart. Donating params lets XLA
     # write each step's new parameters over the old ones, in place, as PyTorch's optimizers
     # do, instead of allocating 2.7 MB afresh every step.
+    if optimizer is not None:  # params is the carry (params, state)
+        step = jit(_optimizer_step, donate_argnums=0,
+                   static_argnames=("predict", "optimizer")).lower(
+            params, x[:batch_size], y[:batch_size], step_size, predict=predict,
+            optimizer=optimizer).compile()
+        return _step_loop(step, x, y)
     step = jit(_update_with_metrics, donate_argnums=0, static_argnames="predict").lower(
         params, x[:batch_size], y[:batch_size], step_size, predict=predict).compile()
     return _step_loop(step, x, y)
 
 
 def _scan_runner(params: Params, x: np.ndarray, y: np.ndarray, batch_size: int, steps: int,
-                 step_size: float, predict: Predict) -> Runner:
+                 step_size: float, predict: Predict, optimizer: Optimizer | None) -> Runner:
     x_dev, y_dev = jax.device_put(x), jax.device_put(y)  # the data goes to the device once
-    epoch = train_epoch.lower(params, x_dev, y_dev, jnp.zeros((steps, batch_size), jnp.int32),
-                              step_size, predict=predict).compile()
+    batches = jnp.zeros((steps, batch_size), jnp.int32)
+    if optimizer is None:
+        epoch = train_epoch.lower(params, x_dev, y_dev, batches, step_size,
+                                  predict=predict).compile()
+    else:  # params is the carry (params, state)
+        epoch = _optimizer_epoch.lower(params, x_dev, y_dev, batches, step_size,
+                                       predict=predict, optimizer=optimizer).compile()
     def run_epoch(params: Params, batches: jax.Array, step_size: float,
                   x_epoch: jax.Array | None = None) -> tuple[Params, Metrics]:
         return epoch(params, x_dev if x_epoch is None else x_epoch, y_dev, batches, step_size)
@@ -299,6 +342,23 @@ def _epoch_step_sizes(step_size: "float | Sequence[float]", epochs: int) -> list
                          f"epochs={epochs}: give one number, or exactly one per epoch, e.g. "
                          f"cosine_schedule({step_size[0] if step_size else 0.1}, {epochs}).")
     return [check_step_size(value, f"step_size[{e}]") for e, value in enumerate(step_size)]
+
+
+def _check_optimizer(optimizer: Any, step_size: Any) -> None:
+    """``fit``'s ``optimizer``: None or an Optimizer, and then no ``step_size`` beside it."""
+    if optimizer is None:
+        return
+    if not (callable(getattr(optimizer, "init", None))
+            and callable(getattr(optimizer, "update", None))):  # ours, or Optax's
+        raise InputError(f"optimizer must be an Optimizer such as adam(1e-3) from "
+                         f"nn_from_scratch.optim (or an Optax one), or None for plain SGD; "
+                         f"got {type(optimizer).__name__} {optimizer!r:.60}.")
+    if step_size is not None:
+        raise InputError(
+            f"fit got both step_size={step_size!r:.60} and an optimizer: the optimizer's "
+            f"learning rate is the one used, so step_size would be ignored. Give the rate "
+            f"(or a schedule of the step, e.g. warmup_cosine_schedule) to the optimizer, "
+            f"e.g. adamw(1e-3), and leave step_size out.")
 
 
 def _check_fit_args(params: Params, data: TrainingData, epochs: int, batch_size: int,
@@ -340,12 +400,12 @@ def _check_fit_args(params: Params, data: TrainingData, epochs: int, batch_size:
 
 
 def fit(params: Params, data: TrainingData, *, epochs: int = EPOCHS,
-        batch_size: int = BATCH_SIZE, step_size: "float | Sequence[float]" = STEP_SIZE,
+        batch_size: int = BATCH_SIZE, step_size: "float | Sequence[float] | None" = None,
         key: jax.Array,
         mode: str = "scan", verbose: bool = False, predict: Predict = batched_predict,
-        augment: Augment | None = None, train_metrics: str = "during"
-        ) -> tuple[Params, History]:
-    """Train ``params`` on ``data`` with SGD, watching the validation split.
+        augment: Augment | None = None, train_metrics: str = "during",
+        optimizer: Optimizer | None = None) -> tuple[Params, History]:
+    """Train ``params`` on ``data`` with SGD (or ``optimizer``), watching the validation split.
 
     Args:
       params: list of ``(W, b)`` from ``init_network_params`` (or ``init_cnn_params`` with
@@ -353,8 +413,9 @@ def fit(params: Params, data: TrainingData, *, epochs: int = EPOCHS,
       data: a :class:`~nn_from_scratch.data.Dataset` (train and validation splits).
       epochs: passes over the training set (int >= 1).
       batch_size: examples per step; the shuffled remainder is dropped each epoch.
-      step_size: learning rate (finite number > 0), or one per epoch (a list or tuple of
-        ``epochs`` numbers), e.g. :func:`cosine_schedule`.
+      step_size: plain SGD's learning rate (finite number > 0; default ``STEP_SIZE``, 0.2),
+        or one per epoch (a list or tuple of ``epochs`` numbers), e.g.
+        :func:`cosine_schedule`. Leave it out with an ``optimizer``.
       key: PRNG key; epoch ``e`` shuffles with the ``e``-th split of it, so the
         same key gives the same run in every mode.
       mode: ``"eager"``, ``"jit"`` or ``"scan"`` (see the module docstring).
@@ -375,9 +436,16 @@ def fit(params: Params, data: TrainingData, *, epochs: int = EPOCHS,
         ``"after"``: a second pass over the whole training split with the epoch's final
         weights, exact but costing about a third of an epoch more. Validation is measured
         after every epoch either way.
+      optimizer: ``None`` (the default): plain SGD with ``step_size``, as in lessons 08-14.
+        Or an :class:`~nn_from_scratch.optim.Optimizer` such as ``adamw(1e-3)``: each step
+        adds ``optimizer.update``'s updates, and its state (moments, step count) is carried
+        from step to step and epoch to epoch in every mode. Its learning rate, or schedule
+        of the step (:func:`~nn_from_scratch.optim.warmup_cosine_schedule`), is its own:
+        passing ``step_size`` as well is refused, since one of the two would be ignored.
 
     Returns:
-      ``(params, history)``, a :class:`History`. The test split is never looked
+      ``(params, history)``, a :class:`History`; with an optimizer, its final state is
+      ``history.optimizer_state`` (to train on from there). The test split is never looked
       at: evaluate it once, at the end, with :func:`evaluate`.
 
     Raises:
@@ -386,13 +454,17 @@ def fit(params: Params, data: TrainingData, *, epochs: int = EPOCHS,
     """
     _check_fit_args(params, data, epochs, batch_size, key, mode, predict, augment,
                     train_metrics)
-    step_sizes = _epoch_step_sizes(step_size, epochs)  # (epochs,) numbers, each checked
+    _check_optimizer(optimizer, step_size)
+    # (epochs,) numbers, each checked; with an optimizer, unused placeholders
+    step_sizes = _epoch_step_sizes(STEP_SIZE if step_size is None else step_size, epochs)
     n, steps = len(data.x_train), len(data.x_train) // batch_size
     start = time.perf_counter()  # the one-off work before epoch 1, measured apart
     y_train = np.asarray(one_hot(data.y_train, data.num_classes))  # (n, k) on the host
     params = jax.tree.map(jnp.copy, params)  # the scan mode donates: keep the caller's arrays
-    run_epoch = _RUNNERS[mode](params, data.x_train, y_train, batch_size, steps,
-                               step_sizes[0], predict)
+    # what each step carries: the params, or with an optimizer (params, optimizer state)
+    carry: Any = params if optimizer is None else (params, optimizer.init(params))
+    run_epoch = _RUNNERS[mode](carry, data.x_train, y_train, batch_size, steps,
+                               step_sizes[0], predict, optimizer)
     # What every epoch also runs is compiled ahead as well, so that no epoch is billed for
     # it (JAX keeps these programs: the calls below find them compiled).
     _shuffled_batches.lower(key, n, batch_size).compile()
@@ -411,7 +483,8 @@ def fit(params: Params, data: TrainingData, *, epochs: int = EPOCHS,
     def history() -> History:
         return History(mode, batch_size, steps, compile_time,
                        **{name: tuple(values) for name, values in record.items()},
-                       train_metrics=train_metrics)
+                       train_metrics=train_metrics,
+                       optimizer_state=None if optimizer is None else carry[1])
 
     for epoch in range(1, epochs + 1):
         key, epoch_key = random.split(key)
@@ -420,18 +493,23 @@ def fit(params: Params, data: TrainingData, *, epochs: int = EPOCHS,
         start = time.perf_counter()
         # the epoch's images: None means x_train as it is; augmented, a new variant each epoch
         x_epoch = None if augment is None else augment_jit(x_dev, random.fold_in(epoch_key, 1))
-        params, (losses, accuracies) = jax.block_until_ready(
-            run_epoch(params, batches, step_sizes[epoch - 1], x_epoch))  # each (steps,)
+        carry, (losses, accuracies) = jax.block_until_ready(
+            run_epoch(carry, batches, step_sizes[epoch - 1], x_epoch))  # each (steps,)
+        params = carry if optimizer is None else carry[0]
         record["epoch_time"].append(time.perf_counter() - start)
 
         finite = np.isfinite(np.asarray(losses))
         if not finite.all():
             bad = int(np.argmin(finite))
             record["epoch_time"].pop()
-            raise DivergedError(
-                f"The loss became {float(losses[bad])} at epoch {epoch}, step {bad + 1} of "
-                f"{steps}, with step_size={step_sizes[epoch - 1]}. The steps overshoot: try a "
-                f"smaller step size, e.g. step_size={step_sizes[0] / 10:g}.", history())
+            with_what = (f"step_size={step_sizes[epoch - 1]}. The steps overshoot: try a "
+                         f"smaller step size, e.g. step_size={step_sizes[0] / 10:g}."
+                         ) if optimizer is None else (
+                         "the optimizer given. The steps overshoot: try a smaller learning "
+                         "rate (a tenth), a warm-up (warmup_cosine_schedule) or clipping "
+                         "(chain(clip_by_global_norm(1.0), ...)).")
+            raise DivergedError(f"The loss became {float(losses[bad])} at epoch {epoch}, step "
+                                f"{bad + 1} of {steps}, with {with_what}", history())
         splits = [("val", data.x_val, data.y_val)]
         if train_metrics == "during":  # every batch has the same size: the mean of the means
             record["train_loss"].append(float(np.mean(np.asarray(losses, np.float64))))

@@ -284,3 +284,50 @@ def test_batch_indices_are_a_shuffled_partition():
 def test_batch_size_out_of_range(batch_size):
     with pytest.raises(InputError, match=f"got {batch_size}"):
         batch_indices(jax.random.key(0), 10, batch_size)
+
+
+# ---- fit with an optimizer (nn_from_scratch.optim) ----
+
+def _fit_digits(digits, mode="scan", epochs=2, **kwargs):
+    params = init_network_params(SIZES, jax.random.key(0), init="he")
+    return fit(params, digits, epochs=epochs, batch_size=64, key=jax.random.key(1), mode=mode,
+               **kwargs)
+
+
+def test_fit_with_sgd_optimizer_is_plain_sgd(digits):
+    from nn_from_scratch.optim import sgd
+    plain, _ = _fit_digits(digits, step_size=0.1)
+    with_optimizer, history = _fit_digits(digits, optimizer=sgd(0.1))
+    assert_trees_close(with_optimizer, plain, rtol=1e-5, atol=1e-6)
+    assert history.optimizer_state is not None
+
+
+def test_fit_carries_the_optimizer_state_in_every_mode(digits):
+    import optax
+
+    from nn_from_scratch.optim import adam
+    steps = len(digits.x_train) // 64
+    results = {}
+    for mode in MODES_FOR_OPTIMIZER:
+        results[mode] = _fit_digits(digits, mode=mode, optimizer=adam(1e-2))
+        assert int(results[mode][1].optimizer_state.count) == 2 * steps  # across both epochs
+    for mode in MODES_FOR_OPTIMIZER[1:]:
+        assert_trees_close(results[mode][0], results["scan"][0], rtol=1e-4, atol=1e-5)
+    theirs, _ = _fit_digits(digits, optimizer=optax.adam(1e-2))  # Optax's, through the same fit
+    assert_trees_close(results["scan"][0], theirs, rtol=1e-4, atol=1e-5)
+    history = results["scan"][1]
+    assert history.val_accuracy[-1] > 0.8 and history.train_loss[1] < history.train_loss[0]
+
+
+MODES_FOR_OPTIMIZER = ("scan", "jit", "eager")
+
+
+def test_fit_refuses_a_step_size_beside_an_optimizer(digits):
+    from nn_from_scratch.optim import adamw
+    with pytest.raises(InputError, match="both step_size=0.1 and an optimizer") as info:
+        _fit_digits(digits, step_size=0.1, optimizer=adamw(1e-3))
+    assert "adamw(1e-3)" in str(info.value)
+    with pytest.raises(InputError, match="step_size=\\(0.1, 0.05\\)"):
+        _fit_digits(digits, step_size=(0.1, 0.05), optimizer=adamw(1e-3))
+    with pytest.raises(InputError, match="optimizer must be an Optimizer.*got str 'adam'"):
+        _fit_digits(digits, optimizer="adam")
