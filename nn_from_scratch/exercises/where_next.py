@@ -264,7 +264,8 @@ def _warmup_cosine_reference(steps: np.ndarray, peak: float, warmup: int, decay:
 
 # (peak_value, warmup_steps, decay_steps, init_value, end_value): init and end left to their
 # default 0 in the first, given in the others; each runs a different number of steps.
-SCHEDULES = ((1e-3, 10, 50, None, None), (0.5, 4, 20, 0.05, 0.01), (2.0, 7, 33, 0.3, 0.5))
+SCHEDULES: tuple[tuple[float, int, int, float | None, float | None], ...] = (
+    (1e-3, 10, 50, None, None), (0.5, 4, 20, 0.05, 0.01), (2.0, 7, 33, 0.3, 0.5))
 
 
 @exercise(LESSON, 4, "a warm-up–cosine schedule")
@@ -273,10 +274,10 @@ def warmup_cosine(student_fn: Any) -> str:
         raise Mistake(_("expected a function warmup_cosine(step, peak_value, warmup_steps, "
                         "decay_steps, init_value=0.0, end_value=0.0); got {name}").format(
                           name=type(student_fn).__name__))
-    for number, (peak, warmup, decay, init, end) in enumerate(SCHEDULES):
+    for number, (peak, warmup, decay, given_init, given_end) in enumerate(SCHEDULES):
         (peak,) = scaled((peak,), 90 + number)
-        given = () if init is None else (init, end)
-        init, end = (0.0, 0.0) if init is None else (init, end)
+        init, end = float(given_init or 0.0), float(given_end or 0.0)
+        given = () if given_init is None else (init, end)
         steps = np.arange(decay + 5 + number, dtype=np.int32)  # past the end of the schedule
         what = _("warmup_cosine(step, {peak:.3g}, {warmup}, {decay}{rest}) inside "
                  "jax.jit").format(peak=peak, warmup=warmup, decay=decay,
@@ -297,14 +298,14 @@ def warmup_cosine(student_fn: Any) -> str:
                             "{shape}; compute elementwise with jnp.where rather than "
                             "Python's `if`").format(len_steps=len(steps), shape=got.shape))
         want = _warmup_cosine_reference(steps, peak, warmup, decay, init, end)
-        tol = {"rtol": 1e-4, "atol": 1e-6 * peak}
-        if np.allclose(got, want, **tol):
+        rtol, atol = 1e-4, 1e-6 * peak
+        if np.allclose(got, want, rtol=rtol, atol=atol):
             continue
         after = steps >= warmup
         if np.any(got[after] < end - 0.1 * (peak - end)):
             raise Mistake("the rate goes below end_value: the cosine runs from 1 to -1, so use "
                           "0.5 * (1 + cos(pi * progress)), which runs from 1 to 0")
-        if not np.allclose(got[~after], want[~after], **tol):
+        if not np.allclose(got[~after], want[~after], rtol=rtol, atol=atol):
             raise Mistake(_("the warm-up should rise linearly from init_value at step 0 to "
                             "peak_value at step warmup_steps: init_value + (peak_value - "
                             "init_value) * step / warmup_steps (it gave {got:.3g} at step 1 for "
@@ -313,7 +314,7 @@ def warmup_cosine(student_fn: Any) -> str:
                                                             init=init))
         unclipped = end + (peak - end) * 0.5 * (1 + np.cos(np.pi * (steps - warmup)
                                                           / (decay - warmup)))
-        if np.allclose(got[after], unclipped[after], **tol):
+        if np.allclose(got[after], unclipped[after], rtol=rtol, atol=atol):
             raise Mistake("after decay_steps the rate rises again: clip the progress to at most "
                           "1 (jnp.clip or jnp.minimum) so that it stays at end_value")
         if abs(got[warmup] - peak) > 1e-4 * peak:
