@@ -1,15 +1,18 @@
-"""Checkers for lesson 15, where next: Optax.
+"""Checkers for lesson 15, optimizers from scratch, then Optax.
 
-The student writes a training step with any Optax optimizer, SGD with momentum
-as an Optax ``GradientTransformation``, a warmup-cosine learning-rate schedule,
-and the size of an optimizer's first step for the parameters' (Adam's at SGD's
-rate is far too big). The references are written
-out here in NumPy (SGD, momentum, the schedule), so that a check does not lean
-on the very library it is checking against; the tests confirm that they agree
+The student writes momentum's and Adam's update for ONE parameter (an array of any
+shape), AdamW's decoupled weight decay on top of Adam, a warm-up–cosine learning-rate
+schedule, clipping a whole pytree of gradients by its global norm, and a training step
+with any Optax optimizer. The references are written out here in NumPy (float64), so that
+a check does not lean on the library it checks against; the tests confirm that they agree
 with Optax.
 
-Optax comes with the ``lessons`` extra, not with the library: it is imported
-inside the checkers, so that grading and the other lessons work without it.
+Every check draws its inputs, sizes as well as values, with :func:`._calls.generator`:
+the same in class, fresh for each grading; no two cases of a check share every size, so
+an answer right for one shape only fails.
+
+Optax comes with the ``lessons`` extra, not with the library: it is imported inside the
+checkers, so that grading and the other lessons work without it.
 """
 import functools
 from typing import Any
@@ -19,15 +22,35 @@ import numpy as np
 
 from ..i18n import N_, _
 from . import _fixtures
-from ._calls import call, generator, scaled
-from ._compare import expect_close, mlp_loss_and_grads, reject_known_wrong
+from ._calls import call, fast_call, finish_first, generator, scaled
+from ._compare import expect_close, expect_shape, mlp_loss_and_grads, reject_known_wrong
 from ._core import Mistake, exercise
 from ._hints import summary
-from ._remote import beside, session_of, transformed, twins
+from ._remote import beside, session_of, transformed
 
 LESSON = "15_where_next"
-SIZES = [8, 6, 4]  # a small network: NumPy inputs and one shape keep every check fast
+SIZES = [8, 6, 4]  # 15.6's small network: NumPy inputs and one shape keep the check fast
 STEP_LR, STEP_BETA = 0.1, 0.9  # the optimizer of the training-step check
+
+
+def _shapes(n: int) -> tuple[tuple[int, ...], ...]:
+    """Three shapes for a check's cases, a vector, a matrix and a 3-D array, sizes 2-7 drawn
+    from ``generator(n)``: no two share every size, whatever is drawn."""
+    sizes = generator(n).integers(2, 8, size=6)
+    return (int(sizes[0]),), (int(sizes[1]), int(sizes[2])), tuple(int(s) for s in sizes[3:])
+
+
+def _normal(source: np.random.Generator, shape: tuple[int, ...], scale: float = 1.0) -> np.ndarray:
+    return (scale * source.normal(size=shape)).astype(np.float32)
+
+
+def _pair(out: Any, what: str, names: str) -> tuple[Any, ...]:
+    """``out`` as the tuple ``names`` describes ("(update, velocity)"), or a Mistake."""
+    count = names.count(",") + 1
+    if not (isinstance(out, (tuple, list)) and len(out) == count):
+        raise Mistake(_("{what} should return a tuple {names}; got {got}").format(
+            what=what, names=names, got=summary(out)))
+    return tuple(out)
 
 
 def _optax() -> Any:
@@ -36,6 +59,348 @@ def _optax() -> Any:
     except ImportError:
         raise Mistake("optax is not installed: pip install -e '.[lessons]'") from None
     return optax
+
+
+MOMENTUM_SETTINGS = ((0.1, 0.9), (0.03, 0.5), (0.4, 0.99))  # (learning_rate, beta) per case
+
+
+@exercise(LESSON, 1, "momentum for one parameter")
+def momentum_update(student_fn: Any) -> str:
+    settings = (MOMENTUM_SETTINGS[0], *(tuple(scaled(s, 151 + i, 0.1))
+                                        for i, s in enumerate(MOMENTUM_SETTINGS[1:])))
+    for number, (shape, (lr, beta)) in enumerate(zip(_shapes(150), settings)):
+        source = generator(155 + number)
+        grad, velocity = _normal(source, shape), _normal(source, shape, 2.0)
+        what = _("momentum_update(grad, velocity, {lr:g}, {beta:g}) for arrays of shape "
+                 "{shape}").format(lr=lr, beta=beta, shape=shape)
+        out = fast_call(student_fn, grad, velocity, lr, beta, what=what)
+        update, new_velocity = _pair(out, what, "(update, velocity)")
+        g, v = grad.astype(np.float64), velocity.astype(np.float64)
+        want_v = beta * v + g
+        want = -lr * want_v
+        update = expect_shape(update, shape, what)
+        new_velocity = expect_shape(new_velocity, shape, what)
+        if np.allclose(update, want_v, rtol=1e-4, atol=1e-6) and np.allclose(
+                new_velocity, want, rtol=1e-4, atol=1e-6):
+            raise Mistake("the two came back in the other order: return (update, velocity)")
+        reject_known_wrong(new_velocity, {
+            N_("the velocity averages the gradients, (1 - beta) * grad: that is Adam's moving "
+               "average. Momentum adds the whole gradient: velocity = beta * velocity + grad"):
+                beta * v + (1 - beta) * g,
+            N_("beta multiplies the old velocity, not the gradient: velocity = beta * velocity "
+               "+ grad"): v + beta * g,
+            N_("the new velocity is the old one times beta, plus the gradient; it was "
+               "returned unchanged"): v,
+        }, rtol=1e-4, atol=1e-6, want=want_v)
+        expect_close(new_velocity, want_v, _("the velocity of {what}").format(what=what),
+                     hint=N_("velocity = beta * velocity + grad"))
+        reject_known_wrong(update, {
+            N_("the update points uphill: the update is ADDED to the parameter, so return "
+               "-learning_rate * velocity"): -want,
+            N_("the update ignores the velocity: step along the new velocity, "
+               "-learning_rate * velocity, not along the gradient alone"): -lr * g,
+            N_("the update uses the OLD velocity: first velocity = beta * velocity + grad, "
+               "then the update -learning_rate * velocity from the new one"): -lr * v,
+        }, rtol=1e-4, atol=1e-6, want=want)
+        expect_close(update, want, _("the update of {what}").format(what=what),
+                     hint=N_("update = -learning_rate * velocity, from the NEW velocity"))
+    return N_("three shapes and three (learning_rate, beta): velocity = beta * velocity + grad, "
+              "update = -learning_rate * velocity")
+
+
+ADAM_CASES = (  # (step t, learning_rate, b1, b2, eps): the defaults, then others
+    (1, 1e-3, None, None, None), (4, 0.01, 0.8, 0.99, 0.05), (30, 0.1, 0.7, 0.95, 1e-8))
+
+
+def _adam(g: np.ndarray, m: np.ndarray, v: np.ndarray, t: int, lr: float, b1: float, b2: float,
+          eps: float, correct: bool = True, root: bool = True,
+          eps_inside: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Adam's update of ONE parameter in float64, and the typical slips (no bias correction, no
+    square root, eps under it)."""
+    m = b1 * m + (1 - b1) * g
+    v = b2 * v + (1 - b2) * g * g
+    m_hat, v_hat = (m / (1 - b1 ** t), v / (1 - b2 ** t)) if correct else (m, v)
+    if eps_inside:
+        scale = np.sqrt(v_hat + eps)
+    else:
+        scale = (np.sqrt(v_hat) if root else v_hat) + eps
+    return -lr * m_hat / scale, m, v
+
+
+def _adam_inputs(number: int, shape: tuple[int, ...], t: int) -> tuple[np.ndarray, ...]:
+    """grad, m, v of ``shape`` for a case at step ``t``: m and v zero at step 1, as Adam's
+    state starts; v positive after."""
+    source = generator(165 + number)
+    grad = _normal(source, shape, 0.3)
+    if t == 1:
+        return grad, np.zeros(shape, np.float32), np.zeros(shape, np.float32)
+    return (grad, _normal(source, shape, 0.1),
+            (0.05 * source.uniform(0.2, 1.0, size=shape)).astype(np.float32))
+
+
+def _adam_settings(case: tuple[Any, ...]) -> tuple[float, float, float]:
+    _t, _lr, b1, b2, eps = case
+    return (0.9 if b1 is None else b1, 0.999 if b2 is None else b2, 1e-8 if eps is None else eps)
+
+
+def _adam_args(case: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The optional arguments a case passes: none for the defaults."""
+    return () if case[2] is None else case[2:]
+
+
+@exercise(LESSON, 2, "Adam for one parameter")
+def adam_update(student_fn: Any) -> str:
+    for number, (shape, case) in enumerate(zip(_shapes(160), ADAM_CASES)):
+        t, (lr,) = case[0], scaled((case[1],), 161 + number)
+        b1, b2, eps = _adam_settings(case)
+        grad, m, v = _adam_inputs(number, shape, t)
+        args = (grad, m, v, t, lr, *_adam_args(case))
+        what = _("adam_update(grad, m, v, {t}, {lr:g}{rest}) for arrays of shape {shape}").format(
+            t=t, lr=lr, rest="".join(f", {a:g}" for a in _adam_args(case)), shape=shape)
+        out = fast_call(student_fn, *args, what=what, hints={
+            "positional argument": _("{what} failed: adam_update takes (grad, m, v, t, "
+                                     "learning_rate, b1=0.9, b2=0.999, eps=1e-8)").format(
+                                         what=what)})
+        update, new_m, new_v = (expect_shape(a, shape, what)
+                                for a in _pair(out, what, "(update, m, v)"))
+        g, m0, v0 = (a.astype(np.float64) for a in (grad, m, v))
+        want, want_m, want_v = _adam(g, m0, v0, t, lr, b1, b2, eps)
+        reject_known_wrong(new_m, {
+            N_("return the moving averages m and v themselves, not the bias-corrected m_hat "
+               "and v_hat: the correction is for the step only, the next step goes on from m "
+               "and v"): want_m / (1 - b1 ** t),
+            N_("m is the moving average of the gradients: m = b1 * m + (1 - b1) * grad"):
+                b1 * m0 + g,
+            N_("b1 and b2 are swapped: m = b1 * m + (1 - b1) * grad uses b1, v uses b2"):
+                b2 * m0 + (1 - b2) * g,
+        }, rtol=1e-4, atol=1e-7, want=want_m)
+        expect_close(new_m, want_m, "m", rtol=1e-4, atol=1e-7,
+                     hint=N_("m = b1 * m + (1 - b1) * grad"))
+        reject_known_wrong(new_v, {
+            N_("v averages the SQUARED gradients: v = b2 * v + (1 - b2) * grad ** 2"):
+                b2 * v0 + (1 - b2) * np.abs(g),
+            N_("b1 and b2 are swapped: v = b2 * v + (1 - b2) * grad ** 2"):
+                b1 * v0 + (1 - b1) * g * g,
+        }, rtol=1e-4, atol=1e-8, want=want_v)
+        expect_close(new_v, want_v, "v", rtol=1e-4, atol=1e-8,
+                     hint=N_("v = b2 * v + (1 - b2) * grad ** 2"))
+        reject_known_wrong(update, {
+            N_("the update points uphill: return -learning_rate * m_hat / (sqrt(v_hat) + eps)"):
+                -want,
+            N_("the bias correction is missing: m_hat = m / (1 - b1 ** t) and v_hat = v / (1 - "
+               "b2 ** t); without it the first steps are too small"):
+                _adam(g, m0, v0, t, lr, b1, b2, eps, correct=False)[0],
+            N_("divide by the square ROOT of v_hat: m_hat / (sqrt(v_hat) + eps)"):
+                _adam(g, m0, v0, t, lr, b1, b2, eps, root=False)[0],
+            N_("eps goes outside the root, as in Optax: m_hat / (sqrt(v_hat) + eps)"):
+                _adam(g, m0, v0, t, lr, b1, b2, eps, eps_inside=True)[0],
+        }, rtol=1e-4, atol=1e-8, want=want)
+        expect_close(update, want, _("the update of {what}").format(what=what), atol=1e-8,
+                     hint=N_("update = -learning_rate * m_hat / (sqrt(v_hat) + eps), with "
+                             "m_hat = m / (1 - b1 ** t), v_hat = v / (1 - b2 ** t)"))
+    return N_("three shapes, steps 1, 4 and 30, the default and two other settings of b1, b2 "
+              "and eps: m, v and the bias-corrected step")
+
+
+def _adamw_variants(g: np.ndarray, p: np.ndarray, m: np.ndarray, v: np.ndarray, t: int,
+                    lr: float, wd: float, b1: float, b2: float,
+                    eps: float) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """AdamW's update, and what its typical slips return instead."""
+    adam = _adam(g, m, v, t, lr, b1, b2, eps)[0]
+    return adam - lr * wd * p, {
+        N_("that is L2 in the gradient (grad + weight_decay * param), which Adam then divides "
+           "by sqrt(v_hat): AdamW decouples the decay, update = adam's update - learning_rate "
+           "* weight_decay * param"): _adam(g + wd * p, m, v, t, lr, b1, b2, eps)[0],
+        N_("the decay is scaled by the learning rate too: - learning_rate * weight_decay * "
+           "param"): adam - wd * p,
+        N_("the decay pulls the parameter towards 0: subtract learning_rate * weight_decay * "
+           "param from the update, do not add it"): adam + lr * wd * p,
+        N_("the weight decay is missing: subtract learning_rate * weight_decay * param"): adam,
+    }
+
+
+ADAMW_CASES = (  # (step t, learning_rate, weight_decay, b1, b2, eps)
+    (2, 0.01, 0.1, None, None, None), (3, 0.05, 0.5, 0.8, 0.99, 0.05),
+    (12, 0.2, 0.02, 0.6, 0.9, 1e-8))
+
+
+@exercise(LESSON, 3, "AdamW's decoupled weight decay")
+def adamw_update(student_fn: Any) -> str:
+    finish_first(student_fn, "adam_update", adam_update)
+    for number, (shape, case) in enumerate(zip(_shapes(170), ADAMW_CASES)):
+        t, (lr, wd) = case[0], scaled(case[1:3], 171 + number)
+        adam_case = (t, lr, *case[3:])
+        b1, b2, eps = _adam_settings(adam_case)
+        grad, m, v = _adam_inputs(10 + number, shape, t)
+        param = _normal(generator(175 + number), shape, 2.0)
+        rest = _adam_args(adam_case)
+        what = _("adamw_update(grad, param, m, v, {t}, {lr:.3g}, {wd:.3g}{rest}) for arrays of "
+                 "shape {shape}").format(t=t, lr=lr, wd=wd, rest="".join(f", {a:g}" for a in rest),
+                                         shape=shape)
+        out = fast_call(student_fn, grad, param, m, v, t, lr, wd, *rest, what=what)
+        update, new_m, new_v = (expect_shape(a, shape, what)
+                                for a in _pair(out, what, "(update, m, v)"))
+        g, p, m0, v0 = (a.astype(np.float64) for a in (grad, param, m, v))
+        want, wrong = _adamw_variants(g, p, m0, v0, t, lr, wd, b1, b2, eps)
+        _unused, want_m, want_v = _adam(g, m0, v0, t, lr, b1, b2, eps)
+        reject_known_wrong(update, wrong, rtol=1e-4, atol=1e-8, want=want)
+        if not (np.allclose(new_m, want_m, rtol=1e-4, atol=1e-7)
+                and np.allclose(new_v, want_v, rtol=1e-4, atol=1e-8)):
+            raise Mistake("m and v should be Adam's, from the gradient alone: the weight decay "
+                          "never enters the moving averages (return adam_update's m and v)")
+        expect_close(update, want, _("the update of {what}").format(what=what), atol=1e-8,
+                     hint=N_("adam_update's update - learning_rate * weight_decay * param"))
+    return N_("three shapes and settings: Adam's step on the gradient alone, minus learning_rate "
+              "* weight_decay * param")
+
+
+def _warmup_cosine_reference(steps: np.ndarray, peak: float, warmup: int, decay: int,
+                             init: float = 0.0, end: float = 0.0) -> np.ndarray:
+    """optax.warmup_cosine_decay_schedule(init, peak, warmup, decay, end), in NumPy."""
+    progress = np.clip((steps - warmup) / (decay - warmup), 0.0, 1.0)
+    cosine = end + (peak - end) * 0.5 * (1 + np.cos(np.pi * progress))
+    return np.where(steps < warmup, init + (peak - init) * steps / warmup, cosine)
+
+
+# (peak_value, warmup_steps, decay_steps, init_value, end_value): init and end left to their
+# default 0 in the first, given in the others; each runs a different number of steps.
+SCHEDULES: tuple[tuple[float, int, int, float | None, float | None], ...] = (
+    (1e-3, 10, 50, None, None), (0.5, 4, 20, 0.05, 0.01), (2.0, 7, 33, 0.3, 0.5))
+
+
+@exercise(LESSON, 4, "a warm-up–cosine schedule")
+def warmup_cosine(student_fn: Any) -> str:
+    if not callable(student_fn):
+        raise Mistake(_("expected a function warmup_cosine(step, peak_value, warmup_steps, "
+                        "decay_steps, init_value=0.0, end_value=0.0); got {name}").format(
+                          name=type(student_fn).__name__))
+    for number, (peak, warmup, decay, given_init, given_end) in enumerate(SCHEDULES):
+        (peak,) = scaled((peak,), 90 + number)
+        init, end = float(given_init or 0.0), float(given_end or 0.0)
+        given = () if given_init is None else (init, end)
+        steps = np.arange(decay + 5 + number, dtype=np.int32)  # past the end of the schedule
+        what = _("warmup_cosine(step, {peak:.3g}, {warmup}, {decay}{rest}) inside "
+                 "jax.jit").format(peak=peak, warmup=warmup, decay=decay,
+                                   rest="".join(f", {a:g}" for a in given))
+        try:  # optax calls a schedule with a traced step count, inside the jitted step
+            got = call(transformed(beside(student_fn, _fixtures.first_given, student_fn, peak,
+                                          warmup, decay, *given), jax.jit), steps, what=what)
+        except Mistake as err:
+            text = str(err)
+            if "Tracer" in text or "Concretization" in text or "truth value" in text:
+                raise Mistake("Optax calls the schedule with a traced step count inside a jitted "
+                              "step, where Python's `if` and math/NumPy functions cannot see its "
+                              "value (lesson 04): use jnp.where, jnp.clip and jnp.cos") from None
+            raise
+        got = np.asarray(got, np.float64)
+        if got.shape != steps.shape:
+            raise Mistake(_("given {len_steps} steps at once, it returned shape "
+                            "{shape}; compute elementwise with jnp.where rather than "
+                            "Python's `if`").format(len_steps=len(steps), shape=got.shape))
+        want = _warmup_cosine_reference(steps, peak, warmup, decay, init, end)
+        rtol, atol = 1e-4, 1e-6 * peak
+        if np.allclose(got, want, rtol=rtol, atol=atol):
+            continue
+        after = steps >= warmup
+        if np.any(got[after] < end - 0.1 * (peak - end)):
+            raise Mistake("the rate goes below end_value: the cosine runs from 1 to -1, so use "
+                          "0.5 * (1 + cos(pi * progress)), which runs from 1 to 0")
+        if not np.allclose(got[~after], want[~after], rtol=rtol, atol=atol):
+            raise Mistake(_("the warm-up should rise linearly from init_value at step 0 to "
+                            "peak_value at step warmup_steps: init_value + (peak_value - "
+                            "init_value) * step / warmup_steps (it gave {got:.3g} at step 1 for "
+                            "peak_value={peak:.3g}, warmup_steps={warmup}, "
+                            "init_value={init:g})").format(got=got[1], peak=peak, warmup=warmup,
+                                                            init=init))
+        unclipped = end + (peak - end) * 0.5 * (1 + np.cos(np.pi * (steps - warmup)
+                                                          / (decay - warmup)))
+        if np.allclose(got[after], unclipped[after], rtol=rtol, atol=atol):
+            raise Mistake("after decay_steps the rate rises again: clip the progress to at most "
+                          "1 (jnp.clip or jnp.minimum) so that it stays at end_value")
+        if abs(got[warmup] - peak) > 1e-4 * peak:
+            raise Mistake(_("at step warmup_steps the rate should be peak_value "
+                            "({peak:.3g}); got {got:.3g}: the cosine starts where the "
+                            "warm-up ends, progress = (step - warmup_steps) / "
+                            "(decay_steps - warmup_steps)").format(peak=peak, got=got[warmup]))
+        if abs(got[decay] - end) > 1e-3 * peak:
+            raise Mistake(_("at step decay_steps the rate should have reached end_value "
+                            "({end:g}); got {got:.3g}. As in Optax, decay_steps counts the "
+                            "warm-up too, and the cosine runs from peak_value down to "
+                            "end_value: end_value + (peak_value - end_value) * 0.5 * (1 + "
+                            "cos(pi * progress))").format(end=end, got=got[decay]))
+        worst = float(np.max(np.abs(got - want)))
+        raise Mistake(_("off by up to {worst:.3g} for peak_value={peak:.3g}, "
+                        "warmup_steps={warmup}, decay_steps={decay}, init_value={init:g}, "
+                        "end_value={end:g}: a linear warm-up from init_value to peak_value, "
+                        "then end_value + (peak_value - end_value) * 0.5 * (1 + cos(pi * "
+                        "progress))").format(worst=worst, peak=peak, warmup=warmup,
+                                             decay=decay, init=init, end=end))
+    return N_("equals optax.warmup_cosine_decay_schedule for three settings, init_value and "
+              "end_value left out and given, all steps at once under jit")
+
+
+def _gradient_tree(number: int, norm: float) -> tuple[list[tuple[np.ndarray, np.ndarray]], float]:
+    """A list of (W, b) gradients of drawn sizes, scaled to global norm ``norm``."""
+    source = generator(185 + number)
+    n, m, k = (int(s) for s in source.integers(2, 8, size=3))
+    m += number  # the cases' sizes differ, whatever is drawn
+    tree = [(_normal(source, (m, n)), _normal(source, (m,))),
+            (_normal(source, (k, m)), _normal(source, (k,)))]
+    total = np.sqrt(sum(float(np.sum(leaf.astype(np.float64) ** 2))
+                        for leaf in jax.tree.leaves(tree)))
+    return jax.tree.map(lambda leaf: (leaf * (norm / total)).astype(np.float32), tree), norm
+
+
+def _leaf_norms(tree: Any) -> list[float]:
+    return [float(np.sqrt(np.sum(leaf ** 2))) for leaf in _leaves(tree)]
+
+
+@exercise(LESSON, 5, "clipping by the global norm")
+def clip_by_global_norm(student_fn: Any) -> str:
+    cases = ((5.0, 2.0), (0.7, 1.5), (30.0, 0.5))  # (global norm, max_norm): clipped or not
+    for number, (norm, max_norm) in enumerate(cases):
+        (max_norm,) = scaled((max_norm,), 181 + number, 0.1)
+        grads, norm = _gradient_tree(number, norm)
+        what = _("clip_by_global_norm(grads, {max_norm:.3g}) for gradients of global norm "
+                 "{norm:g}, shapes {shapes}").format(
+            max_norm=max_norm, norm=norm, shapes=[leaf.shape for leaf in jax.tree.leaves(grads)])
+        got = fast_call(student_fn, grads, max_norm, what=what)
+        if str(jax.tree.structure(got)) != str(jax.tree.structure(grads)):
+            raise Mistake(_("{what} should return a pytree like grads (a list of (W, b)); got "
+                            "{got}").format(what=what, got=summary(got)))
+        scale = min(1.0, max_norm / norm)
+        leaves = _leaves(grads)
+        want = [leaf * scale for leaf in leaves]
+        got_leaves = _leaves(got)
+        if all(a.shape == b.shape and np.allclose(a, b, rtol=1e-4, atol=1e-7)
+               for a, b in zip(got_leaves, want)):
+            continue
+        norms = _leaf_norms(grads)
+        wrongs = {
+            N_("each array was clipped to max_norm on its own; the global norm takes ALL the "
+               "gradients as one long vector: sqrt of the sum of every leaf's sum of squares"):
+                [leaf * min(1.0, max_norm / nrm) for leaf, nrm in zip(leaves, norms)],
+            N_("gradients whose global norm is already at most max_norm stay as they are: "
+               "scale by min(1, max_norm / norm)"): [leaf * max_norm / norm for leaf in leaves],
+            N_("the global norm is the square root of the sum of squares, not their sum"):
+                [leaf * min(1.0, max_norm / norm ** 2) for leaf in leaves],
+            N_("the global norm is not the sum of the leaves' norms: sqrt of the sum of every "
+               "leaf's sum of squares"):
+                [leaf * min(1.0, max_norm / sum(norms)) for leaf in leaves],
+            N_("the scale is upside down: multiply by max_norm / norm, which is below 1 when "
+               "the norm is too large"): [leaf * max(1.0, norm / max_norm) for leaf in leaves],
+            N_("clipping each number to [-max_norm, max_norm] changes the gradient's direction; "
+               "scale every leaf by the same factor, max_norm / global norm"):
+                [np.clip(leaf, -max_norm, max_norm) for leaf in leaves],
+        }
+        for hint, value in wrongs.items():
+            if all(a.shape == b.shape and np.allclose(a, b, rtol=1e-4, atol=1e-7)
+                   for a, b in zip(got_leaves, value)):
+                raise Mistake(hint)
+        raise Mistake(_("{what} should scale every gradient by min(1, max_norm / global norm) "
+                        "= {scale:.4g}").format(what=what, scale=scale))
+    return N_("three pytrees of other shapes, two clipped and one left as it is: every leaf "
+              "scaled by min(1, max_norm / global norm)")
 
 
 def _network() -> list[tuple[np.ndarray, np.ndarray]]:
@@ -97,7 +462,7 @@ def _optimizer(anchor: Any, make: Any, *args: Any, **kwargs: Any) -> Any:
     return beside(anchor, make, *args, **kwargs)
 
 
-@exercise(LESSON, 1, "a training step with Optax")
+@exercise(LESSON, 6, "a training step with Optax")
 def optax_step(student_step: Any) -> str:
     tx = _sgd_with_momentum()
     handed = tx if session_of(student_step) is None else _optimizer(
@@ -168,206 +533,3 @@ def optax_step(student_step: Any) -> str:
               "uses the optimizer state that step 1 returned").format(lr=lr, beta=beta))
 
 
-def _momentum_tx(student_fn: Any, lr: float, beta: float | None) -> Any:
-    """``momentum(lr, beta=beta)``, or ``momentum(lr)`` for ``beta=None`` (its default)."""
-    if beta is None:
-        tx = call(student_fn, lr, what=f"momentum({lr})")
-    else:
-        tx = call(student_fn, lr, beta, what=f"momentum({lr}, beta={beta})")
-    if not (callable(getattr(tx, "init", None)) and callable(getattr(tx, "update", None))):
-        raise Mistake(_("momentum(...) should return optax.GradientTransformation(init, "
-                        "update), an object with .init and .update; got {name}").format(
-                          name=type(tx).__name__))
-    return tx
-
-
-@exercise(LESSON, 2, "momentum as an Optax transformation")
-def momentum(student_fn: Any) -> str:
-    params = _network()
-    rng = generator(5)
-    grads = [[(rng.normal(size=w.shape).astype(np.float32),
-               rng.normal(size=b.shape).astype(np.float32)) for w, b in params]
-             for _unused in range(3)]
-    for lr, given in ((0.3, 0.5), (0.1, None)):  # None: beta left to its default, 0.9
-        tx, beta = _momentum_tx(student_fn, lr, given), 0.9 if given is None else given
-        state = call(tx.init, params, what="init(params)")
-        leaves = _leaves(state)
-        if sum(leaf.size for leaf in leaves) != sum(leaf.size for leaf in _leaves(params)):
-            raise Mistake("init(params) should return the velocity: one array of zeros for each "
-                          "array of params, jax.tree.map(jnp.zeros_like, params)")
-        if any(np.any(leaf != 0) for leaf in leaves):
-            raise Mistake("the velocity must start at zero: init(params) returns "
-                          "jax.tree.map(jnp.zeros_like, params), not the params")
-        velocity = _tree_map(np.zeros_like, params)
-        for step, g in enumerate(grads, 1):
-            what = _("update(grads, state, params) at step {step}").format(step=step)
-            try:
-                out = call(tx.update, g, state, params, what=what)
-            except Mistake as err:
-                if "positional argument" in str(err):
-                    raise Mistake("update must take (grads, state, params=None): Optax passes the "
-                                  "params too, for the optimizers that need them") from None
-                raise
-            if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise Mistake(_("update should return a pair (updates, new_state); got "
-                                "{name}").format(name=type(out).__name__))
-            updates, state = out
-            velocity = _tree_map(lambda v, gi, b=beta: b * v + gi, velocity, g)
-            want = _tree_map(lambda v, a=lr: -a * v, velocity)
-            if _close(updates, want):
-                continue
-            if _close(updates, _tree_map(lambda v, a=lr: a * v, velocity)):
-                raise Mistake("the updates point uphill: optax.apply_updates ADDS them to the "
-                              "params, so return -learning_rate * velocity")
-            if step == 1 and _close(updates, _tree_map(lambda gi, a=lr, b=beta: -a * (1 - b) * gi,
-                                                       g)):
-                raise Mistake("the velocity averages the gradients, (1 - beta) * grads: that is "
-                              "Adam's moving average. Momentum adds the whole gradient: "
-                              "velocity = beta * velocity + grads")
-            if step > 1 and _close(updates, _tree_map(lambda gi, a=lr: -a * gi, g)):
-                raise Mistake(_("step {step} ignored the earlier gradients: return the "
-                                "NEW velocity as the state, and add beta * velocity to "
-                                "the gradient").format(step=step))
-            if given is None:
-                raise Mistake(_("momentum({lr}), with beta left out, should use the "
-                                "default beta=0.9, as momentum({lr}, beta=0.9) would").format(
-                                  lr=lr))
-            raise Mistake(_("the updates at step {step} (learning_rate={lr}, "
-                            "beta={beta}) should be -learning_rate * velocity, with "
-                            "velocity = beta * velocity + grads").format(
-                              step=step, lr=lr, beta=beta))
-    return (N_("equals optax.sgd(learning_rate, momentum=beta) over 3 steps, for two learning "
-            "rates and betas (one with beta left to its default, 0.9)"))
-
-
-def _warmup_cosine_reference(steps: np.ndarray, peak: float, warmup: int, decay: int) -> np.ndarray:
-    """optax.warmup_cosine_decay_schedule(0.0, peak, warmup, decay), written out in NumPy."""
-    progress = np.clip((steps - warmup) / (decay - warmup), 0.0, 1.0)
-    cosine = peak * 0.5 * (1 + np.cos(np.pi * progress))
-    return np.where(steps < warmup, peak * steps / warmup, cosine)
-
-
-SCHEDULES = ((1e-3, 10, 50), (0.5, 4, 20))  # (peak_value, warmup_steps, decay_steps)
-
-
-@exercise(LESSON, 3, "a warmup-cosine schedule")
-def warmup_cosine(student_fn: Any) -> str:
-    if not callable(student_fn):
-        raise Mistake(_("expected a function warmup_cosine(step, peak_value, "
-                        "warmup_steps, decay_steps); got {name}").format(
-                          name=type(student_fn).__name__))
-    for number, (peak, warmup, decay) in enumerate(SCHEDULES):
-        (peak,) = scaled((peak,), 90 + number)
-        steps = np.arange(60, dtype=np.int32)  # past the end of both schedules
-        what = _("warmup_cosine(step, {peak}, {warmup}, {decay}) inside jax.jit").format(
-                   peak=peak, warmup=warmup, decay=decay)
-        try:  # optax calls a schedule with a traced step count, inside the jitted step
-            got = call(transformed(beside(student_fn, _fixtures.first_given, student_fn, peak,
-                                          warmup, decay), jax.jit), steps, what=what)
-        except Mistake as err:
-            text = str(err)
-            if "Tracer" in text or "Concretization" in text or "truth value" in text:
-                raise Mistake("Optax calls the schedule with a traced step count inside a jitted "
-                              "step, where Python's `if` and math/NumPy functions cannot see its "
-                              "value (lesson 04): use jnp.where, jnp.clip and jnp.cos") from None
-            raise
-        got = np.asarray(got, np.float64)
-        if got.shape != steps.shape:
-            raise Mistake(_("given {len_steps} steps at once, it returned shape "
-                            "{shape}; compute elementwise with jnp.where rather than "
-                            "Python's `if`").format(
-                              len_steps=len(steps), shape=got.shape))
-        want = _warmup_cosine_reference(steps, peak, warmup, decay)
-        if np.allclose(got, want, rtol=1e-4, atol=1e-6 * peak):
-            continue
-        if np.any(got < -1e-6 * peak):
-            raise Mistake("the rate goes negative: the cosine runs from 1 to -1, so use "
-                          "0.5 * (1 + cos(pi * progress)), which runs from 1 to 0")
-        after = steps >= warmup
-        if not np.allclose(got[~after], want[~after], rtol=1e-4, atol=1e-6 * peak):
-            raise Mistake(_("the warmup should rise linearly from 0 at step 0 to "
-                            "peak_value at step warmup_steps: peak_value * step / "
-                            "warmup_steps (it gave {got:.3g} at step 1 for "
-                            "peak_value={peak}, warmup_steps={warmup})").format(
-                              got=got[1], peak=peak, warmup=warmup))
-        unclipped = peak * 0.5 * (1 + np.cos(np.pi * (steps - warmup) / (decay - warmup)))
-        if np.allclose(got[after], unclipped[after], rtol=1e-4, atol=1e-6 * peak):
-            raise Mistake("after decay_steps the rate rises again: clip the progress to at most "
-                          "1 (jnp.clip or jnp.minimum) so that it stays at 0")
-        if abs(got[warmup] - peak) > 1e-4 * peak:
-            raise Mistake(_("at step warmup_steps the rate should be peak_value "
-                            "({peak}); got {got:.3g}: the cosine starts where the "
-                            "warmup ends, progress = (step - warmup_steps) / "
-                            "(decay_steps - warmup_steps)").format(
-                              peak=peak, got=got[warmup]))
-        if got[decay] > 1e-3 * peak:
-            raise Mistake(_("at step decay_steps the rate should have reached 0; got "
-                            "{got:.3g}. As in Optax, decay_steps counts the warmup too: "
-                            "progress = (step - warmup_steps) / (decay_steps - "
-                            "warmup_steps)").format(got=got[decay]))
-        worst = float(np.max(np.abs(got - want)))
-        raise Mistake(_("off by up to {worst:.3g} for peak_value={peak}, "
-                        "warmup_steps={warmup}, decay_steps={decay}: a linear warmup to "
-                        "peak_value, then peak_value * 0.5 * (1 + cos(pi * progress))").format(
-                          worst=worst, peak=peak, warmup=warmup, decay=decay))
-    return (N_("equals optax.warmup_cosine_decay_schedule for two sets of peak_value, "
-            "warmup_steps and decay_steps, all steps at once under jit"))
-
-
-def _optimizers() -> tuple[tuple[str, Any, tuple, dict[str, Any]], ...]:
-    """(name, its maker, args, keyword args) for 15.4: the rates differ, and AdamW's weight
-    decay needs the params."""
-    optax = _optax()
-    return (("optax.sgd(0.2)", optax.sgd, (0.2,), {}), ("optax.adam(0.2)", optax.adam, (0.2,), {}),
-            ("optax.adam(0.001)", optax.adam, (1e-3,), {}),
-            ("optax.adamw(0.01, weight_decay=5.0)", optax.adamw, (1e-2,), {"weight_decay": 5.0}))
-
-
-def _mean_abs(tree: Any, weights_only: bool = False) -> float:
-    leaves = _leaves(tree)[::2] if weights_only else _leaves(tree)
-    return float(np.mean(np.abs(np.concatenate([leaf.ravel() for leaf in leaves]))))
-
-
-@exercise(LESSON, 4, "first_step_ratio")
-def first_step_ratio(student_fn: Any) -> str:
-    params = _network()[:1]  # one layer: two shapes, so few operations to compile
-    rng = generator(7)  # gradients from 1e-3 to 10, some exactly 0, as on MNIST
-    grads = [tuple((rng.normal(size=a.shape) * 10.0 ** rng.uniform(-3, 1, size=a.shape)
-                    * (rng.uniform(size=a.shape) > 0.3)).astype(np.float32) for a in layer)
-             for layer in params]
-    for name, make, args, kwargs in _optimizers():
-        what = f"first_step_ratio({name}, params, grads)"
-        tx, handed = twins(student_fn, make, *args, **kwargs)
-        got = call(student_fn, handed, params, grads, what=what, hints={
-            "requires the current value of parameters": _("{what} called tx.update "
-                                                          "without the params: AdamW's "
-                                                          "weight decay needs them, "
-                                                          "tx.update(grads, state, "
-                                                          "params)").format(what=what)})
-        if np.size(got) != 1:
-            raise Mistake(_("{what} returned {summary_got}; it should return one "
-                            "number, the mean over every parameter of every layer").format(
-                              what=what, summary_got=summary(got)))
-        got = float(np.asarray(got).ravel()[0])
-        updates, _unused = tx.update(grads, tx.init(params), params)
-        want = _mean_abs(updates) / _mean_abs(params)
-        if np.isclose(got, want, rtol=1e-4):
-            continue
-        reject_known_wrong(got, {
-            N_("the gradients are not the step: turn them into updates first, updates, _ = "
-               "tx.update(grads, tx.init(params), params)"): _mean_abs(grads) / _mean_abs(params),
-            N_("the ratio is upside down: the size of the step over the size of the parameters"):
-                1 / want,
-            N_("take the mean over every parameter, the b's as well as the W's"):
-                _mean_abs(updates, True) / _mean_abs(params, True),
-            N_("a size is never negative: take |update| and |parameter| (jnp.abs) before the "
-               "mean"):
-                float(np.mean(np.concatenate([u.ravel() for u in _leaves(updates)])))
-                / float(np.mean(np.concatenate([p.ravel() for p in _leaves(params)]))),
-        }, rtol=1e-4)
-        raise Mistake(_("{what} gave {got:.4g}; the first step's mean |update| over the "
-                        "mean |parameter| is {want:.4g}: updates, _ = tx.update(grads, "
-                        "tx.init(params), params), then the two means").format(
-                          what=what, got=got, want=want))
-    return (N_("the first step's size for its parameters' size, with SGD, Adam and AdamW: Adam "
-            "moves every parameter by about its learning rate, whatever its gradient"))
