@@ -34,8 +34,9 @@ from . import _optim_checks as checks
 from ._checks import check_step_size
 from .schedules import Schedule, learning_rate_at, warmup_cosine_schedule
 
-__all__ = ["Optimizer", "adam", "adamw", "apply_updates", "chain", "clip_by_global_norm",
-           "global_norm", "momentum", "rmsprop", "sgd", "warmup_cosine_schedule"]
+__all__ = ["Optimizer", "adam", "adam_step", "adamw", "apply_updates", "chain",
+           "clip_by_global_norm", "default_mask", "global_norm", "momentum", "momentum_step",
+           "rmsprop", "rmsprop_step", "sgd", "warmup_cosine_schedule"]
 
 Params = Any  # a pytree of arrays, e.g. the MLP's list of (W, b)
 Updates = Any  # a pytree shaped like the params: what to add to them
