@@ -17,7 +17,9 @@ arrays of any shape), then lifted to the whole list of ``(W, b)`` leaf by leaf. 
               u = -lr m_hat / (sqrt(s_hat) + eps),  m_hat = m / (1 - b1^t), s_hat = s / (1 - b2^t)
     adamw     u = adam's u - lr * weight_decay * p    (decoupled: the decay skips m and s)
 
-Every one gives the same numbers as its Optax namesake (``tests/test_optim.py``).
+Every one gives the same numbers as its Optax namesake (``tests/test_optim.py``), except that
+``adamw`` by default decays matrices only, where ``optax.adamw`` without a mask decays every
+parameter.
 
     >>> opt = adam(1e-3)
     >>> state = opt.init(params)
@@ -164,7 +166,8 @@ def rmsprop(learning_rate: "float | Schedule", decay: float = 0.9,
 def adam(learning_rate: "float | Schedule", b1: float = 0.9, b2: float = 0.999,
          eps: float = 1e-8) -> Optimizer:
     """Adam with bias correction (``optax.adam``). A step is about ``lr`` per coordinate,
-    and up to ``(1 - b1) / sqrt(1 - b2)`` ~ 3.16 ``lr`` just after a quiet stretch."""
+    about ``(1 - b1) / sqrt(1 - b2)`` ~ 3.16 ``lr`` after one sudden large gradient, and more
+    when gradients keep growing."""
     return adamw(learning_rate, b1, b2, eps, weight_decay=0.0)
 
 
