@@ -664,6 +664,12 @@ MESSAGE_FLOODS = {
         "_deep = b'{\"name\": \"stdout\", \"text\": \"hi\", \"x\": ' + b'[' * 200_000 "
         "+ b']' * 200_000 + b'}'\n"
         "_k.session.send(_k.iopub_socket, 'stream', content=_deep, parent=_k.get_parent())")),
+    # 03.5's grad as jax.grad over f: no Value, no backward, and it passed every function
+    # the check tried (each written for Values and JAX numbers alike)
+    "d_grad_by_jax": replaced(*[cell.source for cell in exercise_cells(SOLUTION)][:4], (
+        "def grad(f):\n    def grad_f(*numbers):\n"
+        "        out = jax.grad(f, argnums=tuple(range(len(numbers))))(*map(float, numbers))\n"
+        "        return tuple(float(g) for g in out)\n    return grad_f\n")),
     "z_honest": SOLUTION,
 }
 
@@ -716,6 +722,16 @@ def test_messages_of_millions_of_values_are_refused_unread(floods):
     honest = floods["rows"]["z_honest"]
     assert sum(row["points"] for row in honest["rows"]) == EXERCISES, honest["rows"]
     assert honest["notes"] == [], honest["notes"]
+
+
+def test_a_grad_handed_to_jax_grad_earns_nothing(floods):
+    """03.5 asks for reverse mode over Values; jax.grad over f passed every case. |x| * y
+    reads x.data, which a Value has and JAX's number has not. (A class that gives JAX's
+    numbers a .data still passes: see the README's "What remains possible".)"""
+    rows = floods["rows"]["d_grad_by_jax"]["rows"]
+    assert [row["points"] for row in rows] == [1, 1, 1, 1, 0], rows
+    honest = floods["rows"]["z_honest"]["rows"]
+    assert sum(row["points"] for row in honest) == EXERCISES, honest
 
 
 def test_python_is_parsed_one_thread_at_a_time():
