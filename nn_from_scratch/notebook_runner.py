@@ -38,9 +38,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .i18n import ENV
+from .i18n import ENV, _
 from .memory_watch import MemoryWatch, format_bytes
 from .sandbox import Box
+from .wire import LIMITS, json_values
 
 __all__ = ["CELL_TIMEOUT", "DEFAULT_LIMITS", "NOTEBOOK_TIMEOUT", "CellRun", "Hook", "Kernel",
            "Limits", "WARM_UP", "execute", "in_thread", "run_cells"]
@@ -49,6 +50,12 @@ NOTEBOOK_TIMEOUT = 300  # seconds for a whole notebook
 CELL_TIMEOUT = 60  # seconds for one cell: an endless loop costs this, and the rest still runs
 GRACE = 15  # seconds a cell gets to answer an interrupt before we give up on the kernel
 MAX_MESSAGE = 16 * 2**20  # bytes of one message from a kernel: a bigger one drops the connection
+# JSON values of one message (counted from its bytes before it is parsed): an answer at the
+# wire's cap of values needs under four each; 16 MB of `{},` would be 5.6 million, 350 MB
+MAX_VALUES = 4 * LIMITS.items
+# ... and of all a kernel's messages together (a lesson sends under 100,000): parsing them costs
+# the grader ~3 s, where 300 messages each just under MAX_VALUES held the classmate 17 s, not 6
+MAX_TOTAL_VALUES = 20 * MAX_VALUES
 QUEUE = 16  # messages a kernel may have waiting here; past them, they wait in the kernel's memory
 # What every lesson imports first; importing (no computation) leaves JAX's backend unstarted,
 # so lessons that configure devices in their first cell still can.
@@ -119,6 +126,40 @@ def _bounded_context() -> Any:
     return context
 
 
+class MessageTooBig(ValueError):
+    """A kernel's message refused before it is parsed: the notebook ends, its row says why."""
+
+
+def _bounded_parsing(client: Any) -> Any:
+    """``client``, whose session parses no message part of more than :data:`MAX_VALUES` JSON
+    values, nor more than :data:`MAX_TOTAL_VALUES` in all (a kernel that sent millions held the
+    grader's memory past 1.2 GB and its classmate for 46 s instead of 8), nor one nested past
+    Python's recursion limit."""
+    unpack, total = client.session.unpack, 0
+
+    def bounded(raw: Any) -> Any:
+        nonlocal total
+        data = raw.encode() if isinstance(raw, str) else bytes(raw)
+        values = json_values(data)
+        total += values
+        if values > MAX_VALUES:
+            raise MessageTooBig(_("the kernel sent a message of about {count:,} JSON values, and "
+                                  "the grader reads at most {most:,}: refused unread").format(
+                                    count=values, most=MAX_VALUES))
+        if total > MAX_TOTAL_VALUES:
+            raise MessageTooBig(_("the kernel sent messages of about {count:,} JSON values in "
+                                  "all, and the grader reads at most {most:,} a notebook: the "
+                                  "rest refused unread").format(count=total, most=MAX_TOTAL_VALUES))
+        try:
+            return unpack(data)
+        except RecursionError:
+            raise MessageTooBig(_("the kernel sent a message nested too deep to read: "
+                                  "refused")) from None
+
+    client.session.unpack = bounded
+    return client
+
+
 @functools.cache
 def _boxed_manager() -> type:
     """A kernel manager whose kernel command is wrapped in its :class:`~.sandbox.Box`."""
@@ -178,7 +219,7 @@ class Kernel:
 
         manager = AsyncKernelManager(kernel_name="python3")
         await manager.start_kernel(env=kernel_env(), cwd=str(cwd), extra_arguments=arguments)
-        return cls(manager, manager.client(context=_bounded_context()), 0.0)
+        return cls(manager, _bounded_parsing(manager.client(context=_bounded_context())), 0.0)
 
     @classmethod
     async def _start_boxed(cls, box: Box, arguments: list[str]) -> "Kernel":
@@ -205,7 +246,7 @@ class Kernel:
         manager.ip = ip  # the sockets, seen from outside: for the client and for interrupts
         manager._close_control_socket()  # connected at launch to the inside path: connect anew
         manager._connect_control_socket()
-        kernel.client = manager.client(context=_bounded_context())
+        kernel.client = _bounded_parsing(manager.client(context=_bounded_context()))
         return kernel
 
     def _watch_iopub(self) -> None:

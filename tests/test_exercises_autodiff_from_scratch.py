@@ -14,6 +14,7 @@ import pytest
 from conftest import assert_result, own, stub
 
 from nn_from_scratch.autodiff import Value, backward, grad, mul, tanh, topological_order
+from nn_from_scratch.exercises import _fixtures
 from nn_from_scratch.exercises import autodiff_from_scratch as check
 
 
@@ -177,7 +178,7 @@ def test_backward_blames_the_topological_order_it_uses():
 
 
 def test_grad():
-    assert_result(check.grad(own(grad)), "passed", "6 functions")
+    assert_result(check.grad(own(grad)), "passed", "7 functions")
     assert_result(check.grad(stub), "not done")
 
     def no_values(f):
@@ -257,7 +258,23 @@ def test_the_new_value_records_its_op_for_printing():
     assert_result(check.tanh(tanh_with(lambda x, t: (1 - t ** 2,), forward=math.tanh)), "passed")
 
 
-@pytest.mark.parametrize("name, fn, point", check.GRAD_CASES + check.GRAPHS[:1])
+def test_a_grad_that_hands_f_to_jax_grad_fails():
+    """Red team: 03.5's grad written as jax.grad over f (no Value, no backward) passed the six
+    functions that JAX can trace; |x| * y branches on x's number, which a Value has."""
+    def by_jax(f):
+        def grad_f(*numbers):
+            out = jax.grad(f, argnums=tuple(range(len(numbers))))(*map(float, numbers))
+            return tuple(float(g) for g in out)
+        return grad_f
+
+    assert_result(check.grad(by_jax), "failed")
+    x, y = check._point(len(check.GRAD_CASES) - 1, check.GRAD_CASES)
+    assert x < 0  # the branch that a kink makes
+    np.testing.assert_allclose(check._right_grads(_fixtures.kinked, (x, y)), [-y, -x])
+
+
+@pytest.mark.parametrize("name, fn, point", [case for case in check.GRAD_CASES + check.GRAPHS[:1]
+                                             if case[1] is not _fixtures.kinked])
 def test_the_checkers_reference_grads_are_jax_grads(name, fn, point):
     """The checkers take the right grads from the library's engine: they are jax.grad's."""
     want = jax.grad(fn, argnums=tuple(range(len(point))))(*point)

@@ -642,3 +642,128 @@ def test_the_sandboxes_leave_no_cgroup_behind(shares):
     mine = [folder for parent in where.parents.values()
             for folder in parent.glob(f"{cgroups.PREFIX}-{os.getpid()}-*")]
     assert mine == []
+
+
+# Messages a kernel sends that cost the grader more to parse than they cost to send, each
+# signed with the kernel's own key and sent raw (``content`` as bytes is sent as it is)
+RAW_SEND = "_k = get_ipython().kernel\n"
+MESSAGE_FLOODS = {
+    # 40 messages just under 16 MB of `{},`: 5 million dicts each; the grader grew to 1.2 GB
+    # and the honest classmate took 46 s instead of 8
+    "a_million_dicts": attack(first=RAW_SEND + (
+        "_bomb = b'{\"name\": \"stdout\", \"text\": \"hi\", \"x\": [' + b'{},' * 5_000_000 "
+        "+ b'{}]}'\nfor _ in range(40):\n"
+        "    _k.session.send(_k.iopub_socket, 'stream', content=_bomb, parent=_k.get_parent())")),
+    # 300 messages each just under the cap of one message: the classmate took 17 s, not 6
+    "b_many_under_the_cap": attack(first=RAW_SEND + (
+        "_bomb = b'{\"name\": \"stdout\", \"text\": \"hi\", \"x\": [' + b'{},' * 330_000 "
+        "+ b'{}]}'\nfor _ in range(300):\n"
+        "    _k.session.send(_k.iopub_socket, 'stream', content=_bomb, parent=_k.get_parent())")),
+    # a message nested 200,000 deep: RecursionError in the grader's JSON parser
+    "c_deep_message": attack(first=RAW_SEND + (
+        "_deep = b'{\"name\": \"stdout\", \"text\": \"hi\", \"x\": ' + b'[' * 200_000 "
+        "+ b']' * 200_000 + b'}'\n"
+        "_k.session.send(_k.iopub_socket, 'stream', content=_deep, parent=_k.get_parent())")),
+    # 03.5's grad as jax.grad over f: no Value, no backward, and it passed every function
+    # the check tried (each written for Values and JAX numbers alike)
+    "d_grad_by_jax": replaced(*[cell.source for cell in exercise_cells(SOLUTION)][:4], (
+        "def grad(f):\n    def grad_f(*numbers):\n"
+        "        out = jax.grad(f, argnums=tuple(range(len(numbers))))(*map(float, numbers))\n"
+        "        return tuple(float(g) for g in out)\n    return grad_f\n")),
+    "z_honest": SOLUTION,
+}
+
+
+@pytest.fixture(scope="module")
+def floods(tmp_path_factory):
+    """The class above graded by the command line, two at a time, the grader's memory watched."""
+    tmp = tmp_path_factory.mktemp("floods")
+    klass, results = tmp / "class", tmp / "results"
+    klass.mkdir()
+    results.mkdir()
+    for name, nb in MESSAGE_FLOODS.items():
+        nbformat.write(nb, klass / f"{name}.ipynb")
+    command = [sys.executable, "-m", "nn_from_scratch", "grade", str(klass), "--jobs", "2",
+               "--memory", "1G", "--cell-timeout", "30", "--timeout", "120",
+               "--json-file", str(results / "part-1.json")]
+    env = {**os.environ, "IPYTHONDIR": str(tmp / "ipython"), "TMPDIR": str(tmp)}
+    grader = subprocess.Popen(command, env=env, cwd=tmp, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    peak = [0]
+
+    def watch():
+        while grader.poll() is None:
+            try:
+                peak[0] = max(peak[0], psutil.Process(grader.pid).memory_info().rss)
+            except psutil.Error:
+                pass
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    _, stderr = grader.communicate(timeout=600)
+    watcher.join()
+    results_json = json.loads((results / "part-1.json").read_text())
+    return {"stderr": stderr, "peak": peak[0],
+            "rows": {Path(n["notebook"]).stem: n for n in results_json["notebooks"]}}
+
+
+def test_messages_of_millions_of_values_are_refused_unread(floods):
+    """Counted from their bytes before they are parsed: one message past 1,000,000 values, or
+    a notebook's past 20,000,000, ends that notebook with one row; the grader stays small and
+    the classmate keeps its points, with nothing to note."""
+    assert floods["peak"] < 600 * 2**20, f"the grader grew to {floods['peak'] / 2**20:.0f} MB"
+    for name, says in (("a_million_dicts", "the grader reads at most 1,000,000"),
+                       ("b_many_under_the_cap", "a notebook: the rest refused unread"),
+                       ("c_deep_message", "nested too deep to read")):
+        rows = floods["rows"][name]["rows"]
+        assert len(rows) == 1 and rows[0]["status"] == "error", (name, rows)
+        assert says in rows[0]["message"], (name, rows[0]["message"])
+    honest = floods["rows"]["z_honest"]
+    assert sum(row["points"] for row in honest["rows"]) == EXERCISES, honest["rows"]
+    assert honest["notes"] == [], honest["notes"]
+
+
+def test_a_grad_handed_to_jax_grad_earns_nothing(floods):
+    """03.5 asks for reverse mode over Values; jax.grad over f passed every case. |x| * y
+    reads x.data, which a Value has and JAX's number has not. (A class that gives JAX's
+    numbers a .data still passes: see the README's "What remains possible".)"""
+    rows = floods["rows"]["d_grad_by_jax"]["rows"]
+    assert [row["points"] for row in rows] == [1, 1, 1, 1, 0], rows
+    honest = floods["rows"]["z_honest"]["rows"]
+    assert sum(row["points"] for row in honest) == EXERCISES, honest
+
+
+def test_python_is_parsed_one_thread_at_a_time():
+    """Notebooks are prepared in threads; CPython 3.11.7's ``ast.parse`` keeps its nesting
+    count per interpreter, and two at once (while the collector runs finalizers, which
+    switch threads) raised ``SystemError: AST constructor recursion depth mismatch``: a
+    notebook "could not be prepared" beside another at ``--jobs 2``."""
+    from nn_from_scratch.grade.reading import parse
+
+    source = "\n".join(f"x{i} = [{i}, ({i}, {{'a': {i}}})]" for i in range(20_000))
+    errors = []
+
+    class Finalized:
+        def __del__(self):
+            sum(range(50))
+
+    def parsing():
+        for _ in range(10):
+            try:
+                parse(source)
+            except SystemError as err:
+                errors.append(str(err))
+
+    def garbage():
+        for _ in range(150_000):
+            item = Finalized()
+            item.cycle = item  # a cycle: only the collector frees it, running __del__
+
+    threads = [threading.Thread(target=parsing) for _ in range(2)] + [
+        threading.Thread(target=garbage)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []

@@ -92,6 +92,19 @@ def test_errors_keep_their_class_and_never_one_that_stops_the_grader():
         assert type(crossed(raised).__cause__) is TypeError
 
 
+def test_errors_with_a_new_or_a_str_of_their_own_cross_with_their_message():
+    """A student's open() raising PermissionError was hinted as "raised TypeError:
+    Exception.__new__(PermissionError) is not safe" (OSError's classes refuse it)."""
+    def crossed(err):
+        return wire.decode_error(json.loads(json.dumps(wire.encode_error(err))), {})
+
+    for err in (PermissionError(13, "denied"), FileNotFoundError("no such file"), OSError()):
+        back = crossed(err)
+        assert type(back) is type(err) and str(back) == str(err), (err, back)
+    back = crossed(UnicodeDecodeError("utf-8", b"x", 0, 1, "bad"))  # its str reads its fields
+    assert type(back).__name__ == "UnicodeDecodeError" and "can't decode" in str(back)
+
+
 def test_a_kernel_that_answers_gibberish_gives_a_wrong_answer_not_a_crash():
     session = InProcess({})
     session.ask = lambda question: {"value": {"t": "handle", "id": "x"}}

@@ -65,7 +65,13 @@ def poly(x: Any, y: Any) -> Any:
     return x * y - 3 * x * x
 
 
-for _fn in (square, diamond, neuron, deep, cubic, total, poly):
+def kinked(x: Any, y: Any) -> Any:
+    """|x| * y, by a branch on ``x.data``: for Values only. A grad that hands f straight to
+    jax.grad (no Value, no backward) gives it JAX's number, which has no ``.data``."""
+    return x * y if x.data >= 0 else -1.0 * x * y
+
+
+for _fn in (square, diamond, neuron, deep, cubic, total, poly, kinked):
     _fn.__name__ = "f"  # its __qualname__ stays, so the kernel can import it by name
 
 GRAPH_FUNCTIONS = (square, diamond, neuron, deep)

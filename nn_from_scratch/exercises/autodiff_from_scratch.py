@@ -39,10 +39,12 @@ GRAPHS: list[Case] = [
      (2.0, 0.0, -3.0, 1.0, 6.881373587019543)),
     (N_("three tanh layers"), _fixtures.deep, (0.5, -1.2)),
 ]
-# 03.5 also tries a function of one argument, and one whose grads are (1, 1).
+# 03.5 also tries a function of one argument, one whose grads are (1, 1), and one of Values
+# only (it reads x.data): a grad that handed f to jax.grad, with no Value, passed all the others.
 GRAD_CASES: list[Case] = [("x*x*x + 2*x", _fixtures.cubic, (2.0,)),
                           ("x + y", _fixtures.total, (1.5, -2.0)),
-                          ("x * y - 3 * x * x", _fixtures.poly, (2.0, 0.5)), *GRAPHS[1:]]
+                          ("x * y - 3 * x * x", _fixtures.poly, (2.0, 0.5)), *GRAPHS[1:],
+                          ("|x| * y", _fixtures.kinked, (-1.5, 2.0))]
 
 
 def _right_grads(fn: Callable[..., Any], point: tuple[float, ...]) -> np.ndarray:
@@ -287,7 +289,8 @@ def backward(student_backward: Any) -> str:
 
 
 GRAD_HINTS: Hints = {
-    ("object has no attribute 'tanh'", "'float' object has no attribute"):
+    ("object has no attribute 'tanh'", "'float' object has no attribute",
+     "has no attribute data"):  # JAX's number: f was handed to jax.grad
         N_("f got plain numbers: wrap each number in a Value before calling f, so that f builds a "
            "graph"),
     "positional argument": N_("grad(f) should return a FUNCTION of the same numbers as f, "

@@ -20,6 +20,7 @@ from typing import Any
 import nbformat
 
 from ..i18n import _
+from ..wire import json_values
 
 __all__ = ["MAX_CELLS", "MAX_DEPTH", "MAX_SOURCE", "MAX_VALUES", "Unreadable", "read_notebook"]
 
@@ -55,7 +56,7 @@ def read_notebook(content: bytes | str) -> Any:
     """The notebook ``content`` holds (UTF-8 JSON, nbformat 4), or :class:`Unreadable` with the
     row's line."""
     raw = content.encode("utf-8", "replace") if isinstance(content, str) else content
-    values = raw.count(b"{") + raw.count(b"[") + raw.count(b",")
+    values = json_values(raw)
     if values > MAX_VALUES:
         raise Unreadable(_("not graded: about {count:,} JSON values, and the grader reads at most "
                            "{most:,} (a lesson's notebook has under 5,000); hand in the lesson's "

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..exercises import MIME
+from .reading import parse
 from .rebuild import Rebuilt
 
 __all__ = ["CheckCell", "check_cells", "check_results", "parse_check"]
@@ -32,7 +33,7 @@ class CheckCell:
 def parse_check(source: str) -> tuple[str, tuple[str, ...]] | None:
     """``("predict", ("predict",))`` for ``check.predict(predict)``; None for anything else."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError:
         return None
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):

@@ -32,8 +32,8 @@ The format is one package of three modules: :mod:`.write` (the kinds, :func:`enc
 :mod:`.errors` (exceptions both ways).
 """
 from .errors import decode_error, encode_error
-from .read import LIMITS, Limits, TooBig, decode
+from .read import LIMITS, Limits, TooBig, decode, json_values
 from .write import NAMED_TUPLES, SENDABLE, Handle, encode, reference
 
 __all__ = ["LIMITS", "NAMED_TUPLES", "SENDABLE", "Handle", "Limits", "TooBig", "decode",
-           "decode_error", "encode", "encode_error", "reference"]
+           "decode_error", "encode", "encode_error", "json_values", "reference"]

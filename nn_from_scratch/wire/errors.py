@@ -41,6 +41,13 @@ def _error_class(name: str, module: str, base: str, known: dict[str, type]) -> t
     return type(name[:100] or "Error", (_builtin(base) or Exception,), {"__module__": "student"})
 
 
+def _printable(err: Exception) -> bool:
+    try:
+        return bool(str(err))
+    except Exception:
+        return False
+
+
 def decode_error(data: Any, known: dict[str, type], causes: int = _CAUSES) -> Exception:
     """The exception :func:`encode_error` described, of the same class where the grader knows
     it (``known``: ``"module.Name"`` -> class, e.g. the checkers' Mistake), else a class of
@@ -49,9 +56,13 @@ def decode_error(data: Any, known: dict[str, type], causes: int = _CAUSES) -> Ex
     if type(data) is not dict:
         raise ValueError("the kernel's error is not an error")
     name, module, base = (str(data.get(field))[:200] for field in ("type", "module", "base"))
-    cls = _error_class(name, module, base, known)
-    err: Exception = Exception.__new__(cls)  # not cls's own __init__: JAX's take other arguments
-    Exception.__init__(err, str(data.get("message", ""))[:_LIMIT])
+    cls, message = _error_class(name, module, base, known), str(data.get("message", ""))[:_LIMIT]
+    # cls's own __new__ (OSError's refuses Exception.__new__), not its __init__ (JAX's take
+    # other arguments)
+    err: Exception = cls.__new__(cls)
+    Exception.__init__(err, message)
+    if message and not _printable(err):  # it prints fields of its own (UnicodeDecodeError)
+        err = type(name[:100] or "Error", (Exception,), {"__module__": "student"})(message)
     if data.get("cause") and causes > 0:
         err.__cause__ = decode_error(data["cause"], known, causes - 1)
     return err

@@ -16,7 +16,7 @@ import numpy as np
 
 from .write import ARRAY_KINDS, import_named, named_tuples
 
-__all__ = ["LIMITS", "Limits", "TooBig", "decode"]
+__all__ = ["LIMITS", "Limits", "TooBig", "decode", "json_values"]
 
 _KEY_IMPLS = ("threefry2x32", "rbg", "unsafe_rbg")  # JAX's own PRNG implementations
 _SAME_HASH = 8  # keys of one dict that may share a hash: past it, building it is quadratic
@@ -37,6 +37,14 @@ LIMITS = Limits()
 
 class TooBig(ValueError):
     """A message past :data:`LIMITS`: refused at once, as a wrong answer."""
+
+
+def json_values(raw: bytes) -> int:
+    """At least as many as the JSON values ``raw`` holds, from its bytes, without parsing it:
+    every value but the first follows a ``{``, a ``[`` or a ``,`` (those in strings count
+    too). Parsing costs per value (16 MB of ``{},`` is 5.6 million dicts, 350 MB), counting
+    per byte."""
+    return raw.count(b"{") + raw.count(b"[") + raw.count(b",")
 
 
 def _spread(keys: list[Any]) -> None:
