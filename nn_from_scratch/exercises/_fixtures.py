@@ -290,13 +290,14 @@ def first_given(fn: Any, *rest: Any) -> Any:
 
 
 def _library_files() -> tuple[str, ...]:
-    """Where ready-made optimizers live: this package's ``optim``, Optax and JAX's own
-    ``example_libraries.optimizers`` (each only if installed)."""
+    """Where ready-made optimizers live: this package's ``optim`` and ``schedules``, Optax and
+    JAX's own ``example_libraries.optimizers`` (each only if installed)."""
     import importlib.util
     import os
 
     found = []
-    for name in ("nn_from_scratch.optim", "optax", "jax.example_libraries.optimizers"):
+    for name in ("nn_from_scratch.optim", "nn_from_scratch.schedules", "optax",
+                 "jax.example_libraries.optimizers"):
         try:
             spec = importlib.util.find_spec(name)
         except (ImportError, ValueError):
@@ -328,8 +329,8 @@ def library_calls(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = ())
             return  # called by a library, not by the student's own code
         module = str(frame.f_globals.get("__name__", ""))
         name = f"{module.split('.')[0]}.{frame.f_code.co_name}"
-        if module == "nn_from_scratch.optim":
-            name = f"nn_from_scratch.optim.{frame.f_code.co_qualname.split('.')[0]}"
+        if module.startswith("nn_from_scratch."):
+            name = f"{module}.{frame.f_code.co_qualname.split('.')[0]}"
         if frame.f_code.co_name.startswith("<"):
             return  # a module run by its import, a lambda: no name the student wrote
         if frame.f_code.co_name not in allowed and name not in seen:

@@ -31,6 +31,7 @@ from ._remote import beside, session_of, transformed
 LESSON = "15_where_next"
 SIZES = [8, 6, 4]  # 15.6's small network: NumPy inputs and one shape keep the check fast
 STEP_LR, STEP_BETA = 0.1, 0.9  # the optimizer of the training-step check
+OTHER_LR, OTHER_BETA = 0.03, 0.5  # a second one: the step must use the tx it is handed
 
 
 def _shapes(n: int) -> tuple[tuple[int, ...], ...]:
@@ -487,6 +488,12 @@ def _sgd_with_momentum() -> Any:
     return _optax().sgd(STEP_LR, momentum=STEP_BETA)
 
 
+@functools.cache
+def _other_sgd() -> Any:
+    """The second optimizer of the training-step check, one object for every check in class."""
+    return _optax().sgd(OTHER_LR, momentum=OTHER_BETA)
+
+
 def _optimizer(anchor: Any, make: Any, *args: Any, **kwargs: Any) -> Any:
     """``make(*args, **kwargs)``, an optimizer made where the student's code runs (its
     functions stay there)."""
@@ -560,7 +567,23 @@ def optax_step(student_step: Any) -> str:
         raise Mistake("the second step does not follow from the first: call "
                       "tx.update(grads, opt_state, params) with the opt_state you were given, "
                       "and return the state it gives back")
+
+    # Another optimizer, from the start: an answer that makes its own instead of using tx fails.
+    other = _other_sgd()
+    handed = other if session_of(student_step) is None else _optimizer(
+        student_step, _optax().sgd, OTHER_LR, momentum=OTHER_BETA)
+    what = _("optax_step(params, opt_state, x, y, optax.sgd({lr}, momentum={beta}))").format(
+        lr=OTHER_LR, beta=OTHER_BETA)
+    new, _unused, _unused = _step_output(
+        call(step_fn, params, other.init(params), x, y, handed, what=what), what)
+    if not _close(new, _tree_map(lambda p, g: p - OTHER_LR * g, params, g1)):
+        raise Mistake(_("{what} did not step as that optimizer does (its first step is "
+                        "-{lr} * grads): use the tx it is given, updates, opt_state = "
+                        "tx.update(grads, opt_state, params), not an optimizer of your "
+                        "own").format(what=what, lr=OTHER_LR))
     return (_("with optax.sgd({lr}, momentum={beta}): step 1 equals our update, step 2 "
-              "uses the optimizer state that step 1 returned").format(lr=lr, beta=beta))
+              "uses the optimizer state that step 1 returned; with another optimizer, "
+              "optax.sgd({other}, momentum={other_beta}), it steps as that one").format(
+                  lr=lr, beta=beta, other=OTHER_LR, other_beta=OTHER_BETA))
 
 
