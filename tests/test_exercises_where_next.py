@@ -240,6 +240,20 @@ def test_adamw_update_says_finish_adam_first():
     assert_result(check.adamw_update(namespace["adamw_update"]), "failed", "15.2")
 
 
+def test_adamw_update_after_the_lessons_adam_update():
+    """After 15.2 the lesson redefines adam_update to call the library's adam_step: 15.3's
+    check still passes the student's adamw_update on it (no "fix 15.2 first")."""
+    namespace = {"adam_step": optim.adam_step}
+    exec("def adam_update(grad, m, v, t, learning_rate, b1=0.9, b2=0.999, eps=1e-8):\n"
+         "    return adam_step(grad, m, v, t, learning_rate, b1, b2, eps)\n"
+         "def adamw_update(grad, param, m, v, t, lr, wd, b1=0.9, b2=0.999, eps=1e-8):\n"
+         "    update, m, v = adam_update(grad, m, v, t, lr, b1, b2, eps)\n"
+         "    return update - lr * wd * param, m, v\n", namespace)
+    assert_result(check.adamw_update(namespace["adamw_update"]), "passed")
+    # 15.2 itself still asks for the student's own formula
+    assert_result(check.adam_update(namespace["adam_update"]), "failed", "adam_step")
+
+
 def test_adam_references_are_optax():
     """The checkers' NumPy Adam and AdamW give Optax's updates, step after step."""
     rng = np.random.default_rng(0)
