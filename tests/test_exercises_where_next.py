@@ -1,6 +1,8 @@
 """Lesson 15's checkers: each accepts the reference, says "not done" to the stub, and catches
 the typical mistakes with a hint that names the fix. The checkers' NumPy references are also
 checked against Optax itself."""
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -8,8 +10,9 @@ import optax
 import pytest
 from conftest import assert_result, stub
 
-from nn_from_scratch import loss
+from nn_from_scratch import loss, optim
 from nn_from_scratch.exercises import where_next as check
+from nn_from_scratch.exercises._calls import fresh_inputs
 
 
 def reference_step(params, opt_state, x, y, tx):
@@ -54,6 +57,11 @@ def test_optax_step():
         return new_params, opt_state, loss(new_params, x, y)
     assert_result(check.optax_step(loss_after), "failed", "returned loss value", "value_and_grad")
 
+    def own_optimizer(params, opt_state, x, y, tx):  # the check's first optimizer, typed in
+        return reference_step(params, opt_state, x, y, optax.sgd(0.1, momentum=0.9))
+    assert_result(check.optax_step(own_optimizer), "failed", "the tx it is given",
+                  "optax.sgd(0.03, momentum=0.5)")
+
 
 def momentum_update(grad, velocity, learning_rate, beta):
     velocity = beta * velocity + grad
@@ -84,6 +92,28 @@ def test_momentum_update():
                   "failed", "beta * velocity + grad")
     assert_result(check.momentum_update(lambda g, v, lr, b: -lr * (b * v + g)), "failed",
                   "(update, velocity)")
+
+
+def by_name(grad, velocity, learning_rate, beta):
+    return getattr(optim, "momentum" + "_step")(grad, velocity, learning_rate, beta)
+
+
+def optax_momentum(grad, velocity, learning_rate, beta):
+    tx = optax.sgd(learning_rate, momentum=beta)
+    state = (optax.TraceState(trace=velocity), *tx.init(grad)[1:])
+    update, state = tx.update(grad, state)
+    return update, state[0].trace
+
+
+@pytest.mark.parametrize("ready_made, name", [
+    (lambda g, v, lr, b: optim.momentum_step(g, v, lr, b), "momentum_step"),
+    (functools.partial(optim.momentum_step), "momentum_step"),
+    (by_name, "momentum_step"),
+    (jax.jit(optim.momentum_step), "momentum_step"),
+    (optax_momentum, "optax.sgd")])
+def test_momentum_update_refuses_ready_made(ready_made, name):
+    """The library's step or Optax's, however it is wrapped, is not the student's own."""
+    assert_result(check.momentum_update(ready_made), "failed", name, "jax.numpy")
 
 
 def adam_update(grad, m, v, t, learning_rate, b1=0.9, b2=0.999, eps=1e-8):
@@ -129,6 +159,16 @@ def test_adam_update():
         return adam_update(grad, m, v, t, learning_rate, b1, b2)
     assert_result(check.adam_update(fixed_eps), "failed", "m_hat / (sqrt(v_hat) + eps)")
 
+    def library(grad, m, v, t, learning_rate, b1=0.9, b2=0.999, eps=1e-8):
+        return optim.adam_step(grad, m, v, t, learning_rate, b1, b2, eps)
+    assert_result(check.adam_update(library), "failed", "nn_from_scratch.optim.adam_step")
+
+    def optax_adam(grad, m, v, t, learning_rate, b1=0.9, b2=0.999, eps=1e-8):
+        state = optax.ScaleByAdamState(count=jnp.asarray(t - 1, jnp.int32), mu=m, nu=v)
+        update, state = optax.scale_by_adam(b1, b2, eps).update(grad, state)
+        return -learning_rate * update, state.mu, state.nu
+    assert_result(check.adam_update(optax_adam), "failed", "optax.scale_by_adam")
+
 
 def adamw_update(grad, param, m, v, t, learning_rate, weight_decay, b1=0.9, b2=0.999,
                  eps=1e-8):
@@ -164,6 +204,31 @@ def test_adamw_update():
         return update - lr * wd * param, m, v
     assert_result(check.adamw_update(decayed_moments), "failed", "never enters")
 
+    def optax_adamw(grad, param, m, v, t, lr, wd, b1=0.9, b2=0.999, eps=1e-8):
+        tx = optax.adamw(lr, b1, b2, eps, weight_decay=wd)
+        state = (optax.ScaleByAdamState(count=jnp.asarray(t - 1, jnp.int32), mu=m, nu=v),
+                 *tx.init(param)[1:])
+        update, state = tx.update(grad, state, param)
+        return update, state[0].mu, state[0].nu
+    assert_result(check.adamw_update(optax_adamw), "failed", "optax.adamw")
+
+    # The lesson's own adam_update calls the library's adam_step after 15.2: that is allowed.
+    def on_adam_step(grad, param, m, v, t, lr, wd, b1=0.9, b2=0.999, eps=1e-8):
+        update, m, v = optim.adam_step(grad, m, v, t, lr, b1, b2, eps)
+        return update - lr * wd * param, m, v
+    assert_result(check.adamw_update(on_adam_step), "passed")
+
+
+def test_adamw_update_as_new_param_minus_param():
+    """The update found as (the new param) - param, in float32: right to the rounding that
+    param can hold, on every draw (on some it was off by 8e-8 and refused)."""
+    def difference(grad, param, m, v, t, lr, wd, b1=0.9, b2=0.999, eps=1e-8):
+        update, m, v = adam_update(grad, m, v, t, lr, b1, b2, eps)
+        return (param * (1 - lr * wd) + update) - param, m, v
+    for seed in (1, 2, 3, 4):
+        with fresh_inputs(seed):
+            assert_result(check.adamw_update(difference), "passed")
+
 
 def test_adamw_update_says_finish_adam_first():
     namespace = {"adam_update": stub}
@@ -173,6 +238,20 @@ def test_adamw_update_says_finish_adam_first():
     assert_result(check.adamw_update(namespace["adamw_update"]), "not done", "15.2")
     namespace["adam_update"] = adam_variant(correct=False)
     assert_result(check.adamw_update(namespace["adamw_update"]), "failed", "15.2")
+
+
+def test_adamw_update_after_the_lessons_adam_update():
+    """After 15.2 the lesson redefines adam_update to call the library's adam_step: 15.3's
+    check still passes the student's adamw_update on it (no "fix 15.2 first")."""
+    namespace = {"adam_step": optim.adam_step}
+    exec("def adam_update(grad, m, v, t, learning_rate, b1=0.9, b2=0.999, eps=1e-8):\n"
+         "    return adam_step(grad, m, v, t, learning_rate, b1, b2, eps)\n"
+         "def adamw_update(grad, param, m, v, t, lr, wd, b1=0.9, b2=0.999, eps=1e-8):\n"
+         "    update, m, v = adam_update(grad, m, v, t, lr, b1, b2, eps)\n"
+         "    return update - lr * wd * param, m, v\n", namespace)
+    assert_result(check.adamw_update(namespace["adamw_update"]), "passed")
+    # 15.2 itself still asks for the student's own formula
+    assert_result(check.adam_update(namespace["adam_update"]), "failed", "adam_step")
 
 
 def test_adam_references_are_optax():
@@ -195,24 +274,35 @@ def clip(grads, max_norm):
     return jax.tree.map(lambda g: g * jnp.minimum(1.0, max_norm / norm), grads)
 
 
+def norm(grads):
+    return jnp.sqrt(sum(jnp.sum(g ** 2) for g in jax.tree.leaves(grads)))
+
+
 def test_clip_by_global_norm():
     assert_result(check.clip_by_global_norm(clip), "passed", "min(1, max_norm / global norm)")
     assert_result(check.clip_by_global_norm(
-        lambda g, m: optax.clip_by_global_norm(m).update(g, None)[0]), "passed")
+        lambda g, m: optax.clip_by_global_norm(m).update(g, None)[0]), "failed",
+        "optax.clip_by_global_norm", "jax.numpy")
+    assert_result(check.clip_by_global_norm(
+        lambda g, m: optim.clip_by_global_norm(m).update(g, None)[0]), "failed",
+        "nn_from_scratch.optim.clip_by_global_norm")
+    assert_result(check.clip_by_global_norm(
+        lambda g, m: jax.tree.map(lambda x: x * jnp.minimum(1.0, m / optim.global_norm(g)), g)),
+        "failed", "nn_from_scratch.optim.global_norm")
     assert_result(check.clip_by_global_norm(stub), "not done")
     assert_result(check.clip_by_global_norm(
         lambda g, m: jax.tree.map(lambda x: x * jnp.minimum(1.0, m / jnp.linalg.norm(x)), g)),
         "failed", "on its own")
     assert_result(check.clip_by_global_norm(
-        lambda g, m: jax.tree.map(lambda x: x * m / optax.global_norm(g), g)),
+        lambda g, m: jax.tree.map(lambda x: x * m / norm(g), g)),
         "failed", "already at most max_norm")
     assert_result(check.clip_by_global_norm(
-        lambda g, m: jax.tree.map(lambda x: x * jnp.minimum(1.0, m / optax.global_norm(g) ** 2),
+        lambda g, m: jax.tree.map(lambda x: x * jnp.minimum(1.0, m / norm(g) ** 2),
                                   g)), "failed", "not their sum")
     assert_result(check.clip_by_global_norm(
         lambda g, m: jax.tree.map(lambda x: jnp.clip(x, -m, m), g)), "failed", "direction")
     assert_result(check.clip_by_global_norm(
-        lambda g, m: jax.tree.map(lambda x: x * jnp.maximum(1.0, optax.global_norm(g) / m), g)),
+        lambda g, m: jax.tree.map(lambda x: x * jnp.maximum(1.0, norm(g) / m), g)),
         "failed", "upside down")
     assert_result(check.clip_by_global_norm(
         lambda g, m: [clip(layer, m) for layer in g]), "failed", "min(1, max_norm / global")
@@ -251,7 +341,10 @@ def test_warmup_cosine():
     assert_result(check.warmup_cosine(schedule), "passed", "under jit")
     assert_result(check.warmup_cosine(
         lambda s, p, w, d, i=0.0, e=0.0: optax.warmup_cosine_decay_schedule(i, p, w, d, e)(s)),
-        "passed")
+        "failed", "optax.warmup_cosine_decay_schedule", "jax.numpy")
+    assert_result(check.warmup_cosine(
+        lambda s, p, w, d, i=0.0, e=0.0: optim.warmup_cosine_schedule(p, w, d, i, e)(s)),
+        "failed", "nn_from_scratch.schedules.warmup_cosine_schedule")
     assert_result(check.warmup_cosine(stub), "not done")
     assert_result(check.warmup_cosine(...), "not done")
 

@@ -20,8 +20,8 @@ from ._hints import summary
 
 __all__ = ["Bowl", "GRAPH_FUNCTIONS", "InFlight", "QueuedWork", "StandInTimer", "Watched",
            "checking_key_reuse", "cube", "cubic", "deep", "diamond", "first_given", "graph",
-           "lesson_jaxpr", "neuron", "poly", "printed_under_jit", "queued_work", "square", "summed",
-           "tiny_step_inputs", "total", "traced_size"]
+           "lesson_jaxpr", "library_calls", "neuron", "poly", "printed_under_jit", "queued_work",
+           "square", "summed", "tiny_step_inputs", "total", "traced_size"]
 
 
 def _tanh(z: Any) -> Any:
@@ -293,3 +293,62 @@ def first_given(fn: Any, *rest: Any) -> Any:
     def of_first(first: Any) -> Any:
         return fn(first, *rest)
     return of_first
+
+
+def _library_files() -> tuple[str, ...]:
+    """Where ready-made optimizers live: this package's ``optim`` and ``schedules``, Optax and
+    JAX's own ``example_libraries.optimizers`` (each only if installed)."""
+    import importlib.util
+    import os
+
+    found = []
+    for name in ("nn_from_scratch.optim", "nn_from_scratch.schedules", "optax",
+                 "jax.example_libraries.optimizers"):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and spec.origin:
+            # a package: everything under its folder; a module: its file alone
+            found.append(os.path.dirname(spec.origin) + os.sep
+                         if spec.submodule_search_locations else spec.origin)
+    return tuple(found)
+
+
+def library_calls(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = ()) -> list[str]:
+    """The ready-made optimizer functions (``optim``, Optax, ``jax.example_libraries``) that
+    ``fn(*args)`` calls from code of its own, by name (``"optax.scale_by_adam"``), except those
+    named in ``allowed``. Run without ``jit`` (a cached compile calls nothing), under a
+    profiler; what ``fn`` returns or raises is not looked at (the check judges that)."""
+    import sys
+
+    import jax
+
+    places = _library_files()
+    seen: list[str] = []
+
+    def watch(frame: Any, event: str, _arg: Any) -> None:
+        if event != "call" or not frame.f_code.co_filename.startswith(places):
+            return
+        caller = frame.f_back
+        if caller is not None and caller.f_code.co_filename.startswith(places):
+            return  # called by a library, not by the student's own code
+        module = str(frame.f_globals.get("__name__", ""))
+        name = f"{module.split('.')[0]}.{frame.f_code.co_name}"
+        if module.startswith("nn_from_scratch."):
+            name = f"{module}.{frame.f_code.co_qualname.split('.')[0]}"
+        if frame.f_code.co_name.startswith("<"):
+            return  # a module run by its import, a lambda: no name the student wrote
+        if frame.f_code.co_name not in allowed and name not in seen:
+            seen.append(name)
+
+    previous = sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        with jax.disable_jit():
+            fn(*args)
+    except Exception:  # the check reports the answer's own errors when it calls it
+        pass
+    finally:
+        sys.setprofile(previous)
+    return seen

@@ -14,6 +14,7 @@ an answer right for one shape only fails.
 Optax comes with the ``lessons`` extra, not with the library: it is imported inside the
 checkers, so that grading and the other lessons work without it.
 """
+import contextvars
 import functools
 from typing import Any
 
@@ -22,7 +23,7 @@ import numpy as np
 
 from ..i18n import N_, _
 from . import _fixtures
-from ._calls import call, fast_call, finish_first, generator, scaled
+from ._calls import call, fast_call, finish_first, generator, library_name, scaled
 from ._compare import expect_close, expect_shape, mlp_loss_and_grads, reject_known_wrong
 from ._core import Mistake, exercise
 from ._hints import summary
@@ -31,6 +32,7 @@ from ._remote import beside, session_of, transformed
 LESSON = "15_where_next"
 SIZES = [8, 6, 4]  # 15.6's small network: NumPy inputs and one shape keep the check fast
 STEP_LR, STEP_BETA = 0.1, 0.9  # the optimizer of the training-step check
+OTHER_LR, OTHER_BETA = 0.03, 0.5  # a second one: the step must use the tx it is handed
 
 
 def _shapes(n: int) -> tuple[tuple[int, ...], ...]:
@@ -53,6 +55,29 @@ def _pair(out: Any, what: str, names: str) -> tuple[Any, ...]:
     return tuple(out)
 
 
+# What the lesson itself hands the student while a check runs: after 15.2 the lesson's own
+# adam_update calls the library's adam_step, so 15.3 (and its "finish 15.2 first") allows it.
+_HANDED: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("handed", default=())
+
+
+def _own_code(student_fn: Any, args: tuple[Any, ...], what: str,
+              allowed: tuple[str, ...] = ()) -> None:
+    """A Mistake if ``student_fn(*args)`` calls a ready-made optimizer (the library's
+    ``optim``, Optax, ``jax.example_libraries``) instead of the formula the exercise asks
+    for, however it is reached (a wrapper, ``partial``, ``getattr`` by name). ``allowed``:
+    functions the lesson itself hands the student (``adam_step`` behind 15.3's
+    ``adam_update``)."""
+    if not callable(student_fn) or library_name(student_fn):
+        return  # call() says what it is
+    used = beside(student_fn, _fixtures.library_calls, student_fn, args,
+                  (*allowed, *_HANDED.get()))
+    if used:
+        raise Mistake(_("{what} calls {name}, a ready-made version of what this exercise "
+                        "asks you to write: write the formula yourself with jax.numpy (the "
+                        "lesson compares yours with the library's and Optax's "
+                        "afterwards)").format(what=what, name=used[0]))
+
+
 def _optax() -> Any:
     try:
         import optax
@@ -73,6 +98,8 @@ def momentum_update(student_fn: Any) -> str:
         grad, velocity = _normal(source, shape), _normal(source, shape, 2.0)
         what = _("momentum_update(grad, velocity, {lr:g}, {beta:g}) for arrays of shape "
                  "{shape}").format(lr=lr, beta=beta, shape=shape)
+        if number == 0:
+            _own_code(student_fn, (grad, velocity, lr, beta), what)
         out = fast_call(student_fn, grad, velocity, lr, beta, what=what)
         update, new_velocity = _pair(out, what, "(update, velocity)")
         g, v = grad.astype(np.float64), velocity.astype(np.float64)
@@ -157,6 +184,8 @@ def adam_update(student_fn: Any) -> str:
         args = (grad, m, v, t, lr, *_adam_args(case))
         what = _("adam_update(grad, m, v, {t}, {lr:g}{rest}) for arrays of shape {shape}").format(
             t=t, lr=lr, rest="".join(f", {a:g}" for a in _adam_args(case)), shape=shape)
+        if number == 0:
+            _own_code(student_fn, args, what)
         out = fast_call(student_fn, *args, what=what, hints={
             "positional argument": _("{what} failed: adam_update takes (grad, m, v, t, "
                                      "learning_rate, b1=0.9, b2=0.999, eps=1e-8)").format(
@@ -226,7 +255,11 @@ ADAMW_CASES = (  # (step t, learning_rate, weight_decay, b1, b2, eps)
 
 @exercise(LESSON, 3, "AdamW's decoupled weight decay")
 def adamw_update(student_fn: Any) -> str:
-    finish_first(student_fn, "adam_update", adam_update)
+    token = _HANDED.set(("adam_step",))
+    try:
+        finish_first(student_fn, "adam_update", adam_update)
+    finally:
+        _HANDED.reset(token)
     for number, (shape, case) in enumerate(zip(_shapes(170), ADAMW_CASES)):
         t, (lr, wd) = case[0], scaled(case[1:3], 171 + number)
         adam_case = (t, lr, *case[3:])
@@ -237,6 +270,8 @@ def adamw_update(student_fn: Any) -> str:
         what = _("adamw_update(grad, param, m, v, {t}, {lr:.3g}, {wd:.3g}{rest}) for arrays of "
                  "shape {shape}").format(t=t, lr=lr, wd=wd, rest="".join(f", {a:g}" for a in rest),
                                          shape=shape)
+        if number == 0:  # the lesson's adam_update calls the library's adam_step: allowed
+            _own_code(student_fn, (grad, param, m, v, t, lr, wd, *rest), what, ("adam_step",))
         out = fast_call(student_fn, grad, param, m, v, t, lr, wd, *rest, what=what)
         update, new_m, new_v = (expect_shape(a, shape, what)
                                 for a in _pair(out, what, "(update, m, v)"))
@@ -248,6 +283,10 @@ def adamw_update(student_fn: Any) -> str:
                 and np.allclose(new_v, want_v, rtol=1e-4, atol=1e-8)):
             raise Mistake("m and v should be Adam's, from the gradient alone: the weight decay "
                           "never enters the moving averages (return adam_update's m and v)")
+        # The update is ADDED to a float32 param, which cannot hold a difference below its own
+        # rounding (2**-23 * |param|): an update computed as (new param - param) is as right.
+        if np.all(np.abs(update - want) <= 1e-4 * np.abs(want) + 1e-8 + 2.0 ** -22 * np.abs(p)):
+            continue
         expect_close(update, want, _("the update of {what}").format(what=what), atol=1e-8,
                      hint=N_("adam_update's update - learning_rate * weight_decay * param"))
     return N_("three shapes and settings: Adam's step on the gradient alone, minus learning_rate "
@@ -282,6 +321,8 @@ def warmup_cosine(student_fn: Any) -> str:
         what = _("warmup_cosine(step, {peak:.3g}, {warmup}, {decay}{rest}) inside "
                  "jax.jit").format(peak=peak, warmup=warmup, decay=decay,
                                    rest="".join(f", {a:g}" for a in given))
+        if number == 0:
+            _own_code(student_fn, (steps, peak, warmup, decay, *given), what)
         try:  # optax calls a schedule with a traced step count, inside the jitted step
             got = call(transformed(beside(student_fn, _fixtures.first_given, student_fn, peak,
                                           warmup, decay, *given), jax.jit), steps, what=what)
@@ -364,6 +405,8 @@ def clip_by_global_norm(student_fn: Any) -> str:
         what = _("clip_by_global_norm(grads, {max_norm:.3g}) for gradients of global norm "
                  "{norm:g}, shapes {shapes}").format(
             max_norm=max_norm, norm=norm, shapes=[leaf.shape for leaf in jax.tree.leaves(grads)])
+        if number == 0:
+            _own_code(student_fn, (grads, max_norm), what)
         got = fast_call(student_fn, grads, max_norm, what=what)
         if str(jax.tree.structure(got)) != str(jax.tree.structure(grads)):
             raise Mistake(_("{what} should return a pytree like grads (a list of (W, b)); got "
@@ -456,6 +499,12 @@ def _sgd_with_momentum() -> Any:
     return _optax().sgd(STEP_LR, momentum=STEP_BETA)
 
 
+@functools.cache
+def _other_sgd() -> Any:
+    """The second optimizer of the training-step check, one object for every check in class."""
+    return _optax().sgd(OTHER_LR, momentum=OTHER_BETA)
+
+
 def _optimizer(anchor: Any, make: Any, *args: Any, **kwargs: Any) -> Any:
     """``make(*args, **kwargs)``, an optimizer made where the student's code runs (its
     functions stay there)."""
@@ -529,7 +578,23 @@ def optax_step(student_step: Any) -> str:
         raise Mistake("the second step does not follow from the first: call "
                       "tx.update(grads, opt_state, params) with the opt_state you were given, "
                       "and return the state it gives back")
+
+    # Another optimizer, from the start: an answer that makes its own instead of using tx fails.
+    other = _other_sgd()
+    handed = other if session_of(student_step) is None else _optimizer(
+        student_step, _optax().sgd, OTHER_LR, momentum=OTHER_BETA)
+    what = _("optax_step(params, opt_state, x, y, optax.sgd({lr}, momentum={beta}))").format(
+        lr=OTHER_LR, beta=OTHER_BETA)
+    new, _unused, _unused = _step_output(
+        call(step_fn, params, other.init(params), x, y, handed, what=what), what)
+    if not _close(new, _tree_map(lambda p, g: p - OTHER_LR * g, params, g1)):
+        raise Mistake(_("{what} did not step as that optimizer does (its first step is "
+                        "-{lr} * grads): use the tx it is given, updates, opt_state = "
+                        "tx.update(grads, opt_state, params), not an optimizer of your "
+                        "own").format(what=what, lr=OTHER_LR))
     return (_("with optax.sgd({lr}, momentum={beta}): step 1 equals our update, step 2 "
-              "uses the optimizer state that step 1 returned").format(lr=lr, beta=beta))
+              "uses the optimizer state that step 1 returned; with another optimizer, "
+              "optax.sgd({other}, momentum={other_beta}), it steps as that one").format(
+                  lr=lr, beta=beta, other=OTHER_LR, other_beta=OTHER_BETA))
 
 
