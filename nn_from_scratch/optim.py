@@ -8,7 +8,7 @@ Each optimizer is a pair of pure functions over pytrees, the shape Optax uses:
 
 The maths is written for ONE parameter (``*_step``: ``g`` a gradient, ``p`` the parameter,
 arrays of any shape), then lifted to the whole list of ``(W, b)`` leaf by leaf. With
-``t`` the step (1, 2, ...) and ``lr`` the learning rate (a number, or a schedule of the step):
+``t`` the step (1, 2, ...) and ``lr`` the learning rate (a number, or a schedule of the step)::
 
     sgd       u = -lr g
     momentum  v = g + beta v;  u = -lr v              (nesterov: u = -lr (g + beta v))
