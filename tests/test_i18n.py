@@ -73,6 +73,7 @@ ENGLISH_ON_PURPOSE = {
     "values to unpack": "matched against Python's error",
     "object has no attribute 'tanh'": "matched against Python's error",
     "'float' object has no attribute": "matched against Python's error",
+    "has no attribute data": "matched against JAX's tracer error (f handed to jax.grad)",
     "iteration over a 0-d array": "matched against JAX's error",
     "must be real number": "matched against Python's error",
     "requires the current value of parameters": "matched against Optax's error",

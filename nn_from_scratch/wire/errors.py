@@ -59,7 +59,7 @@ def decode_error(data: Any, known: dict[str, type], causes: int = _CAUSES) -> Ex
     cls, message = _error_class(name, module, base, known), str(data.get("message", ""))[:_LIMIT]
     # cls's own __new__ (OSError's refuses Exception.__new__), not its __init__ (JAX's take
     # other arguments)
-    err: Exception = cls.__new__(cls)
+    err: Exception = cls.__new__(cls)  # type: ignore[call-overload]  # an Exception subclass
     Exception.__init__(err, message)
     if message and not _printable(err):  # it prints fields of its own (UnicodeDecodeError)
         err = type(name[:100] or "Error", (Exception,), {"__module__": "student"})(message)
