@@ -320,6 +320,28 @@ def hashes(folder):
             if p.is_file() and "__pycache__" not in p.parts}
 
 
+def grade_watching_memory(command, env, cwd, timeout):
+    """Run the grader's command line: ``(exit status, stdout, stderr, its peak resident memory
+    in bytes)``."""
+    grader = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    peak = [0]
+
+    def watch():
+        while grader.poll() is None:
+            try:
+                peak[0] = max(peak[0], psutil.Process(grader.pid).memory_info().rss)
+            except psutil.Error:
+                pass
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    stdout, stderr = grader.communicate(timeout=timeout)
+    watcher.join()
+    return grader.returncode, stdout, stderr, peak[0]
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("redteam")
@@ -348,22 +370,7 @@ def graded(tmp_path_factory):
                "--memory", "1G", "--cell-timeout", "30", "--timeout", "150",
                "--json-file", str(results / "part-1.json"), "--csv", str(out / "grades.csv"),
                "--feedback", str(out), "--gradescope", str(out)]
-    grader = subprocess.Popen(command, env=env, cwd=tmp, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
-    peak = [0]
-
-    def watch():
-        while grader.poll() is None:
-            try:
-                peak[0] = max(peak[0], psutil.Process(grader.pid).memory_info().rss)
-            except psutil.Error:
-                pass
-            time.sleep(0.05)
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    stdout, stderr = grader.communicate(timeout=900)
-    watcher.join()
+    returncode, stdout, stderr, peak = grade_watching_memory(command, env, tmp, timeout=900)
     stop.set()
     listener.join()
     server.close()
@@ -372,10 +379,10 @@ def graded(tmp_path_factory):
     results_json = json.loads((results / "part-1.json").read_text())
     return {
         "tmp": tmp, "course": course, "klass": klass, "results": results, "out": out,
-        "returncode": grader.returncode, "stdout": stdout, "stderr": stderr,
+        "returncode": returncode, "stdout": stdout, "stderr": stderr,
         "rows": {Path(n["notebook"]).stem: n for n in results_json["notebooks"]},
         "package_before": package_before, "class_before": class_before, "heard": heard,
-        "peak": peak[0], "survivors": survivors, "env": env}
+        "peak": peak, "survivors": survivors, "env": env}
 
 
 def points(graded, name):
@@ -687,24 +694,9 @@ def floods(tmp_path_factory):
                "--memory", "1G", "--cell-timeout", "30", "--timeout", "120",
                "--json-file", str(results / "part-1.json")]
     env = {**os.environ, "IPYTHONDIR": str(tmp / "ipython"), "TMPDIR": str(tmp)}
-    grader = subprocess.Popen(command, env=env, cwd=tmp, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
-    peak = [0]
-
-    def watch():
-        while grader.poll() is None:
-            try:
-                peak[0] = max(peak[0], psutil.Process(grader.pid).memory_info().rss)
-            except psutil.Error:
-                pass
-            time.sleep(0.05)
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    _, stderr = grader.communicate(timeout=600)
-    watcher.join()
+    _, _, stderr, peak = grade_watching_memory(command, env, tmp, timeout=600)
     results_json = json.loads((results / "part-1.json").read_text())
-    return {"stderr": stderr, "peak": peak[0],
+    return {"stderr": stderr, "peak": peak,
             "rows": {Path(n["notebook"]).stem: n for n in results_json["notebooks"]}}
 
 
