@@ -124,3 +124,26 @@ def test_every_lessons_own_solution_is_the_students_own_work(lesson):
     solution, _student = notebooks.editions(ROOT / "lessons" / f"{lesson}.md")
     released = load_release(lesson)
     assert library_copies(rebuild(solution, released), released) == {}
+
+
+def test_a_parse_lost_to_another_threads_ast_is_tried_again(monkeypatch):
+    """CPython 3.11 keeps the AST constructor's depth count per interpreter: an AST built in
+    another thread (``traceback`` builds one) can fail a parse that is not the source's fault."""
+    import ast
+
+    from nn_from_scratch.grade import reading
+
+    real, calls = ast.parse, []
+
+    def raced(source):
+        calls.append(source)
+        if len(calls) < 3:
+            raise SystemError("AST constructor recursion depth mismatch (before=36, after=32)")
+        return real(source)
+
+    monkeypatch.setattr(reading.ast, "parse", raced)
+    assert isinstance(reading.parse("x = 1"), ast.Module) and len(calls) == 3
+    monkeypatch.setattr(reading.ast, "parse", lambda source: (_ for _ in ()).throw(
+        SystemError("some other failure")))
+    with pytest.raises(SystemError, match="some other failure"):
+        reading.parse("x = 1")
