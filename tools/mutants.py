@@ -40,10 +40,11 @@ executed on its own, by ``tests/test_lessons.py``; the English student edition r
 the very code of the Chinese one, which ``tests/test_translations.py`` proves
 through ast.
 
-With ``--graded``, each check also runs as the grader decides it: the checker
-apart from the notebook's namespace, which it questions through the grader's
-JSON, on inputs drawn for a grading; every wrong answer caught in class must be
-caught there too (:func:`graded_misses`). The mutants' checks answer in English
+With ``--graded``, the check of each solution, and of each mutant caught in
+class, also runs as the grader decides it: the checker apart from the notebook's
+namespace, which it questions through the grader's JSON, on inputs drawn for a
+grading; every wrong answer caught in class must be caught there too
+(:func:`graded_misses`). The mutants' checks answer in English
 (a verdict does not depend on the language).
 """
 import argparse
@@ -202,7 +203,7 @@ class Mutation:
                 status, message, seconds = _check(ns, check_source)
                 exercise["mutants"].append({"key": mutant.key, "status": status,
                                             "message": message, "seconds": seconds})
-                if self.graded:
+                if self.graded and status != "passed":  # a miss is a wrong answer caught
                     exercise["mutants"][-1]["graded"] = _graded_check(ns, check_source)
                 if self.first_wrong_only and status == "failed" and _a_wrong_value(message):
                     break
