@@ -357,7 +357,8 @@ def main() -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="list every survivor")
     parser.add_argument("--jobs", type=int, default=2, help="lessons run at once")
     parser.add_argument("--no-mutants", action="store_true",
-                        help="only 'Run all' with wrong answers in place, no mutation testing")
+                        help="only the student edition's 'Run all' (its stubs checked, then "
+                             "wrong answers in place), no mutation testing")
     parser.add_argument("--graded", action="store_true",
                         help="check each mutant as the grader does too, and compare")
     args = parser.parse_args()
