@@ -131,7 +131,7 @@ def test_a_parse_lost_to_another_threads_ast_is_tried_again(monkeypatch):
     another thread (``traceback`` builds one) can fail a parse that is not the source's fault."""
     import ast
 
-    from nn_from_scratch.grade import reading
+    from nn_from_scratch import parsing
 
     real, calls = ast.parse, []
 
@@ -141,9 +141,9 @@ def test_a_parse_lost_to_another_threads_ast_is_tried_again(monkeypatch):
             raise SystemError("AST constructor recursion depth mismatch (before=36, after=32)")
         return real(source)
 
-    monkeypatch.setattr(reading.ast, "parse", raced)
-    assert isinstance(reading.parse("x = 1"), ast.Module) and len(calls) == 3
-    monkeypatch.setattr(reading.ast, "parse", lambda source: (_ for _ in ()).throw(
+    monkeypatch.setattr(parsing.ast, "parse", raced)
+    assert isinstance(parsing.parse("x = 1"), ast.Module) and len(calls) == 3
+    monkeypatch.setattr(parsing.ast, "parse", lambda source: (_ for _ in ()).throw(
         SystemError("some other failure")))
     with pytest.raises(SystemError, match="some other failure"):
-        reading.parse("x = 1")
+        parsing.parse("x = 1")

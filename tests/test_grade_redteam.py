@@ -726,12 +726,38 @@ def test_a_grad_handed_to_jax_grad_earns_nothing(floods):
     assert sum(row["points"] for row in honest) == EXERCISES, honest
 
 
+def test_a_notebook_failed_by_the_ast_race_outside_the_parser_is_prepared_again(
+        tmp_path, monkeypatch):
+    """The race above also struck where the grader's lock cannot reach (a student's walk saw a
+    right notebook "could not be prepared (SystemError: AST constructor recursion depth
+    mismatch ...)" at --jobs 2, and 0 points): preparing is tried again, and only that error
+    is."""
+    from nn_from_scratch.grade import batch
+
+    nbformat.write(SOLUTION, tmp_path / "honest.ipynb")
+    real, calls = batch.prepare, []
+
+    def raced(*args):
+        calls.append(args)
+        if len(calls) < 3:
+            raise SystemError("AST constructor recursion depth mismatch (before=36, after=31)")
+        return real(*args)
+
+    monkeypatch.setattr(batch, "prepare", raced)
+    (graded,) = batch.grade_paths([tmp_path / "honest.ipynb"], sandbox=False)
+    assert len(calls) == 3 and sum(row.points for row in graded.rows) == EXERCISES, graded.rows
+    monkeypatch.setattr(batch, "prepare", lambda *args: (_ for _ in ()).throw(
+        SystemError("something else")))
+    (broken,) = batch.grade_paths([tmp_path / "honest.ipynb"], sandbox=False)
+    assert "could not be prepared (SystemError: something else)" in broken.rows[0].message
+
+
 def test_python_is_parsed_one_thread_at_a_time():
     """Notebooks are prepared in threads; CPython 3.11.7's ``ast.parse`` keeps its nesting
     count per interpreter, and two at once (while the collector runs finalizers, which
     switch threads) raised ``SystemError: AST constructor recursion depth mismatch``: a
     notebook "could not be prepared" beside another at ``--jobs 2``."""
-    from nn_from_scratch.grade.reading import parse
+    from nn_from_scratch.parsing import parse
 
     source = "\n".join(f"x{i} = [{i}, ({i}, {{'a': {i}}})]" for i in range(20_000))
     errors = []

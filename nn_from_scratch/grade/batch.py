@@ -22,6 +22,7 @@ from .. import sandbox as sandboxing
 from .._checks import InputError
 from ..i18n import compile_if_stale
 from ..notebook_runner import DEFAULT_LIMITS, Kernel, Limits, in_thread, kernel_env
+from ..parsing import AST_RACE
 from ..sandbox import Box
 from .checker_process import CheckerProcess
 from .intake import Submission, clean, notebooks_in, take_in
@@ -75,17 +76,27 @@ class _Class:
                 graded = from_dict(self.done[submission.digest])
                 self.finish(index, submission, replace(graded, notebook=clean(submission.path)))
                 continue
-            try:  # in a thread: reading and rebuilding never hold the loop every kernel shares
-                prepared = await asyncio.to_thread(prepare, submission, self.release_dir,
-                                                   self.lesson)
-            except Exception as err:  # malformed in a way no check foresaw: one error row
-                prepared = failed(submission.path, f"could not be prepared "  # for it, and the
-                                  f"({type(err).__name__}: {err})")  # class goes on
+            prepared = await self.read(submission)
             if isinstance(prepared, Graded):
                 self.finish(index, submission, prepared)
             else:
                 return index, prepared
         return None
+
+    async def read(self, submission: Submission) -> "Prepared | Graded":
+        """:func:`prepare` in a thread (reading and rebuilding never hold the loop every kernel
+        shares); one error row for a notebook malformed in a way no check foresaw, and the
+        class goes on. Tried again when CPython 3.11's AST race (:mod:`..parsing`) failed it
+        outside the parser's own lock: that is never the notebook's fault."""
+        for attempt in range(3):
+            try:
+                return await asyncio.to_thread(prepare, submission, self.release_dir, self.lesson)
+            except Exception as err:
+                if isinstance(err, SystemError) and AST_RACE in str(err) and attempt < 2:
+                    continue
+                return failed(submission.path, f"could not be prepared "
+                                               f"({type(err).__name__}: {err})")
+        raise AssertionError("unreachable")
 
     def start(self, job: tuple[int, Prepared] | None) -> "asyncio.Task[Kernel] | None":
         if job is None:

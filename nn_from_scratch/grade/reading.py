@@ -12,14 +12,14 @@ with it.
 """
 import ast
 import importlib
-import threading
 import types
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Hidden", "Reader", "hiding", "parse"]
+from ..parsing import parse
 
-_PARSING = threading.Lock()
+__all__ = ["Hidden", "Reader", "hiding"]
+
 _CHECKERS = "nn_from_scratch.exercises"
 _DEPTH = 4  # how far through the student's own functions a reference is followed
 # What hides from a static reading what code reaches: calls by name, and attributes
@@ -27,25 +27,6 @@ _HIDING_CALLS = {"exec", "eval", "compile", "__import__", "import_module", "glob
                  "locals", "setattr", "delattr", "attrgetter", "methodcaller"}
 _HIDING_ATTRIBUTES = {"__dict__", "__globals__", "__builtins__", "__closure__", "__code__",
                       "modules", "__getattribute__"}
-
-
-def parse(source: str) -> ast.Module:
-    """``ast.parse(source)``, one thread at a time: notebooks are prepared in threads, and
-    CPython 3.11's parser keeps its nesting count for the whole interpreter, so two parses
-    at once can fail with ``SystemError: AST constructor recursion depth mismatch`` (seen
-    on a notebook graded beside another at ``--jobs 2``). The same count is also touched by
-    anything else that builds an AST in another thread (``traceback`` does, to underline the
-    failing expression), which no lock here can hold back: that failure says nothing about the
-    source, so the parse is tried again (CPython 3.12+ keeps the count per thread).
-    Raises ``SyntaxError``."""
-    for attempt in range(4):
-        try:
-            with _PARSING:
-                return ast.parse(source)
-        except SystemError as err:  # the race above, never the source's fault
-            if "recursion depth mismatch" not in str(err) or attempt == 3:
-                raise
-    raise AssertionError("unreachable")
 
 
 def hiding(node: ast.AST) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..exercises import MIME
-from .reading import parse
+from ..parsing import parse
 from .rebuild import Rebuilt
 
 __all__ = ["CheckCell", "check_cells", "check_results", "parse_check"]
