@@ -16,7 +16,7 @@ Parameters are a list of pairs, as for every network of the course (so ``optim.p
 block; the final layer norm's ``(gamma, beta)``; the output ``(W_out: (V, d), b_out: (V,))``.
 
 The output projection is NOT tied to the embedding (GPT-2 ties them: ``W_out = E``). With
-characters the vocabulary is tiny, so tying saves 13,312 of 800,000 numbers at width 128,
+characters the vocabulary is tiny, so tying saves 13,312 of 826,216 numbers (V = 104, d = 128),
 while an untied output is free to score the next character in its own way (and keep a bias
 for its overall frequency); and each matrix keeps one job, easier to read and to check. Tying
 pays off with subword vocabularies of 50,000 tokens, where the embedding is most of the model.
@@ -120,8 +120,10 @@ def init_gpt_params(key: jax.Array, vocab_size: int, context: int = 64, width: i
     """Parameters of a tiny GPT, as a list of pairs (see the module docstring).
 
     The blocks are lesson 14's (:func:`~nn_from_scratch.attention.init_block_params`); the
-    token embedding is drawn with scale 1 (the block's layer norm rescales it anyway), the
-    position embedding with 0.02; the output weights with ``0.1 / sqrt(d)``, so that the
+    token and position embeddings are both drawn with scale 1, so that the first layer norm
+    sees where a character is as clearly as which it is (with the position at 0.02, as in
+    GPT-2 and lesson 14's patches, training stalled at the bigram's loss for hundreds of
+    steps); the output weights with ``0.1 / sqrt(d)``, so that the
     first predictions are nearly uniform and the untrained loss is about ``ln V``.
 
     Args:
