@@ -38,20 +38,24 @@ def add_arguments(train: argparse.ArgumentParser) -> None:
     train.add_argument("--prompt", default=PROMPT, help="--model gpt: the sample's start")
 
 
+def _given(args: argparse.Namespace, defaults: dict) -> str:
+    """The options of ``defaults`` that ``args`` sets otherwise, as flags: ``"--top-k, ..."``."""
+    return ", ".join("--" + name.replace("_", "-") for name, default in defaults.items()
+                     if getattr(args, name) != default)
+
+
 def refuse_gpt_options(args: argparse.Namespace) -> None:
     """For the image models: the sampling options given are an error, not silently ignored."""
-    defaults = {"generate": SAMPLE, "temperature": TEMPERATURE, "top_k": None, "prompt": PROMPT}
-    given = [name for name, default in defaults.items() if getattr(args, name) != default]
-    if given:
-        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+    flags = _given(args, {"generate": SAMPLE, "temperature": TEMPERATURE, "top_k": None,
+                          "prompt": PROMPT})
+    if flags:
         raise InputError(f"{flags}: the GPT's sampling option(s); add --model gpt, or leave "
                          f"them out for the {args.model}.")
 
 
 def _check(args: argparse.Namespace) -> None:
-    given = [name for name, default in IMAGE_ONLY.items() if getattr(args, name) != default]
-    if given:
-        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+    flags = _given(args, IMAGE_ONLY)
+    if flags:
         raise InputError(f"{flags}: the image models' option(s); the GPT reads Python's "
                          f"documentation with AdamW in one compiled program per epoch. Leave "
                          f"them out with --model gpt.")

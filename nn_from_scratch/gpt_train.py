@@ -9,9 +9,9 @@ windows would show each character at one position only. So :func:`fit_gpt` keeps
 once, on the device, and cuts each step's windows out of it from random start positions:
 ``train.batch_indices`` (the same shuffle as ``fit``'s) deals the starts, each epoch a fresh
 order, and :meth:`~nn_from_scratch.text_data.TextDataset.windows` cuts them inside the
-compiled step. The optimizer, its state carried step to step, and the :class:`~nn_from_scratch
-.train.History` it returns are ``fit``'s; "accuracy" is how often the likeliest next character
-is the right one.
+compiled step. The optimizer, its state carried step to step, and the
+:class:`~nn_from_scratch.train.History` it returns are ``fit``'s; "accuracy" is how often the
+likeliest next character is the right one.
 
 The validation loss is measured after each epoch on the validation text cut into
 non-overlapping windows (every character scored once, the first of each window with no
