@@ -26,6 +26,7 @@ sees between ``context // 2`` and ``context`` characters, and one rebuild every 
 2`` steps keeps a step's average cost about two positions. ``use_cache=False`` slides the
 same window and recomputes it whole at every step, so both ways write the same text.
 """
+import math
 from functools import partial
 
 import jax
@@ -50,6 +51,8 @@ def _check_temperature(temperature: float) -> None:
         value = float(temperature)
     except jax.errors.ConcretizationTypeError:  # traced inside jit: checked before
         return
+    except (TypeError, ValueError):  # not a number at all
+        value = math.nan
     if not value > 0 or not np.isfinite(value):
         raise InputError(f"temperature must be a finite number above 0; got {temperature}. "
                          f"The log-probabilities are divided by it: 1 samples the model as it "

@@ -66,6 +66,7 @@ def test_temperature_sharpens_below_1_and_flattens_above():
 @pytest.mark.parametrize("call, match", [
     (lambda p: sample_next(jax.random.key(0), jnp.zeros(3), temperature=0), "top_k=1"),
     (lambda p: sample_next(jax.random.key(0), jnp.zeros(3), temperature=-1.0), "above 0"),
+    (lambda p: sample_next(jax.random.key(0), jnp.zeros(3), temperature="hot"), "above 0"),
     (lambda p: sample_next(jax.random.key(0), jnp.zeros(3), top_k=4), "at most 3"),
     (lambda p: sample_next(jax.random.key(0), jnp.zeros((2, 3))), "ONE row"),
     (lambda p: sample_next(0, jnp.zeros(3)), "PRNG key"),
