@@ -11,10 +11,10 @@ import time
 from ._checks import InputError, check_positive_int
 from .i18n import _
 
-# The defaults, chosen to fit the whole command in 3 minutes on a 2-core laptop (README). With
-# so little compute a model narrower than nanoGPT's CPU shape (width 128) that sees more text
-# learns more: width 128 ended at 1.97-2.00 bits/char after 1,200 steps of 16 windows; width 96
-# costs about 0.8 of that a step, and 2,000 steps of it reach 1.83-1.85 (README).
+# The defaults, chosen to fit the whole command in 3 minutes on a 2-core laptop (README), spend
+# the time on a model narrower than nanoGPT's CPU shape (width 128) that sees more text: width
+# 128 ended at 1.97-2.00 bits/char after 1,200 steps of 16 windows; width 96 costs about 0.8
+# of that a step, and 2,000 steps of it reached 1.83-1.85 (README).
 GPT = {"context": 64, "width": 96, "heads": 4, "depth": 4}
 EPOCHS, STEPS_PER_EPOCH, BATCH_SIZE = 8, 250, 16
 LEARNING_RATE, B2, WEIGHT_DECAY = 4e-3, 0.99, 0.1  # b2 0.99 as nanoGPT's for few tokens a step
