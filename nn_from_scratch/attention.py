@@ -17,18 +17,19 @@ Weights follow the course's layout, ``W: (n_out, n_in)`` and ``y = W @ x`` for O
 so a sequence ``x: (T, d)`` is ``x @ W.T``.
 """
 import math
+from collections.abc import Sequence
 from functools import partial
 
 import jax
 import jax.numpy as jnp
-from jax import vmap
+from jax import random, vmap
 from jax.typing import ArrayLike
 
 from ._checks import InputError
 from .model import relu
 
-__all__ = ["attention", "attention_weights", "causal_mask", "layer_norm", "multi_head_attention",
-           "self_attention", "softmax", "transformer_block"]
+__all__ = ["attention", "attention_weights", "causal_mask", "init_block_params", "layer_norm",
+           "multi_head_attention", "self_attention", "softmax", "transformer_block"]
 
 LAYER_NORM_EPS = 1e-5  # keeps the division finite for a vector whose entries are all equal
 
@@ -175,3 +176,29 @@ def transformer_block(x: ArrayLike, block: list, causal: bool = False) -> jax.Ar
     x = x + multi_head_attention(norm(jnp.asarray(x), g1, b1), w_qkv, w_o, causal)
     hidden = relu(norm(x, g2, b2) @ w1.T + c1)  # (T, m)
     return x + hidden @ w2.T + c2
+
+
+def init_block_params(keys: Sequence[jax.Array], width: int, heads: int, mlp_width: int,
+                      depth: int) -> list:
+    """The five pairs of ONE :func:`transformer_block`, drawn with four keys.
+
+    Attention weights have scale ``1 / sqrt(width)``; the MLP's first layer is He-scaled;
+    the output weights of the attention and of the MLP are also scaled by ``1 / sqrt(2 *
+    depth)`` (GPT-2's scheme: the ``2 * depth`` additions to the residual stream then add up
+    to about the variance of one, however deep); layer norms start as ``gamma = 1, beta = 0``.
+
+    Args:
+      keys: four PRNG keys (attention in, attention out, MLP in, MLP out).
+      width: ``d``, a multiple of ``heads``.
+      heads: ``H``, each of size ``d // H``.
+      mlp_width: ``m``, the MLP's hidden units.
+      depth: the number of blocks in the whole network (it scales the output weights).
+    """
+    d, d_k, small = width, width // heads, 1 / math.sqrt(2 * depth)
+    k_qkv, k_o, k_1, k_2 = keys
+    ones, zeros = jnp.ones(d), jnp.zeros(d)
+    w_qkv = random.normal(k_qkv, (3, heads, d_k, d)) / math.sqrt(d)
+    w_o = random.normal(k_o, (d, d)) * small / math.sqrt(d)
+    w1 = random.normal(k_1, (mlp_width, d)) * math.sqrt(2 / d)
+    w2 = random.normal(k_2, (d, mlp_width)) * small * math.sqrt(2 / mlp_width)
+    return [(ones, zeros), (w_qkv, w_o), (ones, zeros), (w1, jnp.zeros(mlp_width)), (w2, zeros)]

@@ -25,10 +25,11 @@ from . import mnist
 from ._checks import InputError, check_choice, check_key
 from .i18n import N_, _
 from .mnist import MNIST_HOST
+from .text_data import TextDataset, load_text  # the text path (lesson 16), in its own module
 
 __all__ = ["DATASETS", "DataUnavailableError", "Dataset", "choose_source", "load_dataset",
-           "load_digits", "load_mnist", "load_mnist_5k", "mnist_is_prepared", "sample_photos",
-           "synthetic_dataset"]
+           "load_digits", "load_mnist", "load_mnist_5k", "load_text", "mnist_is_prepared",
+           "sample_photos", "synthetic_dataset", "TextDataset"]
 
 DATASETS = ("auto", "mnist", "mnist-5k", "digits")
 OFFLINE_ENV = "NN_FROM_SCRATCH_OFFLINE"

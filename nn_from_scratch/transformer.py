@@ -21,7 +21,7 @@ from jax import random, vmap
 from jax.typing import ArrayLike
 
 from ._checks import InputError, check_key, check_positive_int
-from .attention import layer_norm, transformer_block
+from .attention import init_block_params, layer_norm, transformer_block
 from .params import Params, random_layer_params
 
 __all__ = ["batched_predict_transformer", "image_to_patches", "init_transformer_params",
@@ -144,18 +144,12 @@ def init_transformer_params(key: jax.Array, image_shape: Sequence[int] = (28, 28
         raise InputError(f"init_transformer_params: the image sides {h}, {w} must be multiples "
                          f"of patch_size {patch_size}, and width {width} a multiple of heads "
                          f"{heads}.")
-    n, d, d_k = (h // patch_size) * (w // patch_size), width, width // heads
+    n, d = (h // patch_size) * (w // patch_size), width
     keys = iter(random.split(key, 3 + 4 * depth))
     w_embed, _ = random_layer_params(patch_size ** 2, d, next(keys),
                                      scale=math.sqrt(2 / patch_size ** 2))  # He
     params = [(w_embed, 0.02 * random.normal(next(keys), (n, d)))]
-    ones, zeros, small = jnp.ones(d), jnp.zeros(d), 1 / math.sqrt(2 * depth)
-    for _ in range(depth):
-        w_qkv = random.normal(next(keys), (3, heads, d_k, d)) / math.sqrt(d)
-        w_o = random.normal(next(keys), (d, d)) * small / math.sqrt(d)
-        w1 = random.normal(next(keys), (mlp_width, d)) * math.sqrt(2 / d)
-        w2 = random.normal(next(keys), (d, mlp_width)) * small * math.sqrt(2 / mlp_width)
-        params += [(ones, zeros), (w_qkv, w_o), (ones, zeros), (w1, jnp.zeros(mlp_width)),
-                   (w2, zeros)]
+    for _ in range(depth):  # four keys per block
+        params += init_block_params([next(keys) for _ in range(4)], d, heads, mlp_width, depth)
     w_out = random.normal(next(keys), (num_classes, d)) / math.sqrt(d)
-    return params + [(ones, zeros), (w_out, jnp.zeros(num_classes))]
+    return params + [(jnp.ones(d), jnp.zeros(d)), (w_out, jnp.zeros(num_classes))]
