@@ -2,7 +2,8 @@
 
 - ``train``: load a data set, build an MLP (or with ``--model cnn`` a convolutional
   network, with ``--model transformer`` a vision transformer), train it with one line
-  per epoch, and report validation and test accuracy;
+  per epoch, and report validation and test accuracy; ``--model gpt`` trains a tiny GPT
+  on Python's documentation instead (:mod:`.gpt_cli`);
 - ``grade``: grade students' notebooks offline, a class at a time, and export the results
   (instructors);
 - ``progress``: a self-paced student's lessons and exercises, from grading their own
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
 HIDDEN = (512, 512)
 CNN_HIDDEN = (128,)  # the CNN's dense layer between its convolutions and the classes
-MODELS = ("mlp", "cnn", "transformer")
+MODELS = ("mlp", "cnn", "transformer", "gpt")
 SCHEDULES = ("constant", "cosine")
 AUGMENTS = ("none", "shift")
 # (epochs, batch size, step size, schedule, augmentation) per model: the CNN learns from more
@@ -116,7 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="A neural network built from jax.numpy, grad, jit and vmap.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     train = commands.add_parser(
-        "train", help="train an MLP, a CNN or a transformer on real handwritten digits",
+        "train", help="train an MLP, a CNN or a transformer on real handwritten digits, or a "
+                      "GPT on Python's documentation",
         description="Train a multi-layer perceptron (or a convolutional network, or a vision "
                     "transformer) with SGD, "
                     "watching the validation split, and report test accuracy once at the end.",
@@ -129,7 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="mlp: the seed tutorial's multi-layer perceptron; cnn: two 3x3 "
                             "convolutions with max-pooling, then two dense layers (lesson 13); "
                             "transformer: the image as a sequence of 16 patches, two "
-                            "transformer blocks (lesson 14)")
+                            "transformer blocks (lesson 14); gpt: a character-level language "
+                            "model of Python's documentation (lesson 16)")
     train.add_argument("--epochs", type=int, default=None,
                        help=f"passes over the training set (default: {per_model(0)})")
     train.add_argument("--batch-size", type=int, default=None,
@@ -169,6 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--seed", type=int, default=0, help="seed of the PRNG key")
     train.add_argument("--plot", metavar="FILE", default=None,
                        help="save loss and accuracy curves to this image file")
+    from .gpt_cli import add_arguments as add_gpt_arguments
+    add_gpt_arguments(train)
 
     from .doctor import add_arguments as add_doctor_arguments
     from .grade.cli import add_arguments as add_grade_arguments
@@ -251,6 +256,10 @@ def make_optimizer(name: str, learning_rate: float, schedule: str, warmup: int,
 
 
 def train_command(args: argparse.Namespace) -> int:
+    from .gpt_cli import gpt_command, refuse_gpt_options
+    if args.model == "gpt":
+        return gpt_command(args)
+    refuse_gpt_options(args)
     import jax
 
     from .augment import shift_images

@@ -143,7 +143,7 @@ def init_gpt_params(key: jax.Array, vocab_size: int, context: int = 64, width: i
                          f"(each head gets width // heads); e.g. width={heads * 32}.")
     keys = iter(random.split(key, 3 + 4 * depth))
     params = [(random.normal(next(keys), (vocab_size, width)),
-               0.02 * random.normal(next(keys), (context, width)))]
+               random.normal(next(keys), (context, width)))]
     for _ in range(depth):  # four keys per block
         params += init_block_params([next(keys) for _ in range(4)], width, heads, mlp_width,
                                     depth)

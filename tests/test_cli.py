@@ -202,8 +202,47 @@ def test_help_lists_every_command_and_option():
     result = run_cli("train", "--help")
     for option in ("--model", "--dataset", "--epochs", "--batch-size", "--step-size", "--layers",
                    "--mode", "--no-jit", "--seed", "--plot", "--init", "--schedule",
-                   "--augment", "--optimizer", "--warmup", "--weight-decay"):
+                   "--augment", "--optimizer", "--warmup", "--weight-decay", "--generate",
+                   "--temperature", "--top-k", "--prompt"):
         assert option in result.stdout
     top = run_cli("--help").stdout
     assert all(command in top for command in ("train", "grade", "progress", "doctor"))
     assert "train an MLP, a CNN or a transformer" in top  # every model train can build
+
+
+@pytest.fixture
+def small_gpt(monkeypatch):
+    """train --model gpt at a test's size: a GPT of one narrow block, a few steps an epoch."""
+    from nn_from_scratch import gpt_cli
+    monkeypatch.setattr(gpt_cli, "GPT", {"context": 16, "width": 16, "heads": 2, "depth": 1})
+    monkeypatch.setattr(gpt_cli, "STEPS_PER_EPOCH", 4)
+    monkeypatch.setattr(gpt_cli, "NGRAM_ORDERS", range(1, 4))
+
+
+def test_the_gpt_prints_its_text_baselines_epochs_and_a_sample(capsys, small_gpt):
+    assert main(["train", "--model", "gpt", "--epochs", "2", "--generate", "40",
+                 "--temperature", "0.5", "--top-k", "5", "--prompt", "def "]) == 0
+    out = capsys.readouterr().out
+    assert "Text python_docs: the help topics of Python 3." in out
+    assert "characters for training" in out and "(the last 10%)" in out
+    assert re.search(r"unigram 4\.\d{3} bits/char, bigram 3\.\d{3}, best n-gram the 3-gram "
+                     r"2\.\d{3} \(add-0\.1 smoothing; n = 1\.\.3 tried\)", out)
+    assert len(re.findall(r"^epoch +\d .* bits/char, next-character accuracy 0\.\d{3}$", out,
+                          re.M)) == 2
+    assert "Done: validation " in out
+    sample = out.split("Sample (40 characters at temperature 0.5, top-k 5, after 'def '):\n")[1]
+    assert sample.startswith("def ") and len(sample.rstrip("\n")) >= 44
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--model", "gpt", "--dataset", "digits"], "--dataset: the image models' option"),
+    (["--model", "gpt", "--temperature", "0"], "--temperature must be above 0"),
+    (["--model", "gpt", "--top-k", "0"], "--top-k must be a whole number >= 1"),
+    (["--model", "gpt", "--top-k", "500"], "--top-k 500 is more than the"),
+    (["--model", "gpt", "--generate", "-1"], "--generate must be a whole number >= 0"),
+    (["--model", "mlp", "--generate", "10"], "--generate: the GPT's sampling option"),
+])
+def test_bad_gpt_input_is_one_clear_line(capsys, small_gpt, args, message):
+    assert main(["train", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
