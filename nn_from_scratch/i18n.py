@@ -117,9 +117,9 @@ def figure_fonts() -> list[str]:
                 font_manager.fontManager.addfont(path)
     cjk = found()
     if not cjk:
-        warnings.warn("no font with Chinese characters was found, so figures will show boxes "
-                      "for them; install one (Debian/Ubuntu: apt-get install fonts-noto-cjk) "
-                      "and restart the kernel", stacklevel=3)
+        warnings.warn(_("no font with Chinese characters was found, so figures will show "
+                        "boxes for them; install one (Debian/Ubuntu: apt-get install "
+                        "fonts-noto-cjk) and restart the kernel"), stacklevel=3)
     matplotlib.rcParams["font.family"] = ["DejaVu Sans", *cjk[:1]]  # a list: the fallback
     return cjk
 

@@ -37,9 +37,13 @@ FALLBACK_REFUSED = ("setsid", "sched_setaffinity", "memfd_create", "memfd_secret
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _LIVE: dict[str, "Share"] = {}  # token -> the share of each sandbox not yet removed
 # Runs before bwrap, as its own process: joins the group (its cgroup.procs files) or keeps to
-# its cores ("cpus=0,1"), then becomes bwrap; argv: those, "--", bwrap's command.
+# its cores ("cpus=0,1"), then becomes bwrap; argv: those, "--", bwrap's command. bwrap's
+# options (the grader's private folder, its paths) go to it through a pipe (bwrap --args FD),
+# not argv: the sandbox's PID 1 is a fork of bwrap, and its /proc/1/cmdline, which the kernel
+# can read, would show them. bwrap reads the pipe empty before the kernel starts, so the end
+# the kernel inherits gives it nothing. The pipe holds 1 MB; the options are a few KB.
 _LAUNCH = """\
-import os, sys
+import fcntl, os, sys
 cut = sys.argv.index('--')
 for what in sys.argv[1:cut]:
     if what.startswith('cpus='):
@@ -47,7 +51,14 @@ for what in sys.argv[1:cut]:
     else:
         with open(what, 'w') as procs:
             procs.write(str(os.getpid()))
-os.execv(sys.argv[cut + 1], sys.argv[cut + 1:])
+program, *rest = sys.argv[cut + 1:]
+inner = rest.index('--')
+read, write = os.pipe()
+fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, 1 << 20)
+os.write(write, b''.join(arg.encode() + b'\\0' for arg in rest[:inner]))
+os.close(write)
+os.set_inheritable(read, True)
+os.execv(program, [program, '--args', str(read), *rest[inner:]])
 """
 
 

@@ -175,3 +175,52 @@ def browser(tmp_path_factory):
     chrome = Browser(executable, tmp_path_factory.mktemp("chromium") / "profile")
     yield chrome
     chrome.close()
+
+
+# How the suite is shared between pytest-xdist's two workers (pyproject.toml: ``-n 2 --dist
+# loadgroup --no-loadscope-reorder``): each test goes to whichever worker is free, the longest
+# first, so that the two end together; and the tests of a module that share a fixture built
+# once per module or session (a graded class, the website, a JupyterLab server) go to one
+# worker together, so that it is built once, not once on each.
+# Seconds, roughly (measured under load; only their order matters): the modules whose tests
+# share one costly fixture. A lesson's own tests weigh its time in the README's lesson map.
+SHARED_FIXTURE_SECONDS = {"test_jupyterlab": 170, "test_grade_redteam": 160, "test_site": 60,
+                          "test_grade_class": 40, "test_grade": 40, "test_grade_install": 40}
+
+
+@functools.cache
+def _lesson_seconds() -> dict[str, int]:
+    """The README's lesson map: lesson number ("07") -> its "~N s" on a 2-core machine."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    return {number: int(seconds) for number, seconds
+            in re.findall(r"^\| (\d\d) \| \[.*\| ~(\d+) s \|$", readme, re.M)}
+
+
+def _shares_a_fixture(item) -> bool:
+    """Does ``item`` use a fixture of this project's built once per module or session?"""
+    definitions = getattr(item, "_fixtureinfo", None)
+    return definitions is not None and any(
+        d.scope in ("module", "session") and d.baseid
+        for defs in definitions.name2fixturedefs.values() for d in defs)
+
+
+def _weight(item) -> float:
+    """About how long ``item`` (or the group it goes with) takes: only the order matters."""
+    module = item.module.__name__
+    if module in ("test_mutants", "test_lessons"):
+        lesson = str(getattr(item, "callspec", None) and item.callspec.params.get(
+            "slug", item.callspec.params.get("lesson")))
+        seconds = _lesson_seconds().get(Path(lesson).name[:2], 0)
+        if module == "test_mutants":  # the student edition, and a check per mutant
+            return 2 * seconds + 10
+        if "executes" in item.name:  # the full edition
+            return seconds
+    return SHARED_FIXTURE_SECONDS.get(module, 0) if _shares_a_fixture(item) else 0
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if _shares_a_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+    items.sort(key=_weight, reverse=True)  # stable: the rest keep their order

@@ -21,8 +21,8 @@ import pytest
 from nn_from_scratch import i18n
 
 ROOT = Path(__file__).resolve().parent.parent
-# CI's second run (the newest JAX) sets this to stay within its time (tests/test_lessons): there
-# only the early lesson is used, in both languages; the first run uses them all.
+# CI's second run (the newest JAX) sets this to stay within its time (.ci/run): there only the
+# early lesson is used, in both languages; the first run uses them all.
 LIGHTER = "NN_FROM_SCRATCH_STUDENT"
 RUN_ALL = 600  # seconds for Run All Cells: lesson 14 runs in ~41 s on an idle 2-core machine,
 # 170 s at a load average of 10-13, and past 300 s at 66

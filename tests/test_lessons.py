@@ -1,11 +1,12 @@
-"""Every lesson runs top to bottom offline, in both editions, and the committed notebooks match it.
+"""Every lesson runs top to bottom offline, and the committed notebooks match it.
 
-The full edition (``notebooks/``) must pass every check; the student edition
-(``student/``, executed in Chinese: ``student/zh`` runs the same code) must run to the end with
-every check saying "not done yet".
+The full edition (``notebooks/``) is executed here and must pass every check. The student
+edition is executed once per run by ``tests/test_mutants.py``: the Chinese one (``student/zh``
+runs the very code of ``student/``, which tests/test_translations.py proves through ast), in a
+fresh kernel, to the end, with every check saying "not done yet" in Chinese, in the same run
+as the mutation test of its checkers (tools/mutants.py says why one run carries both).
 """
 import ast
-import os
 import re
 import sys
 from pathlib import Path
@@ -18,20 +19,11 @@ from nn_from_scratch.exercises import lesson_exercises
 from nn_from_scratch.grade import check_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-import translations  # noqa: E402
 
 import notebooks  # noqa: E402
 
 LESSONS = notebooks.lesson_paths()
 ids = [p.stem for p in LESSONS]
-# The student editions: the Chinese ones run the very code of the English ones
-# (tests/test_translations.py compares the two through ast, and checks that the committed Chinese
-# editions are the English ones translated), so executing the Chinese edition executes the English
-# one's code too, and checks more (every check line in Chinese): it is the one executed, once per
-# lesson. CI's newest-JAX run sets NN_FROM_SCRATCH_STUDENT=off: there tests/test_mutants.py's
-# "Run all" still executes every lesson with functions that raise in the exercises' place, as a
-# stub does, and the whole of CI stays under its time.
-STUDENT = os.environ.get("NN_FROM_SCRATCH_STUDENT", "on") != "off"
 OLD_APIS = ("DeviceArray", "jax.config.FLAGS", "from jax.config import", "jax.tree_map(",
             "jax.tree_util.tree_map(")
 
@@ -118,31 +110,6 @@ def test_lesson_executes_offline_with_every_check_passing(lesson):
     failed = {i: r["message"] for i, r in results.items() if r["status"] != "passed"}
     assert not failed, f"checks that fail on the lesson's own solutions: {failed}"
     print(f"{lesson.name} executed in {seconds:.1f} s")
-
-
-def assert_runs_with_every_check_not_done(student, lesson):
-    """Execute a student edition: no cell may fail (stubs only fail when called), and every
-    exercise's check is shown and says "not done"."""
-    notebooks.execute(student)
-    results = check_results(student)
-    expected = [e.id for e in lesson_exercises(lesson.stem)]
-    assert set(results) == set(expected), f"checks shown: {sorted(results)}; expected {expected}"
-    claimed = {i: r["status"] for i, r in results.items() if r["status"] != "not done"}
-    assert not claimed, f"stubs must be 'not done', never passed or failed: {claimed}"
-
-
-@pytest.mark.skipif(not STUDENT, reason="NN_FROM_SCRATCH_STUDENT=off: tests/test_mutants.py runs "
-                                        "every lesson with raising functions in the exercises")
-@pytest.mark.parametrize("lesson", LESSONS, ids=ids)
-def test_student_edition_runs_with_every_check_not_done_in_chinese(lesson):
-    """The English and Chinese student editions at once (see STUDENT above)."""
-    student = nbformat.read(translations.zh_path(lesson, "student"), as_version=4)
-    assert_runs_with_every_check_not_done(student, lesson)
-    lines = [o["data"]["text/plain"] for c in student.cells if "check" in tags(c)
-             for o in c.outputs if "data" in o]
-    english = [line for line in lines if not re.search("[\u4e00-\u9fff]", line)]
-    assert len(lines) == len(lesson_exercises(lesson.stem)) and not english, (
-        f"not in Chinese: {english}")
 
 
 def test_the_readme_maps_every_lesson_with_its_exercise_count():

@@ -1,20 +1,26 @@
-"""No wrong answer passes a check: mutation testing of every lesson's checkers (tools/mutants.py).
+"""No wrong answer passes a check, and the student edition runs to the end: one execution of
+each lesson's Chinese student edition in a fresh kernel, with the mutation test of its checkers
+(tools/mutants.py, whose docstring says why one run carries both honestly).
 
 For each lesson, every single-site mutant of every exercise's solution runs with
 its check. A mutant that passes is a wrong answer the checker lets through,
 unless it is listed, with its reason, in ``tests/equivalent_mutants/<slug>.txt``.
 Each exercise must kill >= 90% of its non-equivalent mutants and each lesson
->= 98% (so the course does too). The same run is "Run all" with a wrong answer
-in every exercise: every later cell must still run. For the lessons in GRADED,
-each mutant is also checked as the grader checks a submission, and no wrong answer
+>= 98% (so the course does too). The same run is the student's "Run all": every
+check shows its stub "not done", in Chinese, and with a wrong answer in place of
+each exercise every later cell must still run. For the lessons in GRADED, each
+mutant is also checked as the grader checks a submission, and no wrong answer
 caught in class may pass there.
 """
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
 import pytest
+
+from nn_from_scratch.exercises import lesson_exercises
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 import mutants  # noqa: E402
@@ -26,23 +32,33 @@ EXERCISE_TARGET, LESSON_TARGET = 0.90, 0.98
 # Lessons whose mutants are also checked as the grader decides (in its own process, through its
 # JSON, on a grading's fresh inputs): every wrong answer caught in class must be caught there.
 GRADED = {"07_mlp_from_scratch", "13_cnn_from_scratch"}
-# CI's second run (the newest JAX) sets this to "off": the lessons still run with wrong answers
-# in place ("Run all"), the mutation scores are measured once, on the first run.
+# CI's second run (the newest JAX) sets this to "off": the student editions still run, their
+# checks "not done" and then wrong answers in place ("Run all"); the mutation scores, which do
+# not depend on the JAX version, are measured once, on the first run.
 WITH_MUTANTS = os.environ.get("NN_FROM_SCRATCH_MUTANTS", "on") != "off"
 
 
 @pytest.mark.parametrize("slug", LESSONS)
-def test_checkers_kill_the_mutants_and_run_all_reaches_the_end(slug):
+def test_checkers_kill_the_mutants_and_the_student_edition_runs_to_the_end(slug):
     graded = slug in GRADED and WITH_MUTANTS
     report = mutants.lesson_report(slug, with_mutants=WITH_MUTANTS, graded=graded)
     missed = mutants.graded_misses(report) if graded else []
     assert not missed, f"wrong answers caught in class that the grader passes: {missed}"
     assert not report["not_raised"], (
         f"cells tagged raises-exception that did not raise: {report['not_raised']}")
+    expected = {e.id for e in lesson_exercises(slug)}
+    assert set(report["student_checks"]) == expected, (
+        f"checks shown: {sorted(report['student_checks'])}; expected {sorted(expected)}")
+    claimed = {i: status for i, status in report["student_checks"].items()
+               if status != "not done"}
+    assert not claimed, f"stubs must be 'not done', never passed or failed: {claimed}"
+    lines = report["student_check_lines"]
+    english = [line for line in lines if not re.search("[\u4e00-\u9fff]", line)]
+    assert len(lines) == len(expected) and not english, f"not in Chinese: {english}"
     run_all = report["run_all"]
     assert run_all is None, (
-        f"with a wrong answer in each exercise, 'Run all' stops at cell {run_all['cell']}: "
-        f"{run_all['error']}\n--- its source:\n{run_all['source']}")
+        f"with the stubs and then a wrong answer in each exercise, 'Run all' stops at cell "
+        f"{run_all['cell']}: {run_all['error']}\n--- its source:\n{run_all['source']}")
     not_passing = {e["id"]: e["message"] for e in report["exercises"] if e["status"] != "passed"}
     assert not not_passing, f"checks that fail on the lesson's own solutions: {not_passing}"
     if not WITH_MUTANTS:

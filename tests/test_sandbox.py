@@ -115,6 +115,25 @@ def test_it_sees_no_other_process_and_cannot_signal_the_grader(live):
     assert psutil.Process().is_running()
 
 
+def test_nothing_of_the_graders_folders_shows_in_any_command_line(live, private):
+    """The sandbox's PID 1 is a fork of bwrap: its command line once held every option, the
+    grader's private folder among them (a red-team find). They go through a pipe now, and the
+    pipe the kernel inherits is empty."""
+    lines = live.run("for pid in sorted(p for p in os.listdir('/proc') if p.isdigit()):\n"
+                     "    print(open(f'/proc/{pid}/cmdline', 'rb').read().replace(b'\\0', b' '))")
+    assert "--args" in lines and "--ro-bind" not in lines, lines
+    assert str(private) not in lines and os.path.realpath(private) not in lines, lines
+    leftovers = live.run("import stat\n"
+                         "for fd in os.listdir('/proc/self/fd'):\n"
+                         "    try:\n"
+                         "        if stat.S_ISFIFO(os.fstat(int(fd)).st_mode):\n"
+                         "            os.set_blocking(int(fd), False)\n"
+                         "            print(fd, os.read(int(fd), 100))\n"
+                         "    except OSError:\n"
+                         "        pass")
+    assert "--" not in leftovers and str(private) not in leftovers, leftovers
+
+
 def test_no_network_but_its_own_loopback(live):
     server = socket.create_server(("127.0.0.1", 0))  # the grader's machine, listening
     server.settimeout(3)

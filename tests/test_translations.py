@@ -134,6 +134,10 @@ def test_every_lesson_has_its_chinese_editions_up_to_date(lesson):
         lines = [o["data"]["text/plain"] for c in code for o in c.outputs
                  if "check" in c.metadata.get("tags", []) and "data" in o]
         assert lines and all("：" in line for line in lines), "the checks answered in Chinese"
+        boxes = [c.source[:60] for c in code for o in c.outputs
+                 if "missing from font" in str(o) or "no font with Chinese" in str(o)]
+        assert not boxes, (f"executed without a Chinese font, so its figures show boxes: "
+                           f"{boxes[:2]}; apt-get install fonts-noto-cjk, then {fix}")
 
 
 # A line break inside Chinese prose shows as a space between two characters (browsers and

@@ -3,36 +3,56 @@
     .venv/bin/python tools/mutants.py                          # every lesson: the score table
     .venv/bin/python tools/mutants.py 07_mlp_from_scratch -v   # one lesson, with its survivors
 
-Each lesson runs in a fresh process, cell by cell in an IPython shell as a
-kernel runs it. At each exercise cell, every single-site mutant of its solution
-(``tools/mutate.py``) is executed in a copy of the namespace the lesson has
-built so far, and the check cell after it is run: a mutant whose check passes
-*survives*. A survivor is a wrong answer the checker lets through, unless it
-computes the very same thing (``jnp.maximum(0, x)`` and ``jnp.maximum(x, 0)``):
-those are listed, each with its reason, in ``tests/equivalent_mutants/<slug>.txt``
-(``07.1 | jnp.maximum(0, x) -> jnp.maximum(x, 0) | maximum is symmetric``), a
-reviewed list that ``tests/test_mutants.py`` reads. The score of an exercise is
-killed / (mutants - equivalent ones).
+One execution of each lesson carries three tests: it is the student edition's
+"Run all", in Chinese, in a fresh kernel (``notebook_runner``, as the lesson tests
+run notebooks), with cells of the mutation test's added between the edition's own:
 
-With ``--graded``, each check also runs as the grader decides it: the checker
-apart from the notebook's namespace, which it questions through the grader's
-JSON, on inputs drawn for a grading; every wrong answer caught in class must be
-caught there too (:func:`graded_misses`).
+- before each exercise cell, :meth:`Mutation.exercise` runs the solution and
+  every single-site mutant of it (``tools/mutate.py``), each in a copy of the
+  namespace the lesson has built so far, with the check cell after it: a mutant
+  whose check passes *survives*. A survivor is a wrong answer the checker lets
+  through, unless it computes the very same thing (``jnp.maximum(0, x)`` and
+  ``jnp.maximum(x, 0)``): those are listed, each with its reason, in
+  ``tests/equivalent_mutants/<slug>.txt`` (``07.1 | jnp.maximum(0, x) ->
+  jnp.maximum(x, 0) | maximum is symmetric``), a reviewed list that
+  ``tests/test_mutants.py`` reads. The score of an exercise is killed / (mutants
+  - equivalent ones). The namespace is then put back as it was;
+- the student edition's exercise cell (the stub) and its check cell run as a
+  student's "Run all" runs them: the check must show "not done", in Chinese;
+- after the check, :meth:`Mutation.wrong_answer` puts a wrong answer in the
+  student's place for the rest of the lesson, as for a student who got it wrong:
+  each function the solution defines raises when called (a ``RuntimeError``, as
+  a bug would; a value keeps the stub's ``...``), and the check cell, run again,
+  must not raise. Every later cell of the lesson must still run.
 
-Then the lesson goes on as JupyterLab's "Run all" would for a student who got it
-wrong: each function the exercise defines raises when called, each value it
-sets is a wrong one (a killed mutant's), and every later cell must still run.
-A cell that raises (other than one tagged ``raises-exception``) ends the run,
-as it ends "Run all", and is reported.
+Why one run can carry the student edition's test and the mutation test's "Run
+all" honestly: every cell of the student edition still runs, in order, in a fresh
+kernel, and every check still sees its stub; a later cell finds in the student's
+place what it would find after either run, whichever is the more demanding. A stub
+function raises ``NotImplementedError`` when called and a buggy one may raise
+anything: the ``RuntimeError`` put in its place fails a later cell that calls the
+student's function exactly as the stub does, and fails one that catches only
+``NotImplementedError`` too. A stub value is ``...``, which no arithmetic, indexing
+or array accepts, so a later cell that reads the student's value fails with it
+where a wrong number could pass unseen: the stub's is kept. (Before they were one
+run, the mutation test put a killed mutant's value there.) The full edition is
+executed on its own, by ``tests/test_lessons.py``; the English student edition runs
+the very code of the Chinese one, which ``tests/test_translations.py`` proves
+through ast.
+
+With ``--graded``, the check of each solution, and of each mutant caught in
+class, also runs as the grader decides it: the checker apart from the notebook's
+namespace, which it questions through the grader's JSON, on inputs drawn for a
+grading; every wrong answer caught in class must be caught there too
+(:func:`graded_misses`). The mutants' checks answer in English
+(a verdict does not depend on the language).
 """
 import argparse
 import ast
 import contextlib
 import io
 import json
-import os
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -43,6 +63,7 @@ from typing import Any
 TOOLS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TOOLS))
 import mutate  # noqa: E402
+import translations  # noqa: E402
 
 import notebooks  # noqa: E402
 
@@ -108,97 +129,103 @@ def _graded_check(ns: dict, check_source: str) -> tuple[str, str]:
     return result.status, result.message
 
 
-def _wrong_version(ns: dict, base: dict, solution: str, wrong: dict) -> None:
-    """What a student who got the exercise wrong has: functions that raise, wrong values."""
+@contextlib.contextmanager
+def _in_english() -> Any:
+    """The mutants' checks answer in English, whatever the edition's language: a verdict does
+    not depend on it (the checkers' tests run both), and the report's hints stay readable."""
+    from nn_from_scratch import i18n
+
+    chosen = list(i18n._chosen)
+    i18n._chosen[:] = ["en"]
+    try:
+        yield
+    finally:
+        i18n._chosen[:] = chosen
+
+
+def _wrong_version(ns: dict, solution: str) -> None:
+    """What a student who got the exercise wrong has: each function the solution defines
+    raises when called; each value it sets is what the student edition had there (the
+    stub's ``...``)."""
+    before = dict(ns)
     _run(ns, solution)
-    for name in [k for k in ns if k not in base or ns[k] is not base[k]]:
+    for name in [k for k in ns if k not in before or ns[k] is not before[k]]:
         if callable(ns[name]) and not isinstance(ns[name], type):
             def broken(*args: Any, _name: str = name, **kwargs: Any) -> Any:
                 raise RuntimeError(f"a student's {_name} with a bug in it")
             ns[name] = broken
-        elif name in wrong:
-            ns[name] = wrong[name]
+        elif name in before:
+            ns[name] = before[name]
 
 
-def run_lesson(slug: str, first_wrong_only: bool = False,
-               with_mutants: bool = True, graded: bool = False) -> dict[str, Any]:
-    """Run one lesson with every exercise's mutants; in a process of its own (see module doc).
+class Mutation:
+    """The mutation test's side of a lesson's run, inside the kernel that runs its student
+    edition: :func:`lesson_report` adds a call of :meth:`exercise` before each exercise cell
+    and one of :meth:`wrong_answer` after its check cell (see the module's docstring)."""
 
-    Without mutants, the lesson still runs with its solutions checked, then with functions
-    that raise in place of the student's: "Run all" alone. ``graded``: each check also as the
-    grader decides it (:func:`_graded_check`), its verdict kept as ``graded``.
-    """
-    os.environ.update(NN_FROM_SCRATCH_OFFLINE="1", MPLBACKEND="Agg", JAX_PPRINT_USE_COLOR="false")
-    os.chdir(notebooks.NOTEBOOKS)
-    signal.signal(signal.SIGALRM, _alarm)
-    from IPython.core.interactiveshell import InteractiveShell
+    def __init__(self, slug: str, first_wrong_only: bool = False, with_mutants: bool = True,
+                 graded: bool = False) -> None:
+        signal.signal(signal.SIGALRM, _alarm)
+        lesson = notebooks.LESSONS / f"{slug}.md"
+        self.source_nb = notebooks.jupytext.read(lesson, fmt="md")
+        self.full, _ = notebooks.editions(lesson)
+        self.slug, self.first_wrong_only = slug, first_wrong_only
+        self.with_mutants, self.graded = with_mutants, graded
+        self.report: dict[str, Any] = {"lesson": slug, "exercises": [], "check_raised": None}
+        self.start = time.perf_counter()
 
-    shell = InteractiveShell.instance()
-    lesson = notebooks.LESSONS / f"{slug}.md"
-    source_nb = notebooks.jupytext.read(lesson, fmt="md")
-    full, _ = notebooks.editions(lesson)
-    report: dict[str, Any] = {"lesson": slug, "exercises": [], "run_all": None, "not_raised": []}
-    start = time.perf_counter()
-    for index, cell in enumerate(full.cells):
-        tags = cell.metadata.get("tags", [])
-        if cell.cell_type != "code" or not cell.source.strip() or notebooks.CHECK_TAG in tags:
-            continue
-        ns = shell.user_ns
-        if notebooks.EXERCISE_TAG not in tags:
-            try:
-                result = shell.run_cell(cell.source, store_history=False, silent=True)
-                error = result.error_before_exec or result.error_in_exec
-            finally:
-                if "matplotlib.pyplot" in sys.modules:
-                    sys.modules["matplotlib.pyplot"].close("all")
-            if error is not None and notebooks.RAISES_TAG not in tags:
-                report["run_all"] = {"cell": index, "error": f"{type(error).__name__}: {error}",
-                                     "source": cell.source}
-                break
-            if error is None and notebooks.RAISES_TAG in tags:
-                report["not_raised"].append(index)
-            continue
-        check_source = full.cells[index + 1].source
+    def exercise(self, ns: dict, index: int) -> None:
+        """Before the student's exercise cell ``index``: the solution, then every mutant of it,
+        each in a copy of the namespace ``ns`` built so far, with its check (in English; with
+        ``graded`` also as the grader decides it). ``ns`` is left as it was."""
+        cell, check_source = self.full.cells[index], self.full.cells[index + 1].source
         base = dict(ns)
         exercise: dict[str, Any] = {"cell": index, "mutants": []}
-        _run(ns, cell.source)
-        exercise["status"], exercise["message"], exercise["seconds"] = _check(ns, check_source)
-        if graded:
-            exercise["graded"] = _graded_check(ns, check_source)
-        exercise["id"] = _exercise_id(check_source, slug)
-        lines = notebooks.solution_lines(source_nb.cells[index].source)
-        wrong: dict[str, Any] = {}
-        for mutant in mutate.mutants(cell.source, lines) if with_mutants else []:
-            ns.clear()
-            ns.update(base)
-            try:
-                _run(ns, mutant.source)
-            except BaseException as err:  # noqa: BLE001 - any failure of the cell kills it
-                if isinstance(err, KeyboardInterrupt):
-                    raise
-                exercise["mutants"].append({"key": mutant.key, "status": "cell raised",
-                                            "message": f"{type(err).__name__}: {err}"[:200]})
-                continue
-            status, message, seconds = _check(ns, check_source)
-            exercise["mutants"].append({"key": mutant.key, "status": status, "message": message,
-                                        "seconds": seconds})
-            if graded:
-                exercise["mutants"][-1]["graded"] = _graded_check(ns, check_source)
-            if status == "failed" and not wrong:
-                wrong = {k: ns[k] for k in ns if k not in base or ns[k] is not base[k]}
-            if first_wrong_only and status == "failed" and _a_wrong_value(message):
-                break
+        lines = notebooks.solution_lines(self.source_nb.cells[index].source)
+        with _in_english():
+            _run(ns, cell.source)
+            exercise["status"], exercise["message"], exercise["seconds"] = _check(ns,
+                                                                                   check_source)
+            if self.graded:
+                exercise["graded"] = _graded_check(ns, check_source)
+            exercise["id"] = _exercise_id(check_source, self.slug)
+            for mutant in mutate.mutants(cell.source, lines) if self.with_mutants else []:
+                ns.clear()
+                ns.update(base)
+                try:
+                    _run(ns, mutant.source)
+                except BaseException as err:  # noqa: BLE001 - any failure of the cell kills it
+                    if isinstance(err, KeyboardInterrupt):
+                        raise
+                    exercise["mutants"].append({"key": mutant.key, "status": "cell raised",
+                                                "message": f"{type(err).__name__}: {err}"[:200]})
+                    continue
+                status, message, seconds = _check(ns, check_source)
+                exercise["mutants"].append({"key": mutant.key, "status": status,
+                                            "message": message, "seconds": seconds})
+                if self.graded and status != "passed":  # a miss is a wrong answer caught
+                    exercise["mutants"][-1]["graded"] = _graded_check(ns, check_source)
+                if self.first_wrong_only and status == "failed" and _a_wrong_value(message):
+                    break
         ns.clear()
         ns.update(base)
-        _wrong_version(ns, base, cell.source, wrong)
-        status, message, _ = _check(ns, check_source)
-        if status == "check raised":
-            report["run_all"] = {"cell": index + 1, "error": message, "source": check_source}
-            report["exercises"].append(exercise)
-            break
-        report["exercises"].append(exercise)
-    report["seconds"] = time.perf_counter() - start
-    return report
+        self.report["exercises"].append(exercise)
+
+    def wrong_answer(self, ns: dict, index: int) -> None:
+        """After the check cell of exercise ``index`` (which showed the stub "not done"): a
+        wrong answer in the student's place for the rest of the lesson, and the check cell
+        run once more with it, which must not raise."""
+        check_source = self.full.cells[index + 1].source
+        _wrong_version(ns, self.full.cells[index].source)
+        with _in_english():
+            status, message, _ = _check(ns, check_source)
+        if status == "check raised" and self.report["check_raised"] is None:
+            self.report["check_raised"] = {"cell": index + 1, "error": message,
+                                           "source": check_source}
+
+    def save(self, path: str) -> None:
+        self.report["seconds"] = time.perf_counter() - self.start
+        Path(path).write_text(json.dumps(self.report, default=str))
 
 
 def _a_wrong_value(message: str) -> bool:
@@ -214,23 +241,74 @@ def _exercise_id(check_source: str, slug: str) -> str:
     return next(e.id for e in lesson_exercises(slug) if e.name == name)
 
 
+def _with_mutation_cells(student: Any, out: Path, arguments: str) -> tuple[Any, list[int]]:
+    """``student`` with the mutation test's cells added (see the module's docstring), and for
+    each cell of the result the index of the student edition's cell it is (-1: one added)."""
+    import nbformat
+
+    def added(source: str) -> Any:
+        return nbformat.v4.new_code_cell(source)
+
+    cells = [added(f"import sys as _nn_sys\n_nn_sys.path.insert(0, {str(TOOLS)!r})\n"
+                   f"import mutants as _nn_mutants\n"
+                   f"_nn_mutation = _nn_mutants.Mutation({arguments})")]
+    original = [-1]
+    for index, cell in enumerate(student.cells):
+        tags = cell.metadata.get("tags", [])
+        if notebooks.EXERCISE_TAG in tags:
+            cells.append(added(f"_nn_mutation.exercise(globals(), {index})"))
+            original.append(-1)
+        cells.append(cell)
+        original.append(index)
+        if notebooks.CHECK_TAG in tags:
+            cells.append(added(f"_nn_mutation.wrong_answer(globals(), {index - 1})"))
+            original.append(-1)
+    cells.append(added(f"_nn_mutation.save({str(out)!r})"))
+    original.append(-1)
+    nb = nbformat.from_dict({**student, "cells": cells})
+    return nb, original
+
+
 def lesson_report(slug: str, first_wrong_only: bool = False,
                   with_mutants: bool = True, graded: bool = False) -> dict[str, Any]:
-    """:func:`run_lesson` in a fresh Python process (simulated devices need one each)."""
+    """Run the lesson's Chinese student edition in a fresh kernel, with the mutation test's
+    cells added (see the module's docstring). The report: ``exercises`` (each solution's check
+    and every mutant's), ``run_all`` (the first cell that raised and was not meant to, or a
+    check cell that raised with a wrong answer in place; None if none did), ``not_raised``
+    (cells tagged raises-exception that did not raise), and what the student edition's check
+    cells showed: ``student_checks`` (exercise id -> status) and ``student_check_lines``."""
+    import nbformat
+
+    from nn_from_scratch import notebook_runner
+    from nn_from_scratch.grade.verdicts import check_results
+
+    lesson = notebooks.LESSONS / f"{slug}.md"
+    student = nbformat.read(translations.zh_path(lesson, "student"), as_version=4)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report.json"
-        command = [sys.executable, __file__, "--worker", slug, "--out", str(out)]
-        if first_wrong_only:
-            command.append("--first-wrong-only")
-        if not with_mutants:
-            command.append("--no-mutants")
-        if graded:
-            command.append("--graded")
-        done = subprocess.run(command, capture_output=True, text=True, timeout=LESSON_TIME_LIMIT)
+        arguments = f"{slug!r}, {first_wrong_only}, {with_mutants}, {graded}"
+        nb, original = _with_mutation_cells(student, out, arguments)
+        runs = notebook_runner.execute(nb, timeout=LESSON_TIME_LIMIT,
+                                       cell_timeout=LESSON_TIME_LIMIT, cwd=notebooks.NOTEBOOKS)
+        meant = {run.index for run in runs
+                 if notebooks.RAISES_TAG in nb.cells[run.index].metadata.get("tags", [])}
+        first = next((run for run in runs if run.status != "ok"
+                      and not (run.index in meant and run.status == "error")), None)
+        where = f"cell {first.index} {first.status}: {first.error}\n--- its source:\n" \
+                f"{nb.cells[first.index].source}" if first else ""
         if not out.exists():
-            raise RuntimeError(f"{slug}: the mutation run died (exit {done.returncode}):\n"
-                               f"{done.stderr[-3000:]}")
-        return json.loads(out.read_text())
+            raise RuntimeError(f"{slug}: the mutation run ended before its report: {where}")
+        report = json.loads(out.read_text())
+    report["run_all"] = report.pop("check_raised") if first is None else {
+        "cell": original[first.index], "error": f"{first.status}: {first.error}",
+        "source": nb.cells[first.index].source}
+    report["not_raised"] = [original[run.index] for run in runs
+                            if run.index in meant and run.status == "ok"]
+    report["student_checks"] = {i: r["status"] for i, r in check_results(nb).items()}
+    report["student_check_lines"] = [o["data"]["text/plain"] for cell in nb.cells
+                                     if notebooks.CHECK_TAG in cell.metadata.get("tags", [])
+                                     for o in cell.outputs if "data" in o]
+    return report
 
 
 def equivalents(slug: str) -> dict[tuple[str, str], str]:
@@ -278,19 +356,12 @@ def main() -> None:
     parser.add_argument("lessons", nargs="*", help="lesson slugs (default: every lesson)")
     parser.add_argument("-v", "--verbose", action="store_true", help="list every survivor")
     parser.add_argument("--jobs", type=int, default=2, help="lessons run at once")
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
-    parser.add_argument("--out", help=argparse.SUPPRESS)
-    parser.add_argument("--first-wrong-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--no-mutants", action="store_true",
-                        help="only 'Run all' with wrong answers in place, no mutation testing")
+                        help="only the student edition's 'Run all' (its stubs checked, then "
+                             "wrong answers in place), no mutation testing")
     parser.add_argument("--graded", action="store_true",
                         help="check each mutant as the grader does too, and compare")
     args = parser.parse_args()
-    if args.worker:
-        report = run_lesson(args.worker, args.first_wrong_only, not args.no_mutants,
-                            args.graded)
-        Path(args.out).write_text(json.dumps(report, default=str))
-        return
     slugs = args.lessons or [p.stem for p in notebooks.lesson_paths()]
     with ThreadPoolExecutor(args.jobs) as pool:
         reports = list(pool.map(lambda slug: lesson_report(slug, False, not args.no_mutants,
