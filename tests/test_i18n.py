@@ -80,6 +80,9 @@ ENGLISH_ON_PURPOSE = {
     "one value per key": "matched against the library's attention error (errors stay English)",
     "out of bounds for array of dimension 0": "matched against JAX's error",
     "must have ndim at least 1, but it has ndim 0": "matched against JAX's error",
+    "substring not found": "matched against Python's error (str.index)",
+    "out of range": "matched against Python's error (an index past a str)",
+    "must be static": "matched against JAX's error (a slice of traced length)",
     "a check cannot send {} to the student's code": "a checker's own bug, never a student's",
     "{} cannot be named to the student's kernel: use a module-level function of the package, "
     "JAX or NumPy": "a checker's own bug, never a student's",

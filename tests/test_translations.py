@@ -203,6 +203,8 @@ ALLOWED_LINES = [  # (lesson prefix, pattern of the line, why)
     ("11", r"[Pp]map|shard_map|smap|composable|multi-controller|[Ff]or more|migration|"
            r"guide|below", "jax.pmap's own docstring, printed as JAX words it (its deprecation)"),
     ("15", r"^\s", "the source of optax's functions (other libraries' code, as written)"),
+    ("16", r"^│", "the text the lesson models and the model's samples of it (Python's English "
+           "documentation), quoted after a bar"),
     ("12", r"^process \d+", "the log lines of the worker processes the lesson starts (a separate "
            "program's output, read by the lesson's code, like a cluster job's log)"),
 ]

@@ -295,15 +295,18 @@ def first_given(fn: Any, *rest: Any) -> Any:
     return of_first
 
 
-def _library_files() -> tuple[str, ...]:
-    """Where ready-made optimizers live: this package's ``optim`` and ``schedules``, Optax and
-    JAX's own ``example_libraries.optimizers`` (each only if installed)."""
+OPTIMIZER_MODULES = ("nn_from_scratch.optim", "nn_from_scratch.schedules", "optax",
+                     "jax.example_libraries.optimizers")
+
+
+def _library_files(modules: tuple[str, ...]) -> tuple[str, ...]:
+    """Where the ready-made versions of an exercise live: the files of ``modules`` (each only
+    if installed)."""
     import importlib.util
     import os
 
     found = []
-    for name in ("nn_from_scratch.optim", "nn_from_scratch.schedules", "optax",
-                 "jax.example_libraries.optimizers"):
+    for name in modules:
         try:
             spec = importlib.util.find_spec(name)
         except (ImportError, ValueError):
@@ -315,16 +318,18 @@ def _library_files() -> tuple[str, ...]:
     return tuple(found)
 
 
-def library_calls(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = ()) -> list[str]:
-    """The ready-made optimizer functions (``optim``, Optax, ``jax.example_libraries``) that
-    ``fn(*args)`` calls from code of its own, by name (``"optax.scale_by_adam"``), except those
-    named in ``allowed``. Run without ``jit`` (a cached compile calls nothing), under a
-    profiler; what ``fn`` returns or raises is not looked at (the check judges that)."""
+def library_calls(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (),
+                  modules: tuple[str, ...] = OPTIMIZER_MODULES) -> list[str]:
+    """The ready-made functions of ``modules`` (by default the optimizers: ``optim``, Optax,
+    ``jax.example_libraries``) that ``fn(*args)`` calls from code of its own, by name
+    (``"optax.scale_by_adam"``), except those named in ``allowed``. Run without ``jit`` (a
+    cached compile calls nothing), under a profiler; what ``fn`` returns or raises is not
+    looked at (the check judges that)."""
     import sys
 
     import jax
 
-    places = _library_files()
+    places = _library_files(tuple(modules))
     seen: list[str] = []
 
     def watch(frame: Any, event: str, _arg: Any) -> None:

@@ -1,0 +1,469 @@
+"""Checkers for lesson 16, a tiny GPT: characters to ids and back, a bigram table of
+log-probabilities from counts, the loss at every position with ``vmap``, causal self-attention,
+sampling with a temperature and a split key, and one step of attention with a KV cache.
+
+Every check draws its sizes as well as its values with :func:`._calls.generator` (vocabularies,
+lengths, widths), the same in class and fresh for each grading, and tries the ranges where the
+wrong way breaks: characters the vocabulary lacks, counts of zero, logits of several hundred (a
+naive log-sum-exp overflows), scores of several hundred (a naive softmax does), a temperature of
+0.05 on logits of 60 (naive probabilities overflow). The references are NumPy (float64),
+written out here; the sampler is judged by the frequencies of thousands of draws, far from the
+threshold on every seed.
+An answer that calls the library's own version (the tokenizer, the n-gram table, the library's
+attention, its sampler) is refused, however it is reached.
+"""
+from typing import Any
+
+import numpy as np
+
+from ..i18n import N_, _
+from . import _fixtures
+from ._calls import call, fast_call, generator, library_name, prng_key, scaled
+from ._compare import expect_close, expect_shape, reject_known_wrong
+from ._core import Mistake, exercise
+from ._hints import summary
+from ._remote import beside
+
+LESSON = "16_tiny_gpt"
+UNKNOWN = "\ufffd"  # what decode shows for id 0, as the library's Tokenizer does
+GPT_MODULES = ("nn_from_scratch.text", "nn_from_scratch.data", "nn_from_scratch.ngram",
+               "nn_from_scratch.gpt", "nn_from_scratch.generate", "nn_from_scratch.attention",
+               "nn_from_scratch.losses")
+POOL = "\n !'(),-.:;?0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyzéü"
+OUTSIDE = "\tßλж€😀"  # characters no drawn vocabulary has
+SAMPLES = 2000  # draws per distribution in the sampling check
+FAR = 0.07  # largest total-variation distance of SAMPLES right draws (typically 0.02)
+
+
+def _own_code(student_fn: Any, args: tuple[Any, ...], what: str,
+              allowed: tuple[str, ...] = ()) -> None:
+    """A Mistake if ``student_fn(*args)`` calls the library's own version of the exercise."""
+    if not callable(student_fn) or library_name(student_fn):
+        return  # call() says what it is
+    used = beside(student_fn, _fixtures.library_calls, student_fn, args, allowed, GPT_MODULES)
+    if used:
+        raise Mistake(_("{what} calls {name}, the library's own version of what this exercise "
+                        "asks you to write: write it yourself (the lesson shows the library's "
+                        "afterwards)").format(what=what, name=used[0]))
+
+
+def _log_softmax(x: Any, axis: int = -1) -> np.ndarray:
+    x = np.asarray(x, np.float64)
+    top = x.max(axis=axis, keepdims=True)
+    return x - top - np.log(np.exp(x - top).sum(axis=axis, keepdims=True))
+
+
+def _sizes(n: int, low: int, high: int, count: int) -> list[int]:
+    """``count`` distinct sizes in ``[low, high)``, drawn: no two cases share a size."""
+    return [int(s) for s in generator(n).choice(np.arange(low, high), count, replace=False)]
+
+
+# 16.1 ---------------------------------------------------------------------------------------
+
+def _vocabulary_and_text(n: int, size: int) -> tuple[str, str]:
+    """A sorted vocabulary of ``size`` characters and a text of them with 3 it lacks."""
+    source = generator(n)
+    chars = "".join(sorted(source.choice(list(POOL), size, replace=False)))
+    text = [chars[i] for i in source.integers(0, size, int(source.integers(15, 50)))]
+    for spot in source.choice(len(text), 3, replace=False):
+        text[spot] = OUTSIDE[int(source.integers(len(OUTSIDE)))]
+    return chars, "".join(text)
+
+
+@exercise(LESSON, 1, "encode and decode")
+def encode_decode(student_encode: Any, student_decode: Any) -> str:
+    for number, size in enumerate(_sizes(160, 6, 40, 3)):
+        chars, text = _vocabulary_and_text(161 + number, size)
+        want = np.array([chars.index(c) + 1 if c in chars else 0 for c in text])
+        what = _("encode(text, chars) for a text of {length} characters and a vocabulary of "
+                 "{size}").format(length=len(text), size=size)
+        if number == 0:
+            _own_code(student_encode, (text, chars), what)
+        got = call(student_encode, text, chars, what=what, hints={
+            ("KeyError", "substring not found", "not in"): _(
+                "{what} failed on a character the vocabulary lacks: such a character gets id 0 "
+                "(for example lookup.get(c, 0))").format(what=what)})
+        try:
+            ids = np.asarray(got)
+            whole = ids.ndim == 1 and (ids.size == 0 or np.all(ids == np.round(ids)))
+        except (TypeError, ValueError):
+            whole = False
+        if not whole:
+            raise Mistake(_("{what} returned {got}; expected ONE integer id per character, "
+                            "an array of shape ({length},)").format(
+                what=what, got=summary(got), length=len(text)))
+        ids = expect_shape(ids, want.shape, what)
+        known = want > 0
+        reject_known_wrong(ids, {
+            N_("the ids start at 0; id 0 is kept for characters the vocabulary lacks, so "
+               "chars[i] is id i + 1"): np.where(known, want - 1, ids),
+            N_("ord(c) is the character's Unicode number, not its place in the vocabulary: "
+               "chars[i] is id i + 1"): np.array([ord(c) for c in text]),
+        }, rtol=0, atol=0)
+        if not np.array_equal(ids[known], want[known]):
+            raise Mistake(_("{what} gives the wrong id to a character of the vocabulary: "
+                            "chars[i] is id i + 1").format(what=what))
+        if not np.array_equal(ids, want):
+            raise Mistake(_("{what} gives {got} to a character the vocabulary lacks; it gets "
+                            "id 0").format(what=what, got=sorted(set(ids[~known].tolist()))))
+
+        back = "".join(UNKNOWN if i == 0 else chars[i - 1] for i in want)
+        what = _("decode(ids, chars) for {length} ids and a vocabulary of {size}").format(
+            length=len(want), size=size)
+        if number == 0:
+            _own_code(student_decode, (want.astype(np.int32), chars), what)
+        got = call(student_decode, want.astype(np.int32), chars, what=what, hints={
+            "out of range": _("{what} failed: ids run from 0 (unknown) to len(chars); id i + 1 "
+                              "is chars[i]").format(what=what)})
+        if not isinstance(got, str):
+            raise Mistake(_("{what} returned {got}; expected one str: join the characters, "
+                            "''.join(...)").format(what=what, got=summary(got)))
+        if len(got) != len(back):
+            raise Mistake(_("{what} returned {got} characters for {want} ids: every id gives "
+                            "one character, id 0 the placeholder '\\ufffd'").format(
+                what=what, got=len(got), want=len(back)))
+        if all(g == w for g, w, k in zip(got, back, known) if k) and got != back:
+            raise Mistake(_("{what}: id 0 must come back as the placeholder '\\ufffd' (the "
+                            "Unicode replacement character), so that an unknown character "
+                            "stays visible").format(what=what))
+        if got != back:
+            raise Mistake(_("{what} gives the wrong characters: id i + 1 is chars[i]").format(
+                what=what))
+    return N_("three vocabularies and texts with characters they lack: ids i + 1, unknown 0, "
+              "and back")
+
+
+# 16.2 ---------------------------------------------------------------------------------------
+
+@exercise(LESSON, 2, "bigram counts to log-probabilities")
+def bigram_log_probs(student_fn: Any) -> str:
+    alphas = scaled((1.0, 0.1, 0.5), 171)
+    for number, (size, alpha) in enumerate(zip(_sizes(170, 3, 12, 3), alphas)):
+        source = generator(172 + number)
+        counts = source.poisson(source.uniform(0, 6, size=(size, size))).astype(np.int32)
+        counts[int(source.integers(size))] = 0  # a character nothing ever followed
+        counts[:, int(source.integers(size))] = 0  # one that never followed anything
+        what = _("bigram_log_probs(counts, {alpha:.3g}) for counts of shape {shape}").format(
+            alpha=alpha, shape=counts.shape)
+        if number == 0:
+            _own_code(student_fn, (counts, alpha), what)
+        got = expect_shape(fast_call(student_fn, counts, alpha, what=what), counts.shape, what)
+        c = counts.astype(np.float64)
+        row = c.sum(axis=1, keepdims=True)
+        want = np.log(c + alpha) - np.log(row + alpha * size)
+        if not np.isfinite(got).all():
+            raise Mistake(_("{what} has -inf or NaN: the log of a count of 0. Add alpha to "
+                            "EVERY count first (smoothing), then divide each row by its "
+                            "sum").format(what=what))
+        reject_known_wrong(got, {
+            N_("each ROW is one character's next-character distribution: divide counts + "
+               "alpha by its row's sum (axis=1), not its column's"):
+                np.log(c + alpha) - np.log(c.sum(axis=0, keepdims=True) + alpha * size),
+            N_("returned probabilities: the table holds their logarithms, jnp.log(...)"):
+                np.exp(want),
+            N_("divide by the row's sum of the SMOOTHED counts, row sum + alpha * V: each row "
+               "must sum to 1"): np.log(c + alpha) - np.log(np.maximum(row, 1)),
+            N_("the denominator adds alpha once per row; it adds alpha for each of the V "
+               "characters: sum over the row of (counts + alpha)"):
+                np.log(c + alpha) - np.log(row + alpha),
+            N_("divided by the count of every pair; each row is divided by its own sum"):
+                np.log(c + alpha) - np.log(np.sum(c + alpha)),
+            N_("the log is base 2; use the natural log (nats), jnp.log"): want / np.log(2),
+        }, rtol=1e-4, atol=1e-5, want=want)
+        expect_close(got, want, what, hint=N_(
+            "log((counts + alpha) / (counts + alpha).sum(axis=1, keepdims=True))"))
+    return N_("three vocabularies, with rows and columns of zeros: smoothed, each row a "
+              "distribution, in nats")
+
+
+# 16.3 ---------------------------------------------------------------------------------------
+
+@exercise(LESSON, 3, "the loss at every position (vmap)")
+def position_losses(student_fn: Any) -> str:
+    batches, lengths, vocabs = _sizes(180, 2, 6, 3), _sizes(181, 3, 10, 3), _sizes(182, 5, 14, 3)
+    for number, shape in enumerate(zip(batches, lengths, vocabs)):
+        source = generator(183 + number)
+        logits = 2 * source.normal(size=shape)
+        targets = source.integers(0, shape[2], size=shape[:2])
+        if number == 2:  # logits of hundreds, and targets 200 below the best: exp overflows
+            logits = 300 + 60 * source.normal(size=shape)
+            logits[0, 0, targets[0, 0]] = logits[0, 0].max() - 200
+        logits = logits.astype(np.float32)
+        what = _("position_losses(logits, targets) for logits {shape} (batch, positions, "
+                 "vocabulary)").format(shape=shape)
+        if number == 0:
+            _own_code(student_fn, (logits, targets), what)
+        got = fast_call(student_fn, logits, targets.astype(np.int32), what=what)
+        lp = _log_softmax(logits)
+        want = -np.take_along_axis(lp, targets[..., None], axis=-1)[..., 0]
+        if np.shape(got) == ():
+            raise Mistake(_("{what} returned one number; return the loss at EVERY position, "
+                            "shape {want} (the lesson takes the mean afterwards)").format(
+                what=what, want=want.shape))
+        if np.ndim(got) == 2 and np.shape(got)[1] == shape[1] - 1:
+            raise Mistake("the targets are already the next characters (y is x shifted by "
+                          "one): position t's loss uses targets[t], not targets[t + 1]")
+        if np.ndim(got) != 2:
+            raise Mistake(_("{what} returned shape {got}; expected {want}: vmap twice, over "
+                            "the sequences and over the positions, a function of ONE position "
+                            "(logits (V,), target) -> a number").format(
+                what=what, got=np.shape(got), want=want.shape))
+        got = expect_shape(got, want.shape, what)
+        if not np.isfinite(got).all():
+            raise Mistake(_("{what} has inf or NaN for logits of about 300: exp overflows "
+                            "(or a probability of 0 has log -inf). Stay in log space: "
+                            "logsumexp(logits) - logits[target], with the largest logit "
+                            "subtracted first (jax.nn.logsumexp does)").format(what=what))
+        picked = np.take_along_axis(logits.astype(np.float64), targets[..., None], -1)[..., 0]
+        reject_known_wrong(got, {
+            N_("the loss is MINUS the log-probability of the target: it is >= 0, and 0 only "
+               "for a sure right answer"): -want,
+            N_("the loss needs the log-softmax: logsumexp(logits) - logits[target], not "
+               "-logits[target] alone"): -picked,
+            N_("the log is base 2; the loss is in nats (natural log): bits per character come "
+               "later, dividing by log(2)"): want / np.log(2),
+            N_("the loss takes the TARGET's log-probability, not the most likely "
+               "character's"): -lp.max(axis=-1),
+        }, rtol=1e-4, atol=1e-4, want=want)
+        expect_close(got, want, what, atol=1e-3, hint=N_(
+            "-log_softmax(logits)[target] at every position: logsumexp(logits) - "
+            "logits[target]"))
+    return N_("three batches of sequences, logits of about 300 among them: -log p(target) at "
+              "every position, no overflow")
+
+
+# 16.4 ---------------------------------------------------------------------------------------
+
+def _causal(x: Any, w_q: Any, w_k: Any, w_v: Any, scale: float | None = None,
+            mask: str = "causal", axis: int = -1) -> np.ndarray:
+    """Causal self-attention in float64, and its typical slips (``mask``: "causal", "none",
+    "future", "after", "zero"; ``scale``; the softmax's ``axis``)."""
+    x, w_q, w_k, w_v = (np.asarray(a, np.float64) for a in (x, w_q, w_k, w_v))
+    q, k, v = x @ w_q.T, x @ w_k.T, x @ w_v.T
+    t = len(x)
+    scores = q @ k.T * (1 / np.sqrt(q.shape[1]) if scale is None else scale)
+    below = np.tril(np.ones((t, t), bool))
+    if mask == "zero":
+        return np.exp(_log_softmax(np.where(below, scores, 0.0), axis)) @ v
+    if mask == "after":
+        return np.exp(_log_softmax(scores, axis)) * below @ v
+    seen = {"causal": below, "none": np.ones((t, t), bool), "future": below.T}[mask]
+    return np.exp(_log_softmax(np.where(seen, scores, -np.inf), axis)) @ v
+
+
+@exercise(LESSON, 4, "causal self-attention")
+def causal_attention(student_fn: Any) -> str:
+    lengths, widths = _sizes(190, 4, 10, 3), _sizes(191, 3, 9, 3)
+    heads, values = _sizes(192, 2, 7, 3), _sizes(193, 2, 7, 3)
+    for number, (t, d, d_k, d_v) in enumerate(zip(lengths, widths, heads, values)):
+        source = generator(194 + number)
+        big = 12.0 if number == 2 else 1.0  # scores of hundreds: a naive softmax overflows
+        x = (big * source.normal(size=(t, d))).astype(np.float32)
+        w_q, w_k = (source.normal(size=(d_k, d)).astype(np.float32) for _unused in range(2))
+        w_v = source.normal(size=(d_v, d)).astype(np.float32)
+        what = _("causal_attention(x, w_q, w_k, w_v) for x {x}, w_q and w_k {w}, w_v "
+                 "{v}").format(x=x.shape, w=w_q.shape, v=w_v.shape)
+        if number == 0:
+            _own_code(student_fn, (x, w_q, w_k, w_v), what, ("softmax",))
+        got = fast_call(student_fn, x, w_q, w_k, w_v, what=what, hints={
+            ("dot_general requires", "matmul", "Incompatible shapes"): _(
+                "{what} failed: with the course's layout q = x @ w_q.T, k = x @ w_k.T, "
+                "v = x @ w_v.T; the scores q @ k.T are (T, T)").format(what=what)})
+        want = _causal(x, w_q, w_k, w_v)
+        got = expect_shape(got, want.shape, what)
+        if np.isnan(got[0]).any() and np.isfinite(got[1:]).all():
+            raise Mistake("query 0 sees nothing and gets NaN: position i sees positions 0..i, "
+                          "ITSELF included (j <= i, jnp.tril with its diagonal)")
+        if not np.isfinite(got).all():
+            raise Mistake(_("{what} has inf or NaN for scores of several hundred: subtract "
+                            "each row's largest score before exp (jax.nn.softmax does), and "
+                            "mask with -inf BEFORE the softmax").format(what=what))
+        reject_known_wrong(got, {
+            N_("the model sees the future: no mask. Query i may see positions 0..i only: "
+               "scores where j > i become -inf before the softmax"):
+                _causal(x, w_q, w_k, w_v, mask="none"),
+            N_("the mask is the wrong way round: it shows query i the positions AFTER it. "
+               "Keep j <= i (the lower triangle, jnp.tril)"): _causal(x, w_q, w_k, w_v,
+                                                                      mask="future"),
+            N_("the mask came after the softmax: the weights left no longer sum to 1. Put "
+               "-inf into the hidden SCORES, then take the softmax"):
+                _causal(x, w_q, w_k, w_v, mask="after"),
+            N_("hidden scores set to 0 still count (exp(0) = 1): set them to -inf"):
+                _causal(x, w_q, w_k, w_v, mask="zero"),
+            N_("the scores are not scaled: divide q @ k.T by sqrt(d_k), the size of a query"):
+                _causal(x, w_q, w_k, w_v, scale=1.0),
+            N_("the scale is sqrt(d_k), the size of a query and a key, not sqrt(d), the width "
+               "of x"): _causal(x, w_q, w_k, w_v, scale=1 / np.sqrt(d)),
+            N_("the softmax ran down the columns: each ROW of the scores is one query's and "
+               "must sum to 1, axis=-1"): _causal(x, w_q, w_k, w_v, axis=0),
+        }, rtol=1e-4, atol=1e-4, want=want)
+        expect_close(got, want, what, atol=1e-4, hint=N_(
+            "softmax(where(j <= i, q @ k.T / sqrt(d_k), -inf), axis=-1) @ v"))
+    return N_("three sequences, scores of hundreds among them: each position sees itself and "
+              "the past, never the future")
+
+
+# 16.5 ---------------------------------------------------------------------------------------
+
+def _distance(ids: np.ndarray, groups: np.ndarray, probs: np.ndarray) -> float:
+    """The largest total-variation distance between each group's draws and its distribution."""
+    return max(0.5 * float(np.abs(np.bincount(ids[groups == g], minlength=len(p))[:len(p)]
+                                  / np.sum(groups == g) - p).sum())
+               for g, p in enumerate(probs))
+
+
+@exercise(LESSON, 5, "sampling with a temperature and a split key")
+def sample_chars(student_fn: Any) -> str:
+    temperatures = (*scaled((0.4, 2.5), 201), 0.05)
+    for number, (size, temperature) in enumerate(zip(_sizes(200, 4, 8, 3), temperatures)):
+        source = generator(202 + number)
+        logits = 3 * np.sort(source.normal(size=(3, size)))[:, source.permutation(size)]
+        log_probs = _log_softmax(logits)
+        # at 0.05, logits of about 60 become about 1200: their exp overflows
+        shift = 60.0 if number == 2 else 0.0
+        groups = source.permutation(np.repeat(np.arange(3), SAMPLES))
+        rows = (log_probs + shift)[groups].astype(np.float32)  # (3 * SAMPLES, V)
+        what = _("sample_chars(key, logits, {t:.3g}) for logits {shape}").format(
+            t=temperature, shape=rows.shape)
+        key = prng_key(203 + number)
+        if number == 0:
+            _own_code(student_fn, (key, rows[:2], temperature), what)
+        got = fast_call(student_fn, key, rows, temperature, what=what)
+        ids = expect_shape(got, (len(rows),), what)
+        if not np.issubdtype(ids.dtype, np.integer) or ids.min() < 0 or ids.max() >= size:
+            raise Mistake(_("{what} returned {got}; expected one character id (0 to {top}) per "
+                            "row: jax.random.categorical(key, logits / temperature)").format(
+                what=what, got=summary(got), top=size - 1))
+        ids = ids.astype(np.int64)
+        want = np.exp(_log_softmax(log_probs / temperature))
+        best = log_probs.argmax(axis=1)[groups]
+        if number < 2 and _distance(ids, groups, want) > FAR and all(
+                len(set(ids[groups == g].tolist())) == 1 for g in range(3)):
+            flat = [np.asarray(fast_call(student_fn, prng_key(205 + i), rows, 5.0, what=what))
+                    for i in range(3)]  # at 5.0 a reused key rarely lands on the best thrice
+            if all(np.array_equal(f, best) for f in (ids, *flat)):
+                raise Mistake("always the most likely character (argmax): that is greedy "
+                              "decoding, not sampling. Draw with jax.random.categorical(key, "
+                              "logits / temperature)")
+            raise Mistake("every row with the same distribution drew the same character: one "
+                          "key was used for every row. Split it, one key per row "
+                          "(jax.random.split(key, n)), or draw all rows in one call")
+        if number == 0:
+            again = np.asarray(fast_call(student_fn, key, rows, temperature, what=what))
+            if not np.array_equal(again, ids):
+                raise Mistake("the same key gave other characters: draw every random number "
+                              "from the key you are given (no np.random, no key of your own), "
+                              "so that a run can be repeated")
+            other = np.asarray(fast_call(student_fn, prng_key(209), rows, temperature,
+                                         what=what))
+            if np.array_equal(other, ids):
+                raise Mistake("another key gave the very same characters: sample with the key "
+                              "you are given")
+        if _distance(ids, groups, want) <= FAR:
+            continue
+        for hint, wrong in (
+                (N_("the temperature multiplies the logits; it divides them: logits / "
+                    "temperature (below 1 sharper, above 1 flatter)"),
+                 log_probs * temperature),
+                (N_("the temperature was not used: draw from logits / temperature"),
+                 log_probs),
+                (N_("jax.random.categorical takes LOG-probabilities (logits), not "
+                    "probabilities: hand it logits / temperature itself"),
+                 np.exp(log_probs / temperature))):
+            near = np.exp(_log_softmax(wrong))
+            if _distance(ids, groups, near) <= FAR < 0.5 * np.abs(near - want).sum(axis=1).max():
+                raise Mistake(hint)
+        if number == 2:
+            raise Mistake(_("{what} draws from the wrong distribution at temperature 0.05: "
+                            "logits / 0.05 reach about 1200 and their exp overflows. Stay in "
+                            "log space: jax.random.categorical(key, logits / "
+                            "temperature)").format(what=what))
+        raise Mistake(_("{what}: the characters drawn do not follow softmax(logits / "
+                        "temperature) (total-variation distance {far:.2f} over {n} draws per "
+                        "row)").format(what=what, far=_distance(ids, groups, want), n=SAMPLES))
+    return N_("temperatures 0.4, 2.5 and 0.05, thousands of draws each: the frequencies of "
+              "softmax(logits / T), a key of their own per row, the same for the same key")
+
+
+# 16.6 ---------------------------------------------------------------------------------------
+
+def _step(q: Any, keys: np.ndarray, values: np.ndarray, position: int, seen: str = "causal",
+          scale: float | None = None) -> np.ndarray:
+    """Attention of ONE query over a cache whose rows ``0..position`` are filled, in float64
+    (``seen``: "causal", "all" the cache's rows, "before" the position alone)."""
+    q = np.asarray(q, np.float64)
+    scores = keys @ q * (1 / np.sqrt(len(q)) if scale is None else scale)
+    rows = np.arange(len(keys))
+    mask = {"causal": rows <= position, "all": rows >= 0, "before": rows < position}[seen]
+    if not mask.any():
+        return np.full(values.shape[1], np.nan)
+    return np.exp(_log_softmax(np.where(mask, scores, -np.inf))) @ values
+
+
+@exercise(LESSON, 6, "one KV-cache step")
+def cached_step(student_fn: Any) -> str:
+    lengths, heads, values = _sizes(210, 6, 11, 2), _sizes(211, 2, 7, 2), _sizes(212, 2, 7, 2)
+    for number, (t_max, d_k, d_v) in enumerate(zip(lengths, heads, values)):
+        source = generator(213 + number)
+        big = 12.0 if number == 1 else 1.0  # scores of hundreds: a naive softmax overflows
+        q, k = (big * source.normal(size=(t_max, d_k))).astype(np.float32), \
+            (big * source.normal(size=(t_max, d_k))).astype(np.float32)
+        v = source.normal(size=(t_max, d_v)).astype(np.float32)
+        # what a cache holds before a step: rows 0..p-1 written, then stale numbers
+        stale_k = (5 * source.normal(size=(t_max, d_k))).astype(np.float32)
+        stale_v = (5 * source.normal(size=(t_max, d_v))).astype(np.float32)
+        for position in range(t_max):
+            cache_k = np.concatenate([k[:position], stale_k[position:]])
+            cache_v = np.concatenate([v[:position], stale_v[position:]])
+            what = _("cached_step(q, k, v, cache_k, cache_v, {p}) with caches of {t} "
+                     "positions, keys of {d_k}, values of {d_v}").format(
+                p=position, t=t_max, d_k=d_k, d_v=d_v)
+            args = (q[position], k[position], v[position], cache_k, cache_v, position)
+            if number == 0 and position == 0:
+                _own_code(student_fn, args, what, ("softmax",))
+            outside_jit = _("{what} works only outside jit: a slice cache[:position + 1] has a "
+                            "length that changes with position, so the step would compile "
+                            "again for every character. Keep the cache whole and mask the rows "
+                            "after position (jnp.arange(T) <= position)").format(what=what)
+            out = fast_call(student_fn, *args, what=what, needs_jit=outside_jit,
+                            hints={"must be static": outside_jit})
+            if not (isinstance(out, (tuple, list)) and len(out) == 3):
+                raise Mistake(_("{what} should return (output, cache_k, cache_v); got "
+                                "{got}").format(what=what, got=summary(out)))
+            new_k = expect_shape(out[1], cache_k.shape, _("the cache_k it returns"))
+            new_v = expect_shape(out[2], cache_v.shape, _("the cache_v it returns"))
+            filled_k = np.concatenate([k[:position + 1], stale_k[position + 1:]])
+            filled_v = np.concatenate([v[:position + 1], stale_v[position + 1:]])
+            if np.array_equal(new_k, cache_k) and np.array_equal(new_v, cache_v):
+                raise Mistake("the caches came back unchanged: write the new key and value "
+                              "into row `position` (cache.at[position].set(k)) and return the "
+                              "new caches, or the next step will not see this character")
+            if not (np.array_equal(new_k, filled_k) and np.array_equal(new_v, filled_v)):
+                raise Mistake(_("{what}: the caches returned should be the old ones with row "
+                                "{p} set to the new key and value, the rest unchanged").format(
+                    what=what, p=position))
+            got = expect_shape(out[0], (d_v,), what)
+            want = _step(q[position], filled_k, filled_v, position)
+            if not np.isfinite(got).all():
+                raise Mistake(_("{what} gave {got}: position {p} sees itself too (rows 0 to "
+                                "{p}, <=), and exp of scores of hundreds overflows unless the "
+                                "largest is subtracted first (jax.nn.softmax)").format(
+                    what=what, got=np.round(got, 3).tolist(), p=position))
+            reject_known_wrong(got, {
+                N_("the step attends to every row of the cache, stale ones included: mask "
+                   "the rows after position with -inf (jnp.arange(T) <= position)"):
+                    _step(q[position], filled_k, filled_v, position, seen="all"),
+                N_("the step leaves out the new character itself: rows 0 to position, "
+                   "position included (<=)"):
+                    _step(q[position], filled_k, filled_v, position, seen="before"),
+                N_("the step attends with the OLD caches: write the new key and value first, "
+                   "then attend"): _step(q[position], cache_k, cache_v, position),
+                N_("the scores are not scaled: divide by sqrt(d_k), as the full model does"):
+                    _step(q[position], filled_k, filled_v, position, scale=1.0),
+            }, rtol=1e-4, atol=1e-4, want=want)
+            expect_close(got, want, _("the output of {what}").format(what=what), atol=1e-4,
+                         hint=N_("the full causal attention's row `position`: write row "
+                                 "`position` of both caches, then softmax over rows 0.."
+                                 "position of cache_k @ q / sqrt(d_k), times cache_v"))
+    return N_("every position of two caches with stale rows, scores of hundreds among them: "
+              "each step equals the full recomputation's row, under jit")
