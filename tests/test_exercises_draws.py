@@ -25,6 +25,13 @@ def test_every_size_differs_across_the_cases_and_within_each():
         draw_sizes(np.random.default_rng(1), 2, a=(2, 5))  # the same generator, the same sizes
 
 
+def test_keep_holds_in_every_case():
+    for seed in SEEDS:
+        for case in draw_sizes(np.random.default_rng(seed), 2, heads=(2, 4), d_k=(2, 5),
+                               t=(3, 8), keep=lambda s: s["t"] != s["heads"] * s["d_k"]):
+            assert case["t"] != case["heads"] * case["d_k"]
+
+
 def test_apart_false_lets_two_sizes_of_a_case_coincide():
     found = [draw_sizes(np.random.default_rng(s), 2, apart=False, a=(2, 3), b=(2, 3))
              for s in SEEDS]

@@ -18,6 +18,8 @@ norm with the wrong eps. :func:`extreme_scores` and :func:`with_variance` make
 the inputs where those break at any draw, so that a check's verdict on an
 answer never depends on the draw.
 """
+from collections.abc import Callable
+
 import numpy as np
 
 __all__ = ["EXP_LIMIT", "draw_sizes", "extreme_scores", "with_variance"]
@@ -27,6 +29,7 @@ _TRIES = 1000
 
 
 def draw_sizes(source: np.random.Generator, cases: int, *, apart: bool = True,
+               keep: Callable[[dict[str, int]], bool] | None = None,
                **ranges: tuple[int, int]) -> list[dict[str, int]]:
     """Sizes for ``cases`` cases of a check: one dict of ``{name: size}`` per case.
 
@@ -35,6 +38,8 @@ def draw_sizes(source: np.random.Generator, cases: int, *, apart: bool = True,
       cases: how many cases (dicts) to draw.
       apart: no two sizes of one case are equal (``t != d``), so that a swapped axis or a
         square-only answer is seen; ``False`` where two sizes may coincide.
+      keep: a condition every case meets, for sizes that follow from others:
+        ``keep=lambda s: s["t"] != s["heads"] * s["d_k"]``.
       **ranges: each size's name and its range ``(low, high)``, both ends included,
         e.g. ``d=(2, 9)``.
 
@@ -57,10 +62,12 @@ def draw_sizes(source: np.random.Generator, cases: int, *, apart: bool = True,
                    for name, (low, high) in ranges.items()}
         drawn = [{name: int(column[i]) for name, column in columns.items()}
                  for i in range(cases)]
-        if not apart or all(len(set(case.values())) == len(case) for case in drawn):
+        if all((not apart or len(set(case.values())) == len(case))
+               and (keep is None or keep(case)) for case in drawn):
             return drawn
-    raise ValueError(f"draw_sizes: found no {cases} cases whose sizes all differ within "
-                     f"ranges {ranges}; widen them, or pass apart=False")
+    raise ValueError(f"draw_sizes: found no {cases} cases whose sizes all differ (apart) and "
+                     f"that keep what keep asks, within ranges {ranges}; widen them, or pass "
+                     f"apart=False")
 
 
 def extreme_scores(source: np.random.Generator, size: int, *, near: int = 2,
