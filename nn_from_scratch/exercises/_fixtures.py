@@ -18,10 +18,10 @@ from ..i18n import _
 from ._core import Mistake
 from ._hints import summary
 
-__all__ = ["Bowl", "GRAPH_FUNCTIONS", "InFlight", "QueuedWork", "StandInTimer", "Watched",
-           "checking_key_reuse", "cube", "cubic", "deep", "diamond", "first_given", "graph",
-           "lesson_jaxpr", "library_calls", "neuron", "poly", "printed_under_jit", "queued_work",
-           "square", "summed", "tiny_step_inputs", "total", "traced_size"]
+__all__ = ["Bowl", "GRAPH_FUNCTIONS", "InFlight", "OPTIMIZERS", "QueuedWork", "StandInTimer",
+           "Watched", "checking_key_reuse", "cube", "cubic", "deep", "diamond", "first_given",
+           "graph", "lesson_jaxpr", "library_calls", "neuron", "poly", "printed_under_jit",
+           "queued_work", "square", "summed", "tiny_step_inputs", "total", "traced_size"]
 
 
 def _tanh(z: Any) -> Any:
@@ -295,15 +295,18 @@ def first_given(fn: Any, *rest: Any) -> Any:
     return of_first
 
 
-def _library_files() -> tuple[str, ...]:
-    """Where ready-made optimizers live: this package's ``optim`` and ``schedules``, Optax and
-    JAX's own ``example_libraries.optimizers`` (each only if installed)."""
+# Where ready-made optimizers live: this package's optim and schedules, Optax, JAX's own.
+OPTIMIZERS = ("nn_from_scratch.optim", "nn_from_scratch.schedules", "optax",
+              "jax.example_libraries.optimizers")
+
+
+def _library_files(modules: tuple[str, ...]) -> tuple[str, ...]:
+    """The files of ``modules`` (each only if installed): a package's folder, a module's file."""
     import importlib.util
     import os
 
     found = []
-    for name in ("nn_from_scratch.optim", "nn_from_scratch.schedules", "optax",
-                 "jax.example_libraries.optimizers"):
+    for name in modules:
         try:
             spec = importlib.util.find_spec(name)
         except (ImportError, ValueError):
@@ -315,16 +318,18 @@ def _library_files() -> tuple[str, ...]:
     return tuple(found)
 
 
-def library_calls(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = ()) -> list[str]:
-    """The ready-made optimizer functions (``optim``, Optax, ``jax.example_libraries``) that
-    ``fn(*args)`` calls from code of its own, by name (``"optax.scale_by_adam"``), except those
-    named in ``allowed``. Run without ``jit`` (a cached compile calls nothing), under a
-    profiler; what ``fn`` returns or raises is not looked at (the check judges that)."""
+def library_calls(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (),
+                  modules: tuple[str, ...] = OPTIMIZERS) -> list[str]:
+    """The functions of ``modules`` (by default the ready-made optimizers: ``optim``, Optax,
+    ``jax.example_libraries``) that ``fn(*args)`` calls from code of its own, by name
+    (``"optax.scale_by_adam"``, ``"nn_from_scratch.attention.softmax"``), except those named
+    in ``allowed``. Run without ``jit`` (a cached compile calls nothing), under a profiler;
+    what ``fn`` returns or raises is not looked at (the check judges that)."""
     import sys
 
     import jax
 
-    places = _library_files()
+    places = _library_files(tuple(modules))
     seen: list[str] = []
 
     def watch(frame: Any, event: str, _arg: Any) -> None:
