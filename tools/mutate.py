@@ -52,10 +52,11 @@ SWAP_NAMES = {  # a function or method name -> the partners a student confuses i
     "vmap": ["jit"], "pmean": ["psum"], "psum": ["pmean"], "normal": ["uniform"],
     "uniform": ["normal"], "split": ["fold_in"], "logsumexp": ["log_softmax"],
 }
-UNSTABLE = {  # a stable function -> its naive formula, of the call's first argument ({x})
-    "logsumexp": "jnp.log(jnp.sum(jnp.exp({x}){axis}))",
-    "log_softmax": "{x} - jnp.log(jnp.sum(jnp.exp({x}), axis=-1, keepdims=True))",
-    "softmax": "jnp.exp({x}) / jnp.sum(jnp.exp({x}), axis=-1, keepdims=True)",
+UNSTABLE = {  # a stable function -> its naive formula, of the call's first argument ({x}),
+    # with its axis and keepdims ({kw}), or its axis (default -1) and keepdims=True ({axis})
+    "logsumexp": "jnp.log(jnp.sum(jnp.exp({x}){kw}))",
+    "log_softmax": "{x} - jnp.log(jnp.sum(jnp.exp({x}), {axis}, keepdims=True))",
+    "softmax": "jnp.exp({x}) / jnp.sum(jnp.exp({x}), {axis}, keepdims=True)",
 }
 SIZE_CALLS = {"len", "shape", "size", "ndim"}  # len(x), jnp.shape(x), np.size(x), ...
 SIZE_ATTRIBUTES = {"shape", "size", "ndim"}
@@ -122,8 +123,9 @@ def _unstable(node: ast.Call) -> ast.expr | None:
     formula = UNSTABLE.get(_name(node.func))
     if formula is None or len(node.args) != 1:
         return None
-    axis = "".join(f", {_one_line(k)}" for k in node.keywords if k.arg in ("axis", "keepdims"))
-    return ast.parse(formula.format(x=f"({_one_line(node.args[0])})", axis=axis),
+    kw = "".join(f", {_one_line(k)}" for k in node.keywords if k.arg in ("axis", "keepdims"))
+    axis = next((_one_line(k) for k in node.keywords if k.arg == "axis"), "axis=-1")
+    return ast.parse(formula.format(x=f"({_one_line(node.args[0])})", kw=kw, axis=axis),
                      mode="eval").body
 
 
