@@ -239,3 +239,11 @@ def test_predict_refuses_a_logsumexp_that_overflows():
         logits = w @ image + b
         return logits - jnp.log(jnp.sum(jnp.exp(logits)))
     assert_result(check.predict(naive), "failed", "returned -inf", "logsumexp")
+
+
+def test_init_network_params_refuses_a_depth_written_as_a_number():
+    def three_sizes(sizes, key):  # len(sizes) written as 3: right for the first network only
+        keys = jax.random.split(key, 2)
+        return [params.random_layer_params(m, n, k)
+                for m, n, k in zip(sizes[:-1], sizes[1:], keys)]
+    assert_result(check.init_network_params(three_sizes), "failed", "expected a list of")
