@@ -4,6 +4,8 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 from conftest import assert_result, own, stub
 from jax import vmap
 
@@ -25,13 +27,19 @@ def by_hand(query, keys, values):  # the lesson's 14.1
 
 
 def test_attention():
-    assert_result(check.attention(own(lib.attention)), "passed")
     assert_result(check.attention(scaled_attention), "passed")
     assert_result(check.attention(by_hand), "passed")
+    assert_result(check.attention(own(lib.attention)), "failed", "library's attention",
+                  "your own code")
+    assert_result(check.attention(lambda q, k, v: lib.attention_weights(q, k) @ v), "failed",
+                  "calls the library's", "attention_weights")
     assert_result(check.attention(lib.attention), "failed", "library's own attention")
     assert_result(check.attention(stub), "not done", "NotImplementedError")
     assert_result(check.attention(lambda q, k, v: scaled_attention(q, k, v, 1.0)), "failed",
-                  "not scaled", "sqrt(4) = 2")
+                  "not scaled")
+    for number in (2.0, 3.0, math.sqrt(8)):  # a size written as a number: right for one query size
+        assert_result(check.attention(lambda q, k, v, n=number: scaled_attention(q, k, v, 1 / n)),
+                      "failed", "a number written in your code")
     assert_result(check.attention(lambda q, k, v: scaled_attention(q, k, v, 1 / 4)), "failed",
                   "divided by d")
     assert_result(check.attention(lambda q, k, v: jax.nn.softmax(k @ q / 2) @ k), "failed",
@@ -40,6 +48,13 @@ def test_attention():
                   "those are the weights")
     assert_result(check.attention(lambda q, k, v: v[jnp.argmax(k @ q)]), "failed",
                   "hard lookup")
+    assert_result(check.attention(lambda q, k, v: v[jnp.argmax(k @ q / 2)] * 1.0), "failed",
+                  "hard lookup")
+    assert_result(check.attention(lambda q, k, v: scaled_attention(q, k, v, math.sqrt(len(q)))),
+                  "failed", "multiplied by sqrt(d)")
+    assert_result(check.attention(  # the weights times the values, summed per key
+        lambda q, k, v: jnp.sum(jax.nn.softmax(k @ q / jnp.sqrt(len(q)))[:, None] * v, axis=1)),
+        "failed", "wrong axis", "weights @ values")
     assert_result(check.attention(lambda q, k, v: (k @ q) / jnp.sum(k @ q) @ v), "failed",
                   "exp(s) / sum(exp(s))")
     assert_result(check.attention(lambda q, k, v: scaled_attention(q, k, v) + 0.01), "failed",
@@ -55,9 +70,18 @@ def test_self_attention():
     def mapped_too(x, w_q, w_k, w_v, attention=by_hand):  # query t with key t alone
         return vmap(attention)(x @ w_q.T, x @ w_k.T, x @ w_v.T)
 
-    assert_result(check.self_attention(own(lib.self_attention)), "passed")
     assert_result(check.self_attention(by_matrices), "passed")
+    assert_result(check.self_attention(  # the lesson's: its attention is the library's by then
+        lambda x, w_q, w_k, w_v: vmap(lib.attention, in_axes=(0, None, None))(
+            x @ w_q.T, x @ w_k.T, x @ w_v.T)), "passed")
     assert_result(check.self_attention(lib.self_attention), "failed", "library's own")
+    assert_result(check.self_attention(own(lib.self_attention)), "failed",
+                  "calls the library's", "self_attention")
+    assert_result(check.self_attention(lambda x, w_q, w_k, w_v: vmap(
+        lib.attention, in_axes=(0, None, None))(w_q @ x.T, w_k @ x.T, w_v @ x.T)), "failed",
+        "transposed", "x @ w_q.T")
+    assert_result(check.self_attention(lambda *a: by_matrices(*a, scale=1 / 3)), "failed",
+                  "a number written in your code")
     assert_result(check.self_attention(stub), "not done")
     assert_result(check.self_attention(mapped_too), "failed", "in_axes=(0, None, None)")
     def dotted(query, keys, values):  # jnp.dot takes a scalar weight: the mapped key's own value
@@ -73,43 +97,98 @@ def test_self_attention():
                   "axis=-1")
     assert_result(check.self_attention(lambda *a: by_matrices(*a, scale=1.0)), "failed",
                   "sqrt(d_k)")
-    assert_result(check.self_attention(lambda *a: by_matrices(*a, scale=0.5)), "failed",
-                  "width of x")
+    assert_result(check.self_attention(
+        lambda x, *w: by_matrices(x, *w, scale=1 / math.sqrt(x.shape[1]))), "failed",
+        "width of x")
     assert_result(check.self_attention(
         lambda x, w_q, w_k, w_v: by_matrices(x, w_k, w_q, w_v)), "failed", "q @ k.T")
     assert_result(check.self_attention(lambda x, w_q, w_k, w_v: by_matrices(
         x, w_q.T, w_k.T, w_v.T)), "failed", "x @ w_q.T")
 
 
+def lesson_masked_softmax(scores, mask):
+    scores = jnp.where(mask, scores, -jnp.inf)
+    top = jnp.max(scores)
+    exps = jnp.exp(scores - jnp.where(jnp.isfinite(top), top, 0.0))
+    return exps / jnp.where(jnp.sum(exps) > 0, jnp.sum(exps), 1.0)
+
+
+def shifted_by(shift):
+    """A masked softmax that subtracts ``shift(visible scores)`` where the largest belongs."""
+    def masked_softmax(scores, mask):
+        visible = jnp.where(mask, scores, jnp.nan)
+        exps = jnp.where(mask, jnp.exp(scores - shift(visible)), 0.0)
+        return exps / jnp.maximum(jnp.sum(exps), 1e-30)
+    return masked_softmax
+
+
+def numpy_unstable(scores, mask):  # float64 NumPy: still overflows beyond 710
+    exps = np.where(np.asarray(mask), np.exp(np.asarray(scores, np.float64)), 0.0)
+    return exps / max(exps.sum(), 1e-300)
+
+
+UNSTABLE = (shifted_by(lambda v: 0.0), shifted_by(jnp.nanmean), shifted_by(jnp.nanmin),
+            numpy_unstable)
+
+
+def max_over_all(scores, mask):  # the largest taken before the mask: hidden scores count
+    exps = jnp.where(mask, jnp.exp(scores - jnp.max(scores)), 0.0)
+    return exps / jnp.where(jnp.sum(exps) > 0, jnp.sum(exps), 1.0)
+
+
+def renormalised(scores, mask):  # the softmax first, then the mask, then divided again
+    weights = jax.nn.softmax(scores) * mask
+    return weights / jnp.where(jnp.sum(weights) > 0, jnp.sum(weights), 1.0)
+
+
+MAX_OVER_ALL = (max_over_all, renormalised)
+
+
 def test_masked_softmax():
     def naive(scores, mask):  # -inf, then jax's softmax: NaN when nothing may be seen
         return jax.nn.softmax(jnp.where(mask, scores, -jnp.inf))
 
-    def unstable(scores, mask):
-        exps = jnp.where(mask, jnp.exp(scores), 0.0)
-        return exps / jnp.maximum(jnp.sum(exps), 1e-30)
-
-    assert_result(check.masked_softmax(own(lambda s, m: lib.softmax(jnp.where(m, s, -jnp.inf)))),
-                  "passed")
+    assert_result(check.masked_softmax(lesson_masked_softmax), "passed")
     assert_result(check.masked_softmax(stub), "not done")
+    assert_result(check.masked_softmax(lambda s, m: lib.softmax(jnp.where(m, s, -jnp.inf))),
+                  "failed", "library's softmax", "your own code")
     assert_result(check.masked_softmax(naive), "failed", "-inf - (-inf) is NaN")
-    assert_result(check.masked_softmax(unstable), "failed", "subtract")
+    for answer in UNSTABLE:
+        assert_result(check.masked_softmax(answer), "failed", "LARGEST")
+    for answer in MAX_OVER_ALL:
+        assert_result(check.masked_softmax(answer), "failed", "hidden ones included")
     assert_result(check.masked_softmax(
-        lambda s, m: jax.nn.softmax(jnp.where(m, s, -1e9))), "failed", "1/4")
-    assert_result(check.masked_softmax(lambda s, m: lib.softmax(s) * m), "failed",
+        lambda s, m: jax.nn.softmax(jnp.where(m, s, -1e9))), "failed", "every position 1/")
+    assert_result(check.masked_softmax(lambda s, m: jax.nn.softmax(s) * m), "failed",
                   "after the softmax")
-    assert_result(check.masked_softmax(lambda s, m: lib.softmax(jnp.where(m, -jnp.inf, s))),
+    assert_result(check.masked_softmax(lambda s, m: jax.nn.softmax(jnp.where(m, -jnp.inf, s))),
                   "failed", "wrong way round")
-    assert_result(check.masked_softmax(lambda s, m: lib.softmax(s)), "failed", "not used")
+    assert_result(check.masked_softmax(lambda s, m: jax.nn.softmax(s)), "failed", "not used")
+
+
+def heads(x, w_qkv):
+    return vmap(lib.self_attention, in_axes=(None, 0, 0, 0))(x, *w_qkv)  # (H, T, d_k)
+
+
+def lesson_mha(x, w_qkv, w_o):
+    return heads(x, w_qkv).transpose(1, 0, 2).reshape(x.shape[0], -1) @ w_o.T
 
 
 def test_multi_head_attention():
-    def heads(x, w_qkv):
-        return vmap(lib.self_attention, in_axes=(None, 0, 0, 0))(x, *w_qkv)  # (H, T, d_k)
 
-    assert_result(check.multi_head_attention(own(lib.multi_head_attention)), "passed")
+    assert_result(check.multi_head_attention(lesson_mha), "passed")
+    assert_result(check.multi_head_attention(  # the natural reshape: d = H * d_k
+        lambda x, w, w_o: heads(x, w).transpose(1, 0, 2).reshape(*x.shape) @ w_o.T), "passed")
     assert_result(check.multi_head_attention(lib.multi_head_attention), "failed",
                   "library's own")
+    assert_result(check.multi_head_attention(own(lib.multi_head_attention)), "failed",
+                  "calls the library's", "multi_head_attention")
+    assert_result(check.multi_head_attention(  # one head per item of w_qkv: *w gives H matrices
+        lambda x, w, w_o: jnp.concatenate([lib.self_attention(x, *ws) for ws in w], 1) @ w_o.T),
+        "failed")
+    assert_result(check.multi_head_attention(
+        lambda x, w, w_o: heads(x, w).transpose(1, 0, 2).reshape(x.shape[0], -1) @ w_o), "failed",
+        "not joined @ w_o")
     assert_result(check.multi_head_attention(stub), "not done")
     assert_result(check.multi_head_attention(
         lambda x, w, w_o: heads(x, w).reshape(x.shape[0], -1) @ w_o.T), "failed",
@@ -119,35 +198,56 @@ def test_multi_head_attention():
         "failed", "interleaved")
     assert_result(check.multi_head_attention(
         lambda x, w, w_o: heads(x, w).transpose(1, 0, 2).reshape(x.shape[0], -1)), "failed",
-        "joined @ w_o.T")
+        "mixed back", "joined @ w_o.T")
     assert_result(check.multi_head_attention(lambda x, w, w_o: heads(x, w).sum(0)), "failed",
                   "(T, H * d_k)")
     assert_result(check.multi_head_attention(
         lambda x, w, w_o: vmap(lib.self_attention)(x, *w)), "failed",
         "in_axes=(None, 0, 0, 0)")
     assert_result(check.multi_head_attention(
-        lambda x, w, w_o: lib.multi_head_attention(x, w[jnp.array([1, 0, 2])], w_o)), "failed",
+        lambda x, w, w_o: lesson_mha(x, w[jnp.array([1, 0, 2])], w_o)), "failed",
         "w_qkv[0]")
 
 
-def block_of(x, block, residuals=(True, True), post_norm=False):
+PER_POSITION = vmap(lib.layer_norm, in_axes=(0, None, None))
+
+
+def block_of(x, block, residuals=(True, True), post_norm=False, norm=PER_POSITION,
+             w1_transposed=True):
     (g1, b1), (w_qkv, w_o), (g2, b2), (w1, c1), (w2, c2) = block
-    norm = vmap(lib.layer_norm, in_axes=(0, None, None))
+    w1 = w1.T if w1_transposed else w1
     if post_norm:
         x = norm(x + lib.multi_head_attention(x, w_qkv, w_o), g1, b1)
-        return norm(x + relu(x @ w1.T + c1) @ w2.T + c2, g2, b2)
+        return norm(x + relu(x @ w1 + c1) @ w2.T + c2, g2, b2)
     x = x * residuals[0] + lib.multi_head_attention(norm(x, g1, b1), w_qkv, w_o)
-    return x * residuals[1] + relu(norm(x, g2, b2) @ w1.T + c1) @ w2.T + c2
+    return x * residuals[1] + relu(norm(x, g2, b2) @ w1 + c1) @ w2.T + c2
+
+
+def norm(x, gamma, beta, eps=1e-5, ddof=0):
+    return (x - jnp.mean(x)) / jnp.sqrt(jnp.var(x, ddof=ddof) + eps) * gamma + beta
+
+
+def hard_coded_width(x, gamma, beta):  # right for the one width of the old check
+    mean = jnp.sum(x) / 8
+    return (x - mean) / jnp.sqrt(jnp.sum((x - mean) ** 2) / 8 + 1e-5) * gamma + beta
 
 
 def test_layer_norm():
-    def norm(x, gamma, beta, eps=1e-5, ddof=0):
-        return (x - jnp.mean(x)) / jnp.sqrt(jnp.var(x, ddof=ddof) + eps) * gamma + beta
 
-    assert_result(check.layer_norm(own(lib.layer_norm)), "passed")
     assert_result(check.layer_norm(norm), "passed")
-    assert_result(check.layer_norm(lambda x, g, b: norm(x, g, b, eps=1e-6)), "passed")
+    for eps in (1e-6, 2e-5):  # Flax's and twice PyTorch's: right too
+        assert_result(check.layer_norm(lambda x, g, b, e=eps: norm(x, g, b, eps=e)), "passed")
     assert_result(check.layer_norm(lib.layer_norm), "failed", "library's own")
+    assert_result(check.layer_norm(own(lib.layer_norm)), "failed", "calls the library's",
+                  "layer_norm")
+    for eps in (1e-4, 1e-3):  # hidden by a variance near 9; not by one of 0.01
+        assert_result(check.layer_norm(lambda x, g, b, e=eps: norm(x, g, b, eps=e)), "failed",
+                      f"eps = {eps:.1g}")
+    assert_result(check.layer_norm(  # batch-style: the mean of each row
+        lambda x, g, b: (x - jnp.mean(x, axis=1)) / jnp.sqrt(jnp.var(x, axis=1) + 1e-5) * g + b),
+        "failed", "ONE vector")
+    assert_result(check.layer_norm(hard_coded_width), "failed", "divide by 8",
+                  "a number written in your code")
     assert_result(check.layer_norm(stub), "not done")
     assert_result(check.layer_norm(lambda x, g, b: norm(x, g, b, eps=0.0)), "failed",
                   "eps = 1e-5")
@@ -163,9 +263,16 @@ def test_layer_norm():
 
 
 def test_transformer_block():
-    assert_result(check.transformer_block(own(lib.transformer_block)), "passed")
     assert_result(check.transformer_block(block_of), "passed")
     assert_result(check.transformer_block(lib.transformer_block), "failed", "library's own")
+    assert_result(check.transformer_block(own(lib.transformer_block)), "failed",
+                  "calls the library's", "transformer_block")
+    assert_result(check.transformer_block(lambda x, b: block_of(x, b, norm=lib.layer_norm)),
+                  "failed", "ONE vector", "vmap(layer_norm, in_axes=(0, None, None))")
+    assert_result(check.transformer_block(lambda x, b: block_of(x, b, norm=vmap(lib.layer_norm))),
+                  "failed", "gamma and beta too", "in_axes=(0, None, None)")
+    assert_result(check.transformer_block(lambda x, b: block_of(x, b, w1_transposed=False)),
+                  "failed", "h @ w1.T + c1")
     assert_result(check.transformer_block(stub), "not done")
     assert_result(check.transformer_block(lambda x, b: block_of(x, b, (False, True))),
                   "failed", "attention's residual")
@@ -231,3 +338,37 @@ def test_a_table_of_the_written_cases_earns_nothing_when_graded():
                                                                      + 5 * d + m)
                 + 2 * d + c * (d + 1)), "passed")
             assert_result(check.attention(by_hand), "passed")
+
+
+def test_an_answer_gets_the_same_verdict_on_every_draw(request):
+    """The student walk's answers that passed on some draws (a size written as a number, an
+    unstable softmax, an eps of 1e-3) fail on every one, and right answers pass on every one.
+    Once, in English in class: the grader's wrapper (conftest) would fix the seed."""
+    from nn_from_scratch.exercises._calls import fresh_inputs
+
+    if request.node.callspec.params["language"] != ("en", "in class"):
+        pytest.skip("the draws are the test's own: once is enough")
+    verdicts = {
+        check.attention: {"passed": [by_hand], "failed": [
+            lambda q, k, v: scaled_attention(q, k, v, 1 / 2.0),
+            lambda q, k, v: v[jnp.argmax(k @ q)]]},
+        check.self_attention: {"passed": [lambda x, w_q, w_k, w_v: vmap(
+            lib.attention, in_axes=(0, None, None))(x @ w_q.T, x @ w_k.T, x @ w_v.T)], "failed": [
+            lambda x, w_q, w_k, w_v: jax.nn.softmax((x @ w_q.T) @ (x @ w_k.T).T / 2.0) @ (
+                x @ w_v.T)]},
+        check.masked_softmax: {"passed": [lesson_masked_softmax],
+                               "failed": [*UNSTABLE, *MAX_OVER_ALL]},
+        check.multi_head_attention: {"passed": [
+            lambda x, w, w_o: heads(x, w).transpose(1, 0, 2).reshape(*x.shape) @ w_o.T],
+            "failed": []},
+        check.layer_norm: {"passed": [lambda x, g, b, e=eps: norm(x, g, b, eps=e)
+                                      for eps in (1e-6, 1e-5, 2e-5)],
+                           "failed": [hard_coded_width, *(lambda x, g, b, e=eps: norm(
+                               x, g, b, eps=e) for eps in (1e-4, 1e-3))]},
+    }
+    for seed in range(6):
+        with fresh_inputs(seed):
+            for checker, answers in verdicts.items():
+                for status, functions in answers.items():
+                    for answer in functions:
+                        assert checker(answer).status == status, (seed, checker(answer).line)

@@ -229,3 +229,21 @@ def test_last_hidden_std():
     assert_result(check.last_hidden_std(lambda p, x: hidden_std(p, x, slice(0, 1))), "failed",
                   "first hidden layer")
     assert_result(check.last_hidden_std(lambda p, x: jnp.std(x)), "failed", "expected")
+
+
+def test_predict_refuses_a_logsumexp_that_overflows():
+    def naive(params, image):  # log(sum(exp)): inf once a logit passes 88 in float32
+        *hidden, (w, b) = params
+        for w_h, b_h in hidden:
+            image = jnp.maximum(0, w_h @ image + b_h)
+        logits = w @ image + b
+        return logits - jnp.log(jnp.sum(jnp.exp(logits)))
+    assert_result(check.predict(naive), "failed", "returned -inf", "logsumexp")
+
+
+def test_init_network_params_refuses_a_depth_written_as_a_number():
+    def three_sizes(sizes, key):  # len(sizes) written as 3: right for the first network only
+        keys = jax.random.split(key, 2)
+        return [params.random_layer_params(m, n, k)
+                for m, n, k in zip(sizes[:-1], sizes[1:], keys)]
+    assert_result(check.init_network_params(three_sizes), "failed", "expected a list of")

@@ -83,6 +83,17 @@ ENGLISH_ON_PURPOSE = {
     "substring not found": "matched against Python's error (str.index)",
     "out of range": "matched against Python's error (an index past a str)",
     "must be static": "matched against JAX's error (a slice of traced length)",
+    "out of bounds for array of dimension 1": "matched against JAX's error",
+    "tuple index out of range": "matched against Python's error",
+    "draw_sizes: {}=({}, {}) holds {} sizes, fewer than the {} cases that each need another one; "
+    "widen the range": "a checker's own bug, met when it is written",
+    "draw_sizes: found no {} cases whose sizes all differ (apart) and that keep what keep asks, "
+    "within ranges {}; widen them, or pass apart=False": "a checker's own bug, met when it is "
+    "written",
+    "extreme_scores: near={} of size={}; need 2 <= near <= size - near, so that the mean lies far "
+    "below the largest": "a checker's own bug, met when it is written",
+    "with_variance: size={}, variance={}; a variance needs size >= 2 and variance > 0":
+        "a checker's own bug, met when it is written",
     "a check cannot send {} to the student's code": "a checker's own bug, never a student's",
     "{} cannot be named to the student's kernel: use a module-level function of the package, "
     "JAX or NumPy": "a checker's own bug, never a student's",

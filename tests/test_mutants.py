@@ -31,7 +31,7 @@ LESSONS = [p.stem for p in notebooks.lesson_paths()]
 EXERCISE_TARGET, LESSON_TARGET = 0.90, 0.98
 # Lessons whose mutants are also checked as the grader decides (in its own process, through its
 # JSON, on a grading's fresh inputs): every wrong answer caught in class must be caught there.
-GRADED = {"07_mlp_from_scratch", "13_cnn_from_scratch"}
+GRADED = {"07_mlp_from_scratch", "13_cnn_from_scratch", "14_attention_from_scratch"}
 # CI's second run (the newest JAX) sets this to "off": the student editions still run, their
 # checks "not done" and then wrong answers in place ("Run all"); the mutation scores, which do
 # not depend on the JAX version, are measured once, on the first run.

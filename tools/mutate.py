@@ -17,6 +17,16 @@ or reshaped with its axes in another order (``x.ravel()`` ->
 ``jnp.moveaxis(x, 0, -1).ravel()``, neighbouring entries of a ``reshape``'s
 shape swapped): the (H, W, C) flattening that a (C, H, W) network gets wrong.
 
+And the ways an answer is right by accident, for the one input a check tried:
+a size read from an input (``x.shape[0]``, ``len(x)``, ``x.size``, ``x.ndim``)
+frozen at the value it takes on the check's first case, as if written as a
+number (whatever is computed from it, ``jnp.sqrt(d)``, follows); a stable idiom
+made its unstable twin (``logsumexp(x)`` -> ``log(sum(exp(x)))``, a softmax
+written as ``exp(x) / sum(exp(x))``; ``exp(x - max)`` -> ``exp(x)`` is a term
+forgotten, above; two neighbouring statements swapped, the second reading what
+the first wrote: a largest score taken before the mask); a small constant, an
+eps, made ten times larger.
+
 Only code between ``# BEGIN SOLUTION`` and ``# END SOLUTION`` is mutated, never
 what the lesson gives (a docstring, a ``def`` line), nor what only prints.
 """
@@ -42,6 +52,19 @@ SWAP_NAMES = {  # a function or method name -> the partners a student confuses i
     "vmap": ["jit"], "pmean": ["psum"], "psum": ["pmean"], "normal": ["uniform"],
     "uniform": ["normal"], "split": ["fold_in"], "logsumexp": ["log_softmax"],
 }
+UNSTABLE = {  # a stable function -> its naive formula, of the call's first argument ({x}),
+    # with its axis and keepdims ({kw}), or its axis (default -1) and keepdims=True ({axis})
+    "logsumexp": "jnp.log(jnp.sum(jnp.exp({x}){kw}))",
+    "log_softmax": "{x} - jnp.log(jnp.sum(jnp.exp({x}), {axis}, keepdims=True))",
+    "softmax": "jnp.exp({x}) / jnp.sum(jnp.exp({x}), {axis}, keepdims=True)",
+}
+SIZE_CALLS = {"len", "shape", "size", "ndim"}  # len(x), jnp.shape(x), np.size(x), ...
+SIZE_ATTRIBUTES = {"shape", "size", "ndim"}
+EPS_AT_MOST = 1e-3  # a positive float constant this small is an eps: it also gets 10 * eps
+# The helper a mutant with a frozen size defines: the value each site had on its first call.
+FROZEN = "_value_on_the_first_case"
+FROZEN_SOURCE = (f"def {FROZEN}(site, value, _seen={{}}):\n"
+                 f"    return _seen.setdefault(site, value)\n\n")
 PRINTING = {"print", "display", "plot", "imshow", "title", "legend", "xlabel", "ylabel"}
 FLATTENING = {"ravel", "flatten", "reshape"}  # methods whose result depends on the axes' order
 
@@ -78,8 +101,40 @@ def _key_names(tree: ast.AST) -> set[str]:
     return names
 
 
+def _size_read(node: ast.AST, parent: ast.AST) -> bool:
+    """Does ``node`` read a size from an input: ``x.shape[i]``, ``x.shape`` (not as part of
+    ``x.shape[i]``), ``x.size``, ``x.ndim``, ``len(x)``, ``jnp.shape(x)``?"""
+    if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+        return isinstance(node.value, ast.Attribute) and node.value.attr == "shape"
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+        inside = isinstance(parent, ast.Subscript) and parent.value is node
+        return node.attr in SIZE_ATTRIBUTES and not inside
+    return (isinstance(node, ast.Call) and _name(node.func) in SIZE_CALLS
+            and len(node.args) == 1 and not node.keywords)
+
+
+def _frozen(node: ast.expr) -> ast.expr:
+    """``node``, as the value it takes on its first evaluation (the check's first case)."""
+    return ast.Call(ast.Name(FROZEN, ast.Load()), [ast.Constant(_one_line(node)), node], [])
+
+
+def _unstable(node: ast.Call) -> ast.expr | None:
+    """The naive formula of a stable call (``UNSTABLE``), or ``None``."""
+    formula = UNSTABLE.get(_name(node.func))
+    if formula is None or len(node.args) != 1:
+        return None
+    kw = "".join(f", {_one_line(k)}" for k in node.keywords if k.arg in ("axis", "keepdims"))
+    axis = next((_one_line(k) for k in node.keywords if k.arg == "axis"), "axis=-1")
+    return ast.parse(formula.format(x=f"({_one_line(node.args[0])})", kw=kw, axis=axis),
+                     mode="eval").body
+
+
 def _variants(node: ast.AST, parent: ast.AST, keys: set[str]) -> Iterator[ast.AST]:
     """Every single change of ``node``: each is a new node to put in its place."""
+    if isinstance(node, ast.expr) and _size_read(node, parent):
+        yield _frozen(node)
+    if isinstance(node, ast.Call) and (naive := _unstable(node)) is not None:
+        yield naive
     if isinstance(node, (ast.BinOp, ast.BoolOp, ast.UnaryOp, ast.Compare, ast.AugAssign)):
         ops = node.ops if isinstance(node, ast.Compare) else [node.op]
         for i, op in enumerate(ops):
@@ -109,6 +164,8 @@ def _variants(node: ast.AST, parent: ast.AST, keys: set[str]) -> Iterator[ast.AS
         elif isinstance(value, float):
             yield ast.Constant(value * 2 if value else 1.0)
             yield ast.Constant(value / 2 if value else -1.0)
+            if 0 < value <= EPS_AT_MOST:  # an eps: ten times larger
+                yield ast.Constant(value * 10)
         elif value is None:
             yield ast.Constant(0)
     if isinstance(node, ast.Call) and _name(node.func) not in PRINTING:
@@ -175,6 +232,23 @@ def _sites(tree: ast.AST, lines: set[int]) -> Iterator[tuple[ast.AST, str, int |
     yield from visit(tree)
 
 
+def _assigned(statement: ast.stmt) -> set[str]:
+    """The names an assignment writes."""
+    targets = (statement.targets if isinstance(statement, ast.Assign) else
+               [statement.target] if isinstance(statement, (ast.AugAssign, ast.AnnAssign))
+               else [])
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _swappable(first: ast.stmt, second: ast.stmt, lines: set[int]) -> bool:
+    """Two neighbouring assignments of the solution, the second reading what the first wrote:
+    swapped, the second sees the value from before (a largest score taken before the mask)."""
+    read = {n.id for n in ast.walk(second) if isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Load)}
+    return (first.lineno in lines and second.lineno in lines
+            and bool(_assigned(first) & read) and bool(_assigned(second)))
+
+
 def mutants(source: str, lines: set[int]) -> list[Mutant]:
     """Every single-site mutant of ``source`` that changes code on ``lines`` (1-based)."""
     tree = ast.parse(source)
@@ -182,6 +256,22 @@ def mutants(source: str, lines: set[int]) -> list[Mutant]:
     original = ast.unparse(tree)
     found: dict[str, Mutant] = {}
     sites = list(_sites(tree, lines))
+
+    def add(key: str, mutated: ast.AST) -> None:
+        ast.fix_missing_locations(mutated)
+        try:
+            text = ast.unparse(mutated)
+            compile(text, "<mutant>", "exec")
+        except (SyntaxError, ValueError, TypeError):
+            return
+        if text == original:
+            return
+        if FROZEN in text:
+            text = FROZEN_SOURCE + text
+        while key in found:  # the same change at another place
+            key += " (again)"
+        found[key] = Mutant(key, text)
+
     for number, (parent, _field, index, node) in enumerate(sites):
         if not hasattr(node, "lineno") and not isinstance(node, ast.Slice):
             continue  # operators and contexts: changed through their expression
@@ -195,16 +285,16 @@ def mutants(source: str, lines: set[int]) -> list[Mutant]:
                 setattr(m_parent, m_field, change)
             else:
                 getattr(m_parent, m_field)[m_index] = change
-            ast.fix_missing_locations(mutated)
-            try:
-                text = ast.unparse(mutated)
-                compile(text, "<mutant>", "exec")
-            except (SyntaxError, ValueError, TypeError):
-                continue
-            if text == original:
-                continue
-            key = f"{_one_line(node)} -> {_one_line(change)}"
-            while key in found:  # the same change at another place
-                key += " (again)"
-            found[key] = Mutant(key, text)
+            shown = ("its value on the check's first case"
+                     if isinstance(change, ast.Call) and _name(change.func) == FROZEN
+                     else _one_line(change))
+            add(f"{_one_line(node)} -> {shown}", mutated)
+        body = getattr(parent, _field) if isinstance(index, int) else []
+        if isinstance(node, ast.stmt) and isinstance(index, int) and index + 1 < len(body) \
+                and _swappable(node, body[index + 1], lines):
+            mutated = copy.deepcopy(tree)
+            m_parent, m_field, m_index, _ = list(_sites(mutated, lines))[number]
+            m_body = getattr(m_parent, m_field)
+            m_body[m_index], m_body[m_index + 1] = m_body[m_index + 1], m_body[m_index]
+            add(f"{_one_line(node)}; {_one_line(body[index + 1])} -> the two swapped", mutated)
     return list(found.values())

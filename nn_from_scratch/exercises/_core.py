@@ -18,7 +18,8 @@ The rest of the shared machinery is split by job: :mod:`._calls` (what a check
 needs from the student's code), :mod:`._compare` (how it compares),
 :mod:`._hints` (how it words what it found), :mod:`._outcomes` (the exceptions that
 carry a verdict), :mod:`._remote` (the student's code in another process, when the grader
-checks), :mod:`._fixtures` (stand-ins the student's code is handed).
+checks), :mod:`._fixtures` (stand-ins the student's code is handed), :mod:`._draws`
+(the sizes and values of a check's inputs).
 """
 import functools
 import importlib

@@ -18,10 +18,10 @@ from ..i18n import _
 from ._core import Mistake
 from ._hints import summary
 
-__all__ = ["Bowl", "GRAPH_FUNCTIONS", "InFlight", "QueuedWork", "StandInTimer", "Watched",
-           "checking_key_reuse", "cube", "cubic", "deep", "diamond", "first_given", "graph",
-           "lesson_jaxpr", "library_calls", "neuron", "poly", "printed_under_jit", "queued_work",
-           "square", "summed", "tiny_step_inputs", "total", "traced_size"]
+__all__ = ["Bowl", "GRAPH_FUNCTIONS", "InFlight", "OPTIMIZER_MODULES", "QueuedWork", "StandInTimer",
+           "Watched", "checking_key_reuse", "cube", "cubic", "deep", "diamond", "first_given",
+           "graph", "lesson_jaxpr", "library_calls", "neuron", "poly", "printed_under_jit",
+           "queued_work", "square", "summed", "tiny_step_inputs", "total", "traced_size"]
 
 
 def _tanh(z: Any) -> Any:
@@ -295,13 +295,13 @@ def first_given(fn: Any, *rest: Any) -> Any:
     return of_first
 
 
+# Where ready-made optimizers live: this package's optim and schedules, Optax, JAX's own.
 OPTIMIZER_MODULES = ("nn_from_scratch.optim", "nn_from_scratch.schedules", "optax",
                      "jax.example_libraries.optimizers")
 
 
 def _library_files(modules: tuple[str, ...]) -> tuple[str, ...]:
-    """Where the ready-made versions of an exercise live: the files of ``modules`` (each only
-    if installed)."""
+    """The files of ``modules`` (each only if installed): a package's folder, a module's file."""
     import importlib.util
     import os
 
@@ -320,11 +320,11 @@ def _library_files(modules: tuple[str, ...]) -> tuple[str, ...]:
 
 def library_calls(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (),
                   modules: tuple[str, ...] = OPTIMIZER_MODULES) -> list[str]:
-    """The ready-made functions of ``modules`` (by default the optimizers: ``optim``, Optax,
+    """The functions of ``modules`` (by default the ready-made optimizers: ``optim``, Optax,
     ``jax.example_libraries``) that ``fn(*args)`` calls from code of its own, by name
-    (``"optax.scale_by_adam"``), except those named in ``allowed``. Run without ``jit`` (a
-    cached compile calls nothing), under a profiler; what ``fn`` returns or raises is not
-    looked at (the check judges that)."""
+    (``"optax.scale_by_adam"``, ``"nn_from_scratch.attention.softmax"``), except those named
+    in ``allowed``. Run without ``jit`` (a cached compile calls nothing), under a profiler;
+    what ``fn`` returns or raises is not looked at (the check judges that)."""
     import sys
 
     import jax

@@ -2,14 +2,21 @@
 lifts it with ``vmap`` to every query and every head, and writes the mask, the layer norm, the
 transformer block and its parameter count.
 
-Each is compared with a NumPy reference (float64) on small inputs whose sizes all differ, so
-that a swapped axis or a missing transpose gives another shape or other numbers; the student's
-function runs under ``jit`` (``fast_call``). Each knows the usual slips: a missing or wrong
+Each is compared with a NumPy reference (float64). Every check draws its sizes (:mod:`._draws`):
+every size takes another value in each case and no two sizes of a case are equal, so that a
+size written as a number, a swapped axis or a missing transpose gives another shape or other
+numbers; 14.4's and 14.6's keep the lesson's ``d = H * d_k``. The mask's scores reach where an
+unstable softmax overflows (in float32 and float64) and the layer norm's variances where eps
+shows, so that an answer gets the same verdict on every draw. The student's function runs
+under ``jit`` (``fast_call``). Each check knows the usual slips: a missing, wrong or hard-coded
 scale, the softmax over the wrong axis, keys and values mapped with the queries, the mask
-applied after the softmax, ``-inf`` making NaN of a fully masked row, an unstable softmax, heads
-joined without the transpose, a residual forgotten, post-norm instead of pre-norm, heads
-counted as if each had the whole width.
+applied after the softmax, the largest score taken over the masked ones too, ``-inf`` making
+NaN of a fully masked row, heads joined without the transpose, a residual forgotten, post-norm
+instead of pre-norm, a layer norm over the whole sequence, heads counted as if each had the
+whole width; and the library's own function called in disguise (the exercise wants the
+student's code).
 """
+import math
 from typing import Any
 
 import jax
@@ -17,13 +24,18 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..i18n import N_, _
-from ._calls import fast_call, generator, graded, more_when_graded
+from . import _fixtures
+from ._calls import fast_call, generator, graded, library_name, more_when_graded
 from ._compare import expect_close, expect_int, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
+from ._draws import draw_sizes, extreme_scores, with_variance
+from ._remote import beside
 
 LESSON = "14_attention_from_scratch"
 _RNG = np.random.default_rng(14)  # in class: one stream, drawn in the order of the checks
 EPS = 1e-5  # the layer norm's
+EPS_ACCEPTED = (1e-6, 2e-5)  # Flax's eps to twice PyTorch's: all right; 1e-4 is not
+SMALL_VARIANCE = 0.01  # where eps shows (_draws.with_variance): 1e-4 moves the answer 0.45%
 
 
 def _source(n: int) -> np.random.Generator:
@@ -33,6 +45,20 @@ def _source(n: int) -> np.random.Generator:
 
 def _normal(source: np.random.Generator, *shape: int, scale: float = 1.0) -> jax.Array:
     return jnp.asarray(scale * source.normal(size=shape), jnp.float32)
+
+
+def _own_code(student_fn: Any, args: tuple[Any, ...], what: str, names: tuple[str, ...]) -> None:
+    """A Mistake if ``student_fn(*args)`` calls one of the library's ``names`` (in
+    ``nn_from_scratch.attention``), however it is reached: the exercise asks for that code."""
+    if not callable(student_fn) or library_name(student_fn):
+        return  # fast_call says what it is
+    used = [name for name in beside(student_fn, _fixtures.library_calls, student_fn, args, (),
+                                    ("nn_from_scratch.attention",))
+            if name.rpartition(".")[2] in names]
+    if used:
+        raise Mistake(_("{what} calls the library's {name}: the exercise wants your own code, "
+                        "written with jax.numpy (the lesson shows the library's right "
+                        "after)").format(what=what, name=used[0].rpartition(".")[2]))
 
 
 def _softmax(scores: Any, axis: int = -1) -> np.ndarray:
@@ -49,132 +75,213 @@ def _attention(q: Any, k: Any, v: Any, scale: float | None = None, axis: int = -
     return _softmax(q @ k.T * scale, axis) @ v
 
 
+def _hard_coded_scale(got: np.ndarray, want: np.ndarray, q: Any, k: Any, v: Any,
+                      size: str) -> None:
+    """A Mistake if ``got`` is attention with the scores divided by a number other than
+    sqrt(d): a size written as a number, right for one shape only (``size``: d's name)."""
+    d = np.asarray(q).shape[-1]
+    for divisor in sorted({*(math.sqrt(n) for n in range(1, 257)), *range(1, 17)}):
+        if np.isclose(divisor, math.sqrt(d)):
+            continue
+        wrong = _attention(q, k, v, scale=1 / divisor)
+        if np.allclose(got, wrong, rtol=1e-4, atol=1e-5) and not np.allclose(
+                wrong, want, rtol=1e-4, atol=1e-5):
+            raise Mistake(_("the scores are divided by {divisor:.4g}, a number written in your "
+                            "code; here {size} is {d}, so divide by sqrt({d}) = {root:.4g}: read "
+                            "the size from the input (.shape), so that it is right for every "
+                            "size").format(divisor=divisor, size=size, d=d, root=math.sqrt(d)))
+
+
 @exercise(LESSON, 1, "attention for one query")
 def attention(student_fn: Any) -> str:
-    for case in range(2):
-        source = _source(140 + case)
-        query, keys, values = (_normal(source, 4, scale=1.5), _normal(source, 6, 4, scale=1.5),
-                               _normal(source, 6, 3))
+    source = _source(140)
+    for number, s in enumerate(draw_sizes(source, 3, d=(2, 9), t=(3, 9), d_v=(2, 7))):
+        d, t, d_v = s["d"], s["t"], s["d_v"]
+        query, keys, values = _normal(source, d), _normal(source, t, d), _normal(source, t, d_v)
+        top = int(np.argmax(np.asarray(keys) @ np.asarray(query)))
+        keys = keys.at[(top + 1) % t].set(keys[top])  # two best keys alike: no answer is one value
         want = _attention(query, keys, values)
-        what = _("attention(query, keys, values) for a query (4,), keys (6, 4) and values (6, 3)")
+        what = _("attention(query, keys, values) for a query ({d},), keys ({t}, {d}) and values "
+                 "({t}, {d_v})").format(d=d, t=t, d_v=d_v)
+        if number == 0:
+            _own_code(student_fn, (query, keys, values), what, ("attention", "attention_weights"))
         got = np.asarray(fast_call(student_fn, query, keys, values, what=what, hints={
             ("dot_general requires", "matmul", "Incompatible shapes"): _(
-                "{what} failed: the scores are keys @ query, (6,), one per key; the answer is "
-                "weights @ values, (3,)").format(what=what)}))
-        if got.shape == (4,):
-            raise Mistake(_("returned shape (4,), a key's size: you averaged the keys; the "
-                            "answer is the weighted average of the VALUES, weights @ values"))
-        if got.shape == (6,):
-            raise Mistake(_("returned shape (6,), one number per key: those are the weights; "
-                            "the answer is their average of the values, weights @ values"))
-        got = expect_shape(got, want.shape, what)
+                "{what} failed: the scores are keys @ query, ({t},), one per key; the answer is "
+                "weights @ values, ({d_v},)").format(what=what, t=t, d_v=d_v)}))
         q, k, v = (np.asarray(a, np.float64) for a in (query, keys, values))
         scores = k @ q
+        if got.shape == (d,):
+            raise Mistake(_("returned shape ({d},), a key's size: you averaged the keys; the "
+                            "answer is the weighted average of the VALUES, weights @ "
+                            "values").format(d=d))
+        if got.shape == (t,):
+            if np.all(got >= 0) and np.isclose(np.sum(got), 1, rtol=1e-4):
+                raise Mistake(_("returned shape ({t},), one number per key: those are the "
+                                "weights; the answer is their average of the values, weights "
+                                "@ values").format(t=t))
+            raise Mistake(_("returned shape ({t},), one number per key: the sum ran over the "
+                            "wrong axis. The answer sums over the KEYS, one number per "
+                            "feature of a value: weights @ values, ({d_v},)").format(t=t, d_v=d_v))
+        got = expect_shape(got, want.shape, what)
+        if any(np.allclose(got, row, rtol=1e-4, atol=1e-5) for row in v):
+            raise Mistake(_("returned the value of one key alone (a hard lookup, "
+                            "values[argmax]); attention averages ALL the values, weighted by "
+                            "the softmax of the scores"))
         reject_known_wrong(got, {
             N_("the scores are not scaled: divide keys @ query by sqrt(d), the size of the "
-               "query (sqrt(4) = 2 here), so the softmax does not saturate"):
-                _attention(q, k, v, scale=1.0),
+               "query, so the softmax does not saturate"): _attention(q, k, v, scale=1.0),
             N_("the scores are divided by d; the scale is sqrt(d): "
-               "keys @ query / jnp.sqrt(query.shape[0])"): _attention(q, k, v, scale=1 / 4),
+               "keys @ query / jnp.sqrt(query.shape[0])"): _attention(q, k, v, scale=1 / d),
             N_("the scores are multiplied by sqrt(d); divide by it"):
-                _attention(q, k, v, scale=2.0),
+                _attention(q, k, v, scale=np.sqrt(d)),
             N_("the weights are the scores divided by their sum; a softmax takes exp first, "
                "exp(s) / sum(exp(s)), so that every weight is positive"):
-                scores / 2 / np.sum(scores / 2) @ v,
-            N_("returned the value of the best key alone (a hard lookup); attention averages "
-               "ALL the values, weighted by the softmax of the scores"): v[np.argmax(scores)],
+                scores / np.sqrt(d) / np.sum(scores / np.sqrt(d)) @ v,
         }, rtol=1e-4, atol=1e-5, want=want)
+        _hard_coded_scale(got, want, q, k, v, "d")
         expect_close(got, want, what, hint=N_("softmax(keys @ query / sqrt(d)) @ values"))
-    return N_("two queries against 6 keys: scaled scores, softmax, the values averaged")
+    return N_("three queries of other sizes against other keys: scaled scores, softmax, the "
+              "values averaged")
 
 
 @exercise(LESSON, 2, "self-attention (vmap over the queries)")
 def self_attention(student_fn: Any) -> str:
     source = _source(142)
-    x = _normal(source, 5, 4)
-    w_q, w_k, w_v = _normal(source, 3, 4), _normal(source, 3, 4), _normal(source, 2, 4)
-    q, k, v = (np.asarray(x, np.float64) @ np.asarray(w, np.float64).T for w in (w_q, w_k, w_v))
-    want = _attention(q, k, v)
-    what = _("self_attention(x, w_q, w_k, w_v) for x (5, 4), w_q and w_k (3, 4), w_v (2, 4)")
-    got = np.asarray(fast_call(student_fn, x, w_q, w_k, w_v, what=what, hints={
-        ("one value per key", "takes ONE query", "out of bounds for array of dimension 0",
-         "must have ndim at least 1, but it has ndim 0"): _(
-            "{what} failed inside attention, which got ONE key where it takes them all: vmap "
-            "mapped the keys and values too. Map the queries only: "
-            "vmap(attention, in_axes=(0, None, None))").format(what=what),
-        ("dot_general requires", "matmul", "Incompatible shapes"): _(
-            "{what} failed: with the course's layout, the queries of every position are "
-            "x @ w_q.T, (5, 3); the keys x @ w_k.T, (5, 3); the values x @ w_v.T, (5, 2)").format(
-              what=what)}))
-    got = expect_shape(got, want.shape, what)
-    reject_known_wrong(got, {
-        N_("every position got its own value back: vmap mapped the keys and values too, so query "
-           "t saw key t alone. Share them: vmap(attention, in_axes=(0, None, None))"): v,
-        N_("the softmax ran down the columns (axis 0): each ROW of the scores belongs to one "
-           "query and must sum to 1, jax.nn.softmax(scores, axis=-1)"): _attention(q, k, v, axis=0),
-        N_("queries and keys swapped: scores[i, j] is query i against key j, q @ k.T"):
-            _softmax(k @ q.T / np.sqrt(3)) @ v,
-        N_("the scores are not scaled: divide by sqrt(d_k), the size of a query (3 here)"):
-            _attention(q, k, v, scale=1.0),
-        N_("the scores are scaled by the width of x (4); the scale is sqrt(d_k), the size of a "
-           "query and a key (3 here)"): _attention(q, k, v, scale=1 / 2),
-    }, rtol=1e-4, atol=1e-5, want=want)
-    expect_close(got, want, what, hint=N_("q, k, v = x @ w_q.T, x @ w_k.T, x @ w_v.T; then "
-                                          "vmap(attention, in_axes=(0, None, None))(q, k, v)"))
-    return N_("5 positions, queries and keys of 3, values of 2: every query against all the keys")
+    for number, s in enumerate(draw_sizes(source, 2, t=(3, 8), d=(2, 8), d_k=(2, 7),
+                                          d_v=(2, 7))):
+        t, d, d_k, d_v = s["t"], s["d"], s["d_k"], s["d_v"]
+        x = _normal(source, t, d)
+        w_q, w_k, w_v = (_normal(source, n, d, scale=1 / math.sqrt(d)) for n in (d_k, d_k, d_v))
+        q, k, v = (np.asarray(x, np.float64) @ np.asarray(w, np.float64).T
+                   for w in (w_q, w_k, w_v))
+        want = _attention(q, k, v)
+        what = _("self_attention(x, w_q, w_k, w_v) for x ({t}, {d}), w_q and w_k ({d_k}, {d}), "
+                 "w_v ({d_v}, {d})").format(t=t, d=d, d_k=d_k, d_v=d_v)
+        if number == 0:
+            _own_code(student_fn, (x, w_q, w_k, w_v), what, ("self_attention",
+                                                            "multi_head_attention"))
+        got = np.asarray(fast_call(student_fn, x, w_q, w_k, w_v, what=what, hints={
+            (f"keys ({d_k}, {t})", f"query ({t},)", f"got ({t},) and ({d_k},)"): _(
+                "{what} failed: the projections are transposed. x is (T, d) and w_q is (d_k, "
+                "d), so the queries of every position are x @ w_q.T, ({t}, {d_k}), one row per "
+                "position; w_q @ x.T is ({d_k}, {t}), one row per feature").format(
+                  what=what, t=t, d_k=d_k),
+            ("one value per key", "takes ONE query", "out of bounds for array of dimension 0",
+             "must have ndim at least 1, but it has ndim 0"): _(
+                "{what} failed inside attention, which got ONE key where it takes them all: vmap "
+                "mapped the keys and values too. Map the queries only: "
+                "vmap(attention, in_axes=(0, None, None))").format(what=what),
+            ("dot_general requires", "matmul", "Incompatible shapes"): _(
+                "{what} failed: with the course's layout, the queries of every position are "
+                "x @ w_q.T, ({t}, {d_k}); the keys x @ w_k.T, ({t}, {d_k}); the values "
+                "x @ w_v.T, ({t}, {d_v})").format(what=what, t=t, d_k=d_k, d_v=d_v)}))
+        got = expect_shape(got, want.shape, what)
+        reject_known_wrong(got, {
+            N_("every position got its own value back: vmap mapped the keys and values too, so "
+               "query t saw key t alone. Share them: vmap(attention, in_axes=(0, None, None))"):
+                v,
+            N_("the softmax ran down the columns (axis 0): each ROW of the scores belongs to "
+               "one query and must sum to 1, jax.nn.softmax(scores, axis=-1)"):
+                _attention(q, k, v, axis=0),
+            N_("queries and keys swapped: scores[i, j] is query i against key j, q @ k.T"):
+                _softmax(k @ q.T / np.sqrt(d_k)) @ v,
+            N_("the scores are not scaled: divide by sqrt(d_k), the size of a query"):
+                _attention(q, k, v, scale=1.0),
+            N_("the scores are scaled by the width of x; the scale is sqrt(d_k), the size of a "
+               "query and a key"): _attention(q, k, v, scale=1 / np.sqrt(d)),
+        }, rtol=1e-4, atol=1e-5, want=want)
+        _hard_coded_scale(got, want, q, k, v, "d_k")
+        expect_close(got, want, what, hint=N_("q, k, v = x @ w_q.T, x @ w_k.T, x @ w_v.T; then "
+                                              "vmap(attention, in_axes=(0, None, None))(q, k, "
+                                              "v)"))
+    return N_("two sequences of other lengths and widths: every query against all the keys")
+
+
+def _masked_case(source: np.random.Generator, t: int, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """Scores (float32) and a mask ``(t,)`` for one case of 14.3. ``"some"``: a few hidden;
+    ``"large"`` and ``"small"``: the visible scores beyond what exp holds (above 750, or all
+    below -750), the hidden ones below them; ``"hidden above"``: a hidden score far above every
+    visible one; ``"none"``, ``"all"``: nothing hidden, everything hidden."""
+    scores = 2.0 * source.normal(size=t)
+    mask = np.ones(t, bool)
+    hidden = source.permutation(t)[:int(source.integers(1, t - 3))]
+    if kind in ("some", "large", "small", "hidden above"):
+        mask[hidden] = False
+    if kind in ("large", "small"):
+        visible = extreme_scores(source, int(mask.sum()), near=2, high=kind == "large")
+        scores[mask] = visible
+        scores[~mask] = visible.max() - source.uniform(100.0, 3000.0, size=len(hidden))
+    if kind == "hidden above":
+        scores[~mask] = scores[mask].max() + source.uniform(1500.0, 2500.0, size=len(hidden))
+    if kind == "all":
+        mask[:] = False
+    return scores.astype(np.float32), mask
+
+
+MASK_CASES = ("some", "large", "hidden above", "small", "none", "all")
 
 
 @exercise(LESSON, 3, "the mask (masked_softmax)")
 def masked_softmax(student_fn: Any) -> str:
     source = _source(143)
-    cases = (
-        (_normal(source, 7, scale=2.0), np.array([1, 0, 1, 1, 0, 1, 1], bool), "some"),
-        (jnp.asarray([100.0, 120.0, 300.0, 90.0, 110.0], jnp.float32),
-         np.array([1, 1, 0, 1, 1], bool), "large"),
-        (_normal(source, 4), np.ones(4, bool), "none"),
-        (_normal(source, 4), np.zeros(4, bool), "all"),
-    )
-    for scores, mask, kind in cases:
-        s = np.asarray(scores, np.float64)
-        want = np.where(mask, _softmax(np.where(mask, s, -np.inf)), 0.0) if mask.any() else 0 * s
+    for kind, s in zip(MASK_CASES, draw_sizes(source, len(MASK_CASES), t=(6, 13))):
+        scores, mask = _masked_case(source, s["t"], kind)
+        s64 = scores.astype(np.float64)
+        want = (np.where(mask, _softmax(np.where(mask, s64, -np.inf)), 0.0) if mask.any()
+                else 0 * s64)
         what = _("masked_softmax(scores, mask) for scores {scores} and mask {mask}").format(
-            scores=np.round(s, 2).tolist(), mask=mask.astype(int).tolist())
-        got = expect_shape(fast_call(student_fn, scores, jnp.asarray(mask), what=what),
-                           want.shape, what)
+            scores=np.round(s64, 2).tolist(), mask=mask.astype(int).tolist())
+        if kind == "some":
+            _own_code(student_fn, (jnp.asarray(scores), jnp.asarray(mask)), what,
+                      ("softmax", "attention_weights", "attention"))
+        got = expect_shape(fast_call(student_fn, jnp.asarray(scores), jnp.asarray(mask),
+                                     what=what), want.shape, what).astype(np.float64)
         if np.isnan(got).any() and kind == "all":
             raise Mistake(_("{what} gave NaN: with every score -inf, the largest is -inf too and "
                             "-inf - (-inf) is NaN. A query that may see nothing gets weights "
                             "of 0: replace a largest score that is not finite by 0, and divide "
                             "by the sum only where it is > 0 (jnp.where)").format(what=what))
+        if kind == "hidden above" and (not np.isfinite(got).all() or got[mask].sum() < 0.5):
+            raise Mistake(_("{what} gave {got}: the largest score was taken over ALL the "
+                            "scores, hidden ones included (or the softmax ran before the mask "
+                            "and was divided again by the visible sum). A hidden score far "
+                            "above the visible ones then makes every visible exp 0. Hide the "
+                            "masked scores first (-inf), then take the largest of what is "
+                            "left").format(what=what, got=np.round(got, 3).tolist()))
         if not np.isfinite(got).all():
-            raise Mistake(_("{what} gave {got}: exp of a float32 above about 88 is inf, and inf "
-                            "/ inf is NaN. Hide the masked scores first (-inf), then subtract "
-                            "the largest score before exp (it cancels out), so that every exp "
-                            "is at most 1 and the largest is exactly 1").format(
-                              what=what, got=np.round(got, 3).tolist()))
-        if kind == "all" and np.allclose(got, 1 / len(s), atol=1e-4):
+            raise Mistake(_("{what} gave {got}: exp of a float32 above about 88 is inf (of a "
+                            "float64, above 710), and exp of one below about -104 is 0, so inf "
+                            "/ inf or 0 / 0 is NaN. Hide the masked scores first (-inf), then "
+                            "subtract the LARGEST score before exp (not the mean or the "
+                            "smallest: it cancels out), so that every exp is at most 1 and the "
+                            "largest is exactly 1").format(what=what,
+                                                             got=np.round(got, 3).tolist()))
+        if kind == "all" and np.allclose(got, 1 / len(s64), atol=1e-4):
             raise Mistake(_("{what} gave every position 1/{n}: a large negative number instead "
                             "of -inf still counts once every score has it. A query that may see "
-                            "nothing gets weights of 0").format(what=what, n=len(s)))
-        plain = _softmax(s)
+                            "nothing gets weights of 0").format(what=what, n=len(s64)))
+        plain = _softmax(s64)
         reject_known_wrong(got, {
             N_("the mask was applied after the softmax: the weights left no longer sum to 1. "
                "Put -inf into the masked SCORES, then take the softmax"): plain * mask,
             N_("the mask is the wrong way round: True is where the query MAY look"):
-                np.where(~mask, _softmax(np.where(~mask, s, -np.inf)), 0.0) if (~mask).any()
+                np.where(~mask, _softmax(np.where(~mask, s64, -np.inf)), 0.0) if (~mask).any()
                 else np.nan,
             N_("the mask was not used: masked positions must get weight 0"): plain,
         }, rtol=1e-4, atol=1e-6, want=want)
         expect_close(got, want, what, atol=1e-6, hint=N_(
             "jnp.where(mask, scores, -jnp.inf), minus the largest, exp, divided by the sum"))
-    return N_("4 masks (some hidden, large scores, none hidden, all hidden): 0 where masked, "
-              "no overflow, no NaN")
+    return N_("6 masks (some hidden; visible scores beyond what exp holds, above and below; a "
+              "hidden score far above; none hidden; all hidden): 0 where masked, no overflow, "
+              "no NaN")
 
 
-def _mha(x: Any, w_qkv: Any, w_o: Any, join: str = "heads first", swap: bool = False
-         ) -> np.ndarray:
+def _mha(x: Any, w_qkv: Any, w_o: Any, join: str = "heads first", swap: bool = False,
+         project: str = "w_o.T") -> np.ndarray:
     """Multi-head attention in float64; ``join``: how the heads are joined per position
-    (the right way, or without the transpose, or head-major); ``swap``: keys and queries."""
+    (the right way, or without the transpose, or head-major); ``swap``: keys and queries;
+    ``project``: ``"w_o.T"``, or ``"w_o"`` (not transposed), or ``"none"``."""
     x, w_qkv, w_o = (np.asarray(a, np.float64) for a in (x, w_qkv, w_o))
     w_q, w_k, w_v = w_qkv[[1, 0, 2]] if swap else w_qkv
     heads = np.stack([_attention(x @ q.T, x @ k.T, x @ v.T) for q, k, v in zip(w_q, w_k, w_v)])
@@ -182,65 +289,122 @@ def _mha(x: Any, w_qkv: Any, w_o: Any, join: str = "heads first", swap: bool = F
     joined = {"heads first": heads.transpose(1, 0, 2).reshape(t, -1),
               "no transpose": heads.reshape(t, -1),
               "interleaved": heads.transpose(1, 2, 0).reshape(t, -1)}[join]
-    return joined @ w_o.T
+    return {"w_o.T": lambda: joined @ w_o.T, "w_o": lambda: joined @ w_o,
+            "none": lambda: joined}[project]()
+
+
+def _heads_sizes(source: np.random.Generator, cases: int, mlp: bool = False
+                 ) -> list[dict[str, int]]:
+    """Sizes with the lesson's d = heads * d_k (added as ``"d"``), unequal to every other;
+    ``mlp``: and an MLP's width ``"m"``."""
+    def keep(s: dict[str, int]) -> bool:
+        return s["heads"] * s["d_k"] not in {s["t"], s.get("m")}
+
+    drawn = (draw_sizes(source, cases, heads=(2, 4), d_k=(2, 5), t=(3, 8), m=(3, 12), keep=keep)
+             if mlp else draw_sizes(source, cases, heads=(2, 4), d_k=(2, 5), t=(3, 8), keep=keep))
+    return [{**s, "d": s["heads"] * s["d_k"]} for s in drawn]
 
 
 @exercise(LESSON, 4, "multi-head attention (vmap over the heads)")
 def multi_head_attention(student_fn: Any) -> str:
     source = _source(144)
-    x, w_qkv, w_o = _normal(source, 5, 6), _normal(source, 3, 2, 2, 6), _normal(source, 6, 4)
-    want = _mha(x, w_qkv, w_o)
-    what = _("multi_head_attention(x, w_qkv, w_o) for x (5, 6), w_qkv (3, 2, 2, 6) (2 heads of "
-             "size 2) and w_o (6, 4)")
-    got = np.asarray(fast_call(student_fn, x, w_qkv, w_o, what=what, hints={
-        ("inconsistent sizes", "vmap got"): _(
-            "{what} failed in vmap: it mapped the sequence too (5 positions against 2 heads). "
-            "Every head sees the WHOLE sequence: vmap(self_attention, in_axes=(None, 0, 0, 0))"
-        ).format(what=what),
-        ("dot_general requires", "matmul", "Incompatible shapes"): _(
-            "{what} failed multiplying: the heads give (2, 5, 2); joined per position that is "
-            "(5, 4), and w_o is (6, 4), so the output is joined @ w_o.T").format(what=what)}))
-    if got.shape == (5, 4):
-        raise Mistake(_("returned (5, 4): the heads joined, but not mixed back to the width of "
-                        "x; multiply by w_o: joined @ w_o.T"))
-    if got.shape in ((5, 2), (2, 5, 2)):
-        raise Mistake(_("returned {shape}: the heads are JOINED side by side for every "
-                        "position, (T, H * d_k), not summed, averaged or left stacked").format(
-                          shape=got.shape))
-    got = expect_shape(got, want.shape, what)
-    reject_known_wrong(got, {
-        N_("the heads were joined without the transpose: heads.reshape(T, -1) puts head 0's "
-           "first positions in row 0. Make it (T, H, d_k) first: heads.transpose(1, 0, 2)"):
-            _mha(x, w_qkv, w_o, join="no transpose"),
-        N_("the heads' numbers are interleaved: for each position put head 0's d_k numbers "
-           "first, then head 1's: heads.transpose(1, 0, 2).reshape(T, -1)"):
-            _mha(x, w_qkv, w_o, join="interleaved"),
-        N_("queries and keys swapped: w_qkv[0] holds the queries' weights, w_qkv[1] the "
-           "keys', w_qkv[2] the values'"): _mha(x, w_qkv, w_o, swap=True),
-    }, rtol=1e-4, atol=1e-5, want=want)
-    expect_close(got, want, what, hint=N_(
-        "vmap(self_attention, in_axes=(None, 0, 0, 0))(x, *w_qkv), then "
-        ".transpose(1, 0, 2).reshape(T, -1) @ w_o.T"))
-    return N_("2 heads on 5 positions: mapped over the stacked weights, joined, projected")
+    for number, s in enumerate(_heads_sizes(source, 2)):
+        t, heads, d_k, d = s["t"], s["heads"], s["d_k"], s["d"]
+        x = _normal(source, t, d)
+        w_qkv = _normal(source, 3, heads, d_k, d, scale=1 / math.sqrt(d))
+        w_o = _normal(source, d, d, scale=1 / math.sqrt(d))
+        want = _mha(x, w_qkv, w_o)
+        what = _("multi_head_attention(x, w_qkv, w_o) for x ({t}, {d}), w_qkv (3, {h}, {d_k}, "
+                 "{d}) ({h} heads of size {d_k}) and w_o ({d}, {d})").format(
+                   t=t, d=d, h=heads, d_k=d_k)
+        if number == 0:
+            _own_code(student_fn, (x, w_qkv, w_o), what, ("multi_head_attention",))
+        got = np.asarray(fast_call(student_fn, x, w_qkv, w_o, what=what, hints={
+            ("inconsistent sizes", "vmap got"): _(
+                "{what} failed in vmap: it mapped the sequence too ({t} positions against {h} "
+                "heads). Every head sees the WHOLE sequence: vmap(self_attention, "
+                "in_axes=(None, 0, 0, 0))").format(what=what, t=t, h=heads),
+            ("positional argument", "values to unpack"): _(
+                "{what} failed unpacking w_qkv: it is (3, H, d_k, d), the queries', keys' and "
+                "values' weights first, then the heads. w_q, w_k, w_v = w_qkv gives three "
+                "(H, d_k, d); head h's are w_q[h], w_k[h], w_v[h], and vmap over the heads "
+                "needs no loop").format(what=what),
+            ("dot_general requires", "matmul", "Incompatible shapes"): _(
+                "{what} failed multiplying: the heads give ({h}, {t}, {d_k}); joined per "
+                "position that is ({t}, {d}), and w_o is ({d}, {d}), so the output is joined "
+                "@ w_o.T").format(what=what, h=heads, t=t, d_k=d_k, d=d)}))
+        if got.shape in ((t, d_k), (heads, t, d_k)):
+            raise Mistake(_("returned {shape}: the heads are JOINED side by side for every "
+                            "position, (T, H * d_k), not summed, averaged or left stacked").format(
+                              shape=got.shape))
+        got = expect_shape(got, want.shape, what)
+        reject_known_wrong(got, {
+            N_("the heads were joined without the transpose: heads.reshape(T, -1) puts head "
+               "0's first positions in row 0. Make it (T, H, d_k) first: heads.transpose(1, 0, "
+               "2)"): _mha(x, w_qkv, w_o, join="no transpose"),
+            N_("the heads' numbers are interleaved: for each position put head 0's d_k numbers "
+               "first, then head 1's: heads.transpose(1, 0, 2).reshape(T, -1)"):
+                _mha(x, w_qkv, w_o, join="interleaved"),
+            N_("queries and keys swapped: w_qkv[0] holds the queries' weights, w_qkv[1] the "
+               "keys', w_qkv[2] the values'"): _mha(x, w_qkv, w_o, swap=True),
+            N_("the heads are joined, but not mixed back by w_o: multiply by it, joined @ "
+               "w_o.T"): _mha(x, w_qkv, w_o, project="none"),
+            N_("w_o is (d, H * d_k), the course's (n_out, n_in): the output is joined @ w_o.T, "
+               "not joined @ w_o"): _mha(x, w_qkv, w_o, project="w_o"),
+        }, rtol=1e-4, atol=1e-5, want=want)
+        expect_close(got, want, what, hint=N_(
+            "vmap(self_attention, in_axes=(None, 0, 0, 0))(x, *w_qkv), then "
+            ".transpose(1, 0, 2).reshape(T, -1) @ w_o.T"))
+    return N_("two sequences, other heads of other sizes (d = H * d_k): mapped over the stacked "
+              "weights, joined, projected")
 
 
 def _layer_norm(x: Any, gamma: Any, beta: Any, eps: float = EPS, ddof: int = 0,
-                root: bool = True, centre: bool = True) -> np.ndarray:
+                root: bool = True, centre: bool = True, count: int | None = None) -> np.ndarray:
+    """Layer norm of ONE vector in float64; ``count``: the mean and variance divide by that
+    number instead of ``x``'s size (a width written as a number)."""
     x = np.asarray(x, np.float64)
-    spread = np.var(x, ddof=ddof) + eps
-    return ((x - np.mean(x) if centre else x) / (np.sqrt(spread) if root else spread)
+    n = len(x) if count is None else count
+    mean = np.sum(x) / n
+    spread = np.sum((x - mean) ** 2) / (n - ddof) + eps
+    return ((x - mean if centre else x) / (np.sqrt(spread) if root else spread)
             * np.asarray(gamma, np.float64) + np.asarray(beta, np.float64))
+
+
+def _eps_used(got: np.ndarray, x: Any, gamma: Any, beta: Any) -> float:
+    """The eps that a layer norm returning ``got`` for ``x`` used, from its most spread entry."""
+    x64 = np.asarray(x, np.float64)
+    i = int(np.argmax(np.abs(x64 - x64.mean())))
+    normed = (got[i] - float(beta[i])) / float(gamma[i])
+    return float(((x64[i] - x64.mean()) / normed) ** 2 - x64.var()) if normed else math.inf
 
 
 @exercise(LESSON, 5, "layer_norm")
 def layer_norm(student_fn: Any) -> str:
     source = _source(145)
-    gamma, beta = _normal(source, 8, scale=0.5) + 1.0, _normal(source, 8, scale=0.5)
-    for x in (_normal(source, 8, scale=3.0) + 2.0, jnp.full(8, 0.5, jnp.float32)):
+    for kind, s in zip(("spread", "small variance", "constant"),
+                       draw_sizes(source, 3, d=(3, 12))):
+        d = s["d"]
+        gamma = jnp.asarray(source.uniform(0.5, 1.5, size=d), jnp.float32)
+        beta = jnp.asarray(source.uniform(-0.5, 0.5, size=d), jnp.float32)
+        if kind == "spread":  # a variance near 9: hides eps
+            drawn = 3.0 * source.normal(size=d) + 2.0
+        elif kind == "small variance":
+            drawn = with_variance(source, d, SMALL_VARIANCE, source.uniform(-1, 1))
+        else:
+            drawn = np.full(d, source.integers(1, 9) / 4 * source.choice([-1, 1]))  # exact mean
+        x = jnp.asarray(drawn, jnp.float32)
         want = _layer_norm(x, gamma, beta)
         what = _("layer_norm(x, gamma, beta) for x {x}").format(
-            x=np.round(np.asarray(x, np.float64), 2).tolist())
-        got = expect_shape(fast_call(student_fn, x, gamma, beta, what=what), want.shape, what)
+            x=np.round(np.asarray(x, np.float64), 3).tolist())
+        if kind == "spread":
+            _own_code(student_fn, (x, gamma, beta), what, ("layer_norm",))
+        got = expect_shape(fast_call(student_fn, x, gamma, beta, what=what, hints={
+            ("out of bounds for array of dimension 1", "tuple index out of range"): _(
+                "{what} failed: layer norm takes ONE vector x ({d},), and its mean and variance "
+                "are over its {d} numbers: jnp.mean(x), jnp.var(x), no axis. A sequence (T, d) "
+                "is normalised position by position with vmap (exercise 14.6)").format(
+                  what=what, d=d)}), want.shape, what).astype(np.float64)
         if np.isnan(got).any():
             raise Mistake(_("{what} gave NaN: every entry of x is the same, so the variance is "
                             "0 and (x - mean) / sqrt(var) is 0 / 0. Add eps = 1e-5 to the "
@@ -257,15 +421,36 @@ def layer_norm(student_fn: Any) -> str:
             N_("the mean was not subtracted: (x - jnp.mean(x)) / ..."):
                 _layer_norm(x, gamma, beta, centre=False),
         }, rtol=1e-4, atol=1e-5, want=want)
+        for n in range(2, 65):
+            wrong = _layer_norm(x, gamma, beta, count=n)
+            if np.allclose(got, wrong, rtol=1e-4, atol=1e-5) and not np.allclose(
+                    wrong, want, rtol=1e-4, atol=1e-5):
+                raise Mistake(_("{what}: the mean and variance divide by {n}, a number written "
+                                "in your code; this x has {d} numbers. Use jnp.mean(x) and "
+                                "jnp.var(x), right for every width").format(what=what, n=n, d=d))
+        low, high = (_layer_norm(x, gamma, beta, eps=e) for e in EPS_ACCEPTED)
+        slack = 1e-4 * np.abs(want) + 1e-5  # float32's rounding, beside eps's band
+        if np.all((got >= np.minimum(low, high) - slack)
+                  & (got <= np.maximum(low, high) + slack)):
+            continue
+        used = _eps_used(got, x, gamma, beta)
+        if used > 0 and np.allclose(got, _layer_norm(x, gamma, beta, eps=used), rtol=1e-4,
+                                    atol=1e-5):
+            raise Mistake(_("{what}: your answer is a layer norm with eps = {eps:.1g} (this x "
+                            "has a variance of {var:.3g}). Add eps = 1e-5 to the variance "
+                            "(anything from 1e-6 to 2e-5 passes)").format(
+                              what=what, var=float(np.var(np.asarray(x, np.float64))), eps=used))
         expect_close(got, want, what, hint=N_(
             "(x - jnp.mean(x)) / jnp.sqrt(jnp.var(x) + 1e-5) * gamma + beta"))
-    return N_("a vector and a constant one: mean 0, variance 1, then * gamma + beta; no NaN")
+    return N_("vectors of three widths, one with a variance of 0.01 (where eps shows) and a "
+              "constant one: mean 0, variance 1, then * gamma + beta; no NaN")
 
 
 def _block(x: Any, block: Any, attention_residual: bool = True, mlp_residual: bool = True,
            post_norm: bool = False, relu: bool = True, second_norm: str = "own",
-           residual_of: str = "x") -> np.ndarray:
-    """A pre-norm block in float64; the options make its typical wrong versions."""
+           residual_of: str = "x", whole: bool = False) -> np.ndarray:
+    """A pre-norm block in float64; the options make its typical wrong versions (``whole``: the
+    layer norm over the whole (T, d) x at once, not position by position)."""
     (g1, b1), (w_qkv, w_o), (g2, b2), (w1, c1), (w2, c2) = [
         tuple(np.asarray(a, np.float64) for a in pair) for pair in block]
     x = np.asarray(x, np.float64)
@@ -273,6 +458,8 @@ def _block(x: Any, block: Any, attention_residual: bool = True, mlp_residual: bo
         g2, b2 = g1, b1
 
     def norm(v: np.ndarray, g: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if whole:
+            return (v - v.mean()) / np.sqrt(v.var() + EPS) * g + b
         return np.stack([_layer_norm(row, g, b) for row in v])
 
     def mlp(h: np.ndarray) -> np.ndarray:
@@ -291,39 +478,59 @@ def _block(x: Any, block: Any, attention_residual: bool = True, mlp_residual: bo
 @exercise(LESSON, 6, "transformer_block (the residuals)")
 def transformer_block(student_fn: Any) -> str:
     source = _source(146)
-    x = _normal(source, 5, 8)
-    block = [(_normal(source, 8, scale=0.3) + 1, _normal(source, 8, scale=0.3)),
-             (_normal(source, 3, 2, 4, 8, scale=0.5), _normal(source, 8, 8, scale=0.3)),
-             (_normal(source, 8, scale=0.3) + 1, _normal(source, 8, scale=0.3)),
-             (_normal(source, 6, 8, scale=0.5), _normal(source, 6, scale=0.3)),
-             (_normal(source, 8, 6, scale=0.5), _normal(source, 8, scale=0.3))]
-    want = _block(x, block)
-    what = _("transformer_block(x, block) for x (5, 8), 2 heads of 4 and an MLP of 6")
-    got = expect_shape(fast_call(student_fn, x, block, what=what, hints={
-        ("values to unpack",): _("{what} failed unpacking: block is five pairs, "
-                                 "(g1, b1), (w_qkv, w_o), (g2, b2), (w1, c1), (w2, c2)").format(
-                                   what=what)}), want.shape, what)
-    reject_known_wrong(got, {
-        N_("the attention's residual is missing: x = x + multi_head_attention(norm(x), ...)"):
-            _block(x, block, attention_residual=False),
-        N_("the MLP's residual is missing: return x + mlp(norm(x))"):
-            _block(x, block, mlp_residual=False),
-        N_("both residuals are missing: each part's output is ADDED to x"):
-            _block(x, block, attention_residual=False, mlp_residual=False),
-        N_("this is post-norm (normalising after each addition); the block is pre-norm: "
-           "x + attention(norm(x)), then x + mlp(norm(x))"): _block(x, block, post_norm=True),
-        N_("the ReLU between the MLP's two layers is missing"): _block(x, block, relu=False),
-        N_("the second layer norm used the first one's gamma and beta; it has its own, "
-           "block[2]"): _block(x, block, second_norm="first"),
-        N_("the MLP's input is not normalised: x + mlp(norm(x, g2, b2))"):
-            _block(x, block, second_norm="none"),
-        N_("the residuals add the normalised x; add the output to x itself, as it came in"):
-            _block(x, block, residual_of="normed"),
-    }, rtol=1e-4, atol=1e-4, want=want)
-    expect_close(got, want, what, rtol=1e-4, atol=1e-4, hint=N_(
-        "x = x + multi_head_attention(norm(x, g1, b1), w_qkv, w_o); then "
-        "x + relu(norm(x, g2, b2) @ w1.T + c1) @ w2.T + c2"))
-    return N_("5 positions of 8: attention and the MLP, each on the normalised x, each added")
+    for number, s in enumerate(_heads_sizes(source, 2, mlp=True)):
+        t, heads, d_k, d, m = s["t"], s["heads"], s["d_k"], s["d"], s["m"]
+        x = _normal(source, t, d)
+        block = [(_normal(source, d, scale=0.3) + 1, _normal(source, d, scale=0.3)),
+                 (_normal(source, 3, heads, d_k, d, scale=1.4 / math.sqrt(d)),
+                  _normal(source, d, d, scale=0.85 / math.sqrt(d))),
+                 (_normal(source, d, scale=0.3) + 1, _normal(source, d, scale=0.3)),
+                 (_normal(source, m, d, scale=1.4 / math.sqrt(d)), _normal(source, m, scale=0.3)),
+                 (_normal(source, d, m, scale=1.4 / math.sqrt(m)), _normal(source, d, scale=0.3))]
+        want = _block(x, block)
+        what = _("transformer_block(x, block) for x ({t}, {d}), {h} heads of {d_k} and an MLP "
+                 "of {m}").format(t=t, d=d, h=heads, d_k=d_k, m=m)
+        if number == 0:
+            _own_code(student_fn, (x, block), what, ("transformer_block",))
+        got = expect_shape(fast_call(student_fn, x, block, what=what, hints={
+            ("values to unpack",): _("{what} failed unpacking: block is five pairs, "
+                                     "(g1, b1), (w_qkv, w_o), (g2, b2), (w1, c1), (w2, c2)").format(
+                                       what=what),
+            ("inconsistent sizes", "vmap got"): _(
+                "{what} failed in vmap: vmap(layer_norm) maps every argument on its axis 0, "
+                "gamma and beta too ({d} numbers against {t} positions). Every position shares "
+                "them: vmap(layer_norm, in_axes=(0, None, None))").format(what=what, d=d, t=t),
+            ("dot_general requires", "matmul", "Incompatible shapes"): _(
+                "{what} failed multiplying: the course's weights are (n_out, n_in), w1 ({m}, "
+                "{d}) and w2 ({d}, {m}), so the MLP of h ({t}, {d}) is relu(h @ w1.T + c1) @ "
+                "w2.T + c2").format(what=what, m=m, d=d, t=t)}), want.shape, what)
+        reject_known_wrong(got, {
+            N_("layer_norm normalises ONE vector: on the whole (T, d) x it takes one mean and "
+               "one variance over every position. Normalise each position: "
+               "vmap(layer_norm, in_axes=(0, None, None))(x, gamma, beta)"):
+                _block(x, block, whole=True),
+            N_("the attention's residual is missing: x = x + multi_head_attention(norm(x), ...)"):
+                _block(x, block, attention_residual=False),
+            N_("the MLP's residual is missing: return x + mlp(norm(x))"):
+                _block(x, block, mlp_residual=False),
+            N_("both residuals are missing: each part's output is ADDED to x"):
+                _block(x, block, attention_residual=False, mlp_residual=False),
+            N_("this is post-norm (normalising after each addition); the block is pre-norm: "
+               "x + attention(norm(x)), then x + mlp(norm(x))"): _block(x, block, post_norm=True),
+            N_("the ReLU between the MLP's two layers is missing"): _block(x, block, relu=False),
+            N_("the second layer norm used the first one's gamma and beta; it has its own, "
+               "block[2]"): _block(x, block, second_norm="first"),
+            N_("the MLP's input is not normalised: x + mlp(norm(x, g2, b2))"):
+                _block(x, block, second_norm="none"),
+            N_("the residuals add the normalised x; add the output to x itself, as it came in"):
+                _block(x, block, residual_of="normed"),
+        }, rtol=1e-4, atol=1e-4, want=want)
+        expect_close(got, want, what, rtol=1e-4, atol=1e-4, hint=N_(
+            "with norm = vmap(layer_norm, in_axes=(0, None, None)): x = x + "
+            "multi_head_attention(norm(x, g1, b1), w_qkv, w_o); then x + relu(norm(x, g2, b2) "
+            "@ w1.T + c1) @ w2.T + c2"))
+    return N_("two sequences of other lengths, widths, heads and MLPs: attention and the MLP, "
+              "each on the normalised x, each added")
 
 
 @exercise(LESSON, 7, "parameters of the transformer")

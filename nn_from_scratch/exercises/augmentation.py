@@ -17,9 +17,10 @@ import numpy as np
 
 from ..i18n import N_, _
 from . import _fixtures
-from ._calls import call, prng_key, shuffled, wrapped
+from ._calls import call, generator, prng_key, shuffled, wrapped
 from ._compare import expect_shape
 from ._core import Mistake, exercise
+from ._draws import draw_sizes
 from ._hints import summary
 from ._remote import transformed
 
@@ -205,15 +206,18 @@ def epoch_flags(student_fn: Any) -> str:
 
 @exercise(LESSON, 4, "augment_images_p")
 def augment_images_p(student_fn: Any) -> str:
-    n = 2000  # enough draws that a fraction is within 0.05 of p (4 standard errors)
     square = shuffled(SQUARE, 102)
-    images = np.broadcast_to(square, (n, *square.shape)).copy()  # (2000, 2, 2)
+    # A batch for each p, of other sizes (so that a batch size written as a number fails), each
+    # of enough images that a fraction is within 0.05 of p (4 standard errors)
+    batches = {p: np.broadcast_to(square, (s["n"], *square.shape)).copy()  # (n, 2, 2)
+               for p, s in zip((0.2, 0.7), draw_sizes(generator(103), 2, n=(1800, 2400)))}
 
     def draw(p: float, what: str) -> np.ndarray:
         """The student's batch for p, decoded: (n, 3) flags. Eager, not jitted: JAX compiles
         each operation once, so a second attempt (another function) compiles nothing."""
         try:
             checked = wrapped(student_fn, _fixtures.checking_key_reuse)
+            images = batches[p]
             out = call(checked, images, prng_key(20), p, what=what)
         except Mistake as err:
             if _is_key_reuse(err):
@@ -226,7 +230,7 @@ def augment_images_p(student_fn: Any) -> str:
 
     results = {p: draw(p, _("augment_images_p(images, key, {p}) for images of shape "
                             "{images_shape}").format(
-                              p=p, images_shape=images.shape)) for p in (0.2, 0.7)}
+                              p=p, images_shape=batches[p].shape)) for p in batches}
     if not any(flags.any() for flags in results.values()):
         raise Mistake("no image was turned or flipped: apply each transform when its flag, "
                       "jax.random.bernoulli(key, p), is True")
@@ -264,4 +268,5 @@ def augment_images_p(student_fn: Any) -> str:
         raise Mistake("the same key gave a different batch: draw only from the key you are given")
     rotated = results[0.2][:, 0].mean()
     return (_("each transform applied independently with probability p; with p = 0.2, "
-              "{rotated:.1%} of {n} images were rotated").format(rotated=rotated, n=n))
+              "{rotated:.1%} of {n} images were rotated").format(rotated=rotated,
+                                                                  n=len(batches[0.2])))

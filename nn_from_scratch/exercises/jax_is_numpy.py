@@ -18,6 +18,7 @@ from . import _fixtures
 from ._calls import call, generator, graded, jittered, nudged, scaled
 from ._compare import expect_close, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
+from ._draws import draw_sizes
 from ._hints import summary
 from ._remote import beside
 
@@ -54,8 +55,9 @@ def sigmoid(student_sigmoid: Any) -> str:
 @exercise(LESSON, 2, "set the diagonal with .at")
 def set_diagonal(student_fn: Any) -> str:
     rng = generator(1)
-    n = 4  # one shape, two values: every new shape would cost a dozen compiles
-    for value in (1.0, -2.0):
+    # two sizes (each costs a dozen compiles), so that a size written as a number fails
+    for value, s in zip((1.0, -2.0), draw_sizes(rng, 2, n=(3, 7))):
+        n = s["n"]
         x = rng.normal(size=(n, n)).astype(np.float32)
         what = _("set_diagonal(x, {value}) for x of shape ({n}, {n})").format(value=value, n=n)
         got = call(student_fn, jnp.asarray(x), value, what=what, hints={
@@ -84,7 +86,7 @@ def set_diagonal(student_fn: Any) -> str:
                     _("the diagonal should be all {value} (the value argument)").format(
                         value=value))
             raise Mistake(_("for a {n}x{n} x, {hint}").format(n=n, hint=hint))
-    return N_("a new array with its diagonal set, the rest untouched, for two values")
+    return N_("a new array with its diagonal set, the rest untouched, for two sizes and values")
 
 
 def _seconds(value: Any, what: str, kind: str = N_("a number of seconds")) -> float:

@@ -17,6 +17,7 @@ from ..i18n import N_, _
 from ._calls import call, fast_call, finish_first, generator, more_when_graded, prng_key
 from ._compare import expect_close, expect_int, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
+from ._draws import draw_sizes
 from ._hints import summary
 
 LESSON = "07_mlp_from_scratch"
@@ -162,7 +163,15 @@ def _key_bits(key: Any) -> np.ndarray:
 @exercise(LESSON, 3, "init_network_params")
 def init_network_params(student_fn: Any) -> str:
     finish_first(student_fn, "random_layer_params", random_layer_params)
-    sizes, key = [24, 50, 50], prng_key(3)  # m != n shows m and n swapped
+    # m != n shows m and n swapped; a second network of another depth, its sizes drawn, shows a
+    # number of layers written as a number
+    deeper = draw_sizes(generator(4), 1, a=(2, 30), b=(2, 30), c=(2, 30), d=(2, 30))[0]
+    _init_one(student_fn, [24, 50, 50], prng_key(3))
+    return _init_one(student_fn, list(deeper.values()), prng_key(4))
+
+
+def _init_one(student_fn: Any, sizes: list[int], key: Any) -> str:
+    """07.3's check for one list of sizes: its passing line, or a Mistake."""
     what = f"init_network_params({sizes}, key)"
     recorded = _recorded(student_fn, sizes, key, what)
     got = recorded[0] if recorded else call(student_fn, sizes, key, what=what)
@@ -222,11 +231,18 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
 def predict(student_predict: Any) -> str:
     for seed, sizes in enumerate(NETWORKS):
         params = _network(sizes, seed)
+        if seed == len(NETWORKS) - 1:  # logits near 100: exp overflows float32 (above 88)
+            params[-1] = (params[-1][0], params[-1][1] + 100.0)
         image = _uniform(100 + seed, (sizes[0],))
         logits = _logits(params, image)
         want = _log_softmax(logits)
         what = _("predict(params, image) for layers {sizes}").format(sizes=sizes)
         got = np.asarray(fast_call(student_predict, params, image, what=what))
+        if got.shape == want.shape and np.all(np.isneginf(got)):
+            raise Mistake("returned -inf: with logits near 100, exp(logits) overflows float32 "
+                          "(above about 88), so log(sum(exp(logits))) is inf. Use logsumexp "
+                          "(jax.scipy.special.logsumexp), which subtracts the largest logit "
+                          "first")
         if got.shape != want.shape:
             raise Mistake(_("returned shape {shape} for one example of shape "
                             "({sizes},); expected ({sizes2},) — predict takes ONE "

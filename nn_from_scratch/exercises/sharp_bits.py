@@ -17,6 +17,7 @@ from . import _fixtures
 from ._calls import call, generator, jittered, nudged
 from ._compare import expect_close, expect_shape
 from ._core import Mistake, exercise
+from ._draws import draw_sizes
 from ._hints import summary
 from ._remote import beside, same_object, transformed
 
@@ -75,7 +76,15 @@ def lookup(student_fn: Any) -> str:
 
 @exercise(LESSON, 2, "pad a batch to a fixed size")
 def pad_batch(student_fn: Any) -> str:
-    size = 8
+    rng = generator(0)
+    # Two fixed sizes and row widths, each with batches of other sizes: one program per shape.
+    for group in draw_sizes(rng, 2, size=(6, 10), width=(2, 5)):
+        _padded_group(student_fn, rng, group["size"], group["width"])
+    return N_("same shapes for every batch size, so one compiled program serves them all")
+
+
+def _padded_group(student_fn: Any, rng: np.random.Generator, size: int, width: int) -> None:
+    """05.2's cases for one fixed size and row width: batches of 3 sizes, one trace."""
     traces = 0
 
     @jax.jit
@@ -85,19 +94,18 @@ def pad_batch(student_fn: Any) -> str:
         weights = mask.astype(padded.dtype)
         return jnp.sum(padded * weights[:, None], axis=0) / jnp.sum(weights)
 
-    rng = generator(0)
-    for n in (3, 5, 8):
-        x = rng.normal(size=(n, 2)).astype(np.float32)
+    for n in (size // 2 - 1, size - 2, size):
+        x = rng.normal(size=(n, width)).astype(np.float32)
         what = _("pad_batch(x, {size}) for x of shape {x_shape}").format(size=size, x_shape=x.shape)
         out = call(student_fn, x, size, what=what)
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
             raise Mistake(_("{what} should return a pair (padded, mask); got {name}").format(
                               what=what, name=type(out).__name__))
         padded, mask = np.asarray(out[0]), np.asarray(out[1])
-        if padded.shape == (n + size, 2):
+        if padded.shape == (n + size, width):
             raise Mistake(_("{what} has {n} rows: pad TO {size} rows, adding {size} - n").format(
                               what=what, n=n + size, size=size))
-        padded = expect_shape(padded, (size, 2), _("padded from {what}").format(what=what))
+        padded = expect_shape(padded, (size, width), _("padded from {what}").format(what=what))
         mask = expect_shape(mask, (size,), _("mask from {what}").format(what=what))
         if not np.all((mask == 0) | (mask == 1)):
             raise Mistake(_("the mask should be True for real rows and False for "
@@ -119,7 +127,6 @@ def pad_batch(student_fn: Any) -> str:
         raise Mistake(_("a jitted function of (padded, mask) was traced {traces} times "
                         "for 3 batch sizes: give every output the same shape and dtype").format(
                           traces=traces))
-    return N_("same shapes for every batch size, so one compiled program serves them all")
 
 
 def _ema_reference(xs: np.ndarray, decay: float) -> np.ndarray:
