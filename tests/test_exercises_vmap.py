@@ -187,3 +187,9 @@ def test_pairwise_by_nested_vmap_only_is_said_of_vmap():
     assert_result(result, "passed", "nested vmap")
 
 
+
+
+def test_a_kernel_mapped_over_its_columns_gets_the_in_axes_hint():
+    """The walk's C10: in_axes=(None, 1) ended in JAX's raw dot_general error."""
+    assert_result(check.convolve_kernels(jax.vmap(convolve, in_axes=(None, 1))), "failed",
+                  "in_axes=(None, 0)")

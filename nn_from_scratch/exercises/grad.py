@@ -16,7 +16,7 @@ import numpy as np
 from ..i18n import N_, _
 from . import _fixtures
 from ._calls import Hints, call, generator, jittered, nudged
-from ._compare import expect_close, expect_shape, reject_known_wrong
+from ._compare import expect_close, expect_own_code, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
 from ._draws import draw_sizes
 from ._hints import summary
@@ -36,18 +36,6 @@ def _call_jitted(fn: Any, *args: Any, what: str, hints: Hints | None = None) -> 
         return call(beside(fn, jax.jit, fn), *args, what=what)
     except Mistake:  # e.g. Python control flow on a traced value: let the plain call speak
         return call(fn, *args, what=what, hints=hints)
-
-
-def _own_code(student_fn: Any, args: tuple[Any, ...], what: str, module: str) -> None:
-    """A Mistake if ``student_fn(*args)`` calls a function of the library's ``module``
-    (``nn_from_scratch.optim``), however it is reached: the exercise asks for that code."""
-    if not callable(student_fn):
-        return  # call says what it is
-    used = beside(student_fn, _fixtures.library_calls, student_fn, args, (), (module,))
-    if used:
-        raise Mistake(_("{what} calls the library's {name}: the exercise wants your own "
-                        "code, written with jax and jax.numpy").format(
-                          what=what, name=used[0].rpartition(".")[2]))
 
 
 def _numbers(values: Any, count: int, what: str) -> list[float]:
@@ -140,7 +128,7 @@ def sgd_step(student_fn: Any) -> str:
                                 "params, grads) does").format(err=err)
                               ) from None
             raise
-        _own_code(student_fn, (params, grads, step_size), what, "nn_from_scratch.optim")
+        expect_own_code(student_fn, (params, grads, step_size), what, "nn_from_scratch.optim")
         if str(jax.tree.structure(out)) != str(jax.tree.structure(params)):
             raise Mistake(_("for params {kind}, returned {structure_out}; the new "
                             "parameters must have the same structure as params "
@@ -171,7 +159,7 @@ def central_difference(student_fn: Any) -> str:
             got = float(call(student_fn, f, x, h, what=what))
         except (TypeError, ValueError):
             raise Mistake(_("{what} should return one number").format(what=what)) from None
-        _own_code(student_fn, (f, x, h), what, "nn_from_scratch.gradcheck")
+        expect_own_code(student_fn, (f, x, h), what, "nn_from_scratch.gradcheck")
         want = (f(x + h) - f(x - h)) / (2 * h)
         one_sided = ((f(x + h) - f(x)) / h, (f(x) - f(x - h)) / h)
         if any(math.isclose(got, d, rel_tol=1e-9) for d in one_sided):

@@ -42,9 +42,11 @@ def _convolve(x: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 def _call_mapped(fn: Any, *args: Any, what: str, shared: str) -> Any:
     """``call``, turning vmap's complaints about mapped sizes into a hint about ``None``."""
-    # vmap's own complaints, or convolve given a number where a mapped vector was cut up
+    # vmap's own complaints, or convolve given a number (or a column) where a mapped vector
+    # was cut up
     return call(fn, *args, what=what, hints={
-        ("inconsistent sizes", "rank", "len(in_axes)", "unsized object"):
+        ("inconsistent sizes", "rank", "len(in_axes)", "unsized object",
+         "contracting dimensions"):
             _("{what}: vmap could not map the inputs as asked. {shared}").format(
                 what=what, shared=shared)})
 
