@@ -74,7 +74,7 @@ def test_central_difference():
     assert_result(check.central_difference(lambda f, x, h: (f(x + h) - f(x - h)) / h), "failed",
                   "2 * h")
     assert_result(check.central_difference(lambda f, x, h: (f(x + h) - f(x - h)) / 2 * h),
-                  "failed", "expected")
+                  "failed", "/ (2 * h)")  # the walk's C12: the bare numbers before
 
 
 def f2(p):
@@ -180,3 +180,9 @@ def test_the_walks_answers_get_one_verdict_on_every_seed(seed):
             assert_result(getattr(check, name)(answer), "failed", hint)
         for name, answer in WALK_RIGHT:
             assert_result(getattr(check, name)(answer), "passed")
+
+
+def test_central_difference_names_an_h_written_as_a_number():
+    """The walk's C12: it got the bare numbers."""
+    assert_result(check.central_difference(
+        lambda f, x, h: (f(x + 1e-3) - f(x - 1e-3)) / (2 * 1e-3)), "failed", "h = 0.001")

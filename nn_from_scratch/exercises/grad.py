@@ -167,6 +167,14 @@ def central_difference(student_fn: Any) -> str:
                           "h; the central one, (f(x + h) - f(x - h)) / (2 * h), errs like h**2")
         if math.isclose(got, 2 * want, rel_tol=1e-6):
             raise Mistake("twice too big: divide by 2 * h, the distance between x - h and x + h")
+        if math.isclose(got, want * h * h, rel_tol=1e-6):
+            raise Mistake(_("{what} = {got:.10g}: / 2 * h divides by 2, then MULTIPLIES by h; "
+                            "put the brackets in, / (2 * h)").format(what=what, got=got))
+        for other in (1e-2, 1e-3, 1e-4, 1e-5, 1e-6):
+            if other != h and math.isclose(got, (f(x + other) - f(x - other)) / (2 * other),
+                                           rel_tol=1e-12):
+                raise Mistake(_("{what} used h = {other:g}, a number written in your code; "
+                                "use the argument h").format(what=what, other=other))
         if not math.isclose(got, want, rel_tol=1e-7):
             raise Mistake(_("{what} = {got:.10g}; expected (f(x + h) - f(x - h)) / (2 * "
                             "h) = {want:.10g}").format(what=what, got=got, want=want))
