@@ -232,6 +232,10 @@ def hard_coded_width(x, gamma, beta):  # right for the one width of the old chec
     return (x - mean) / jnp.sqrt(jnp.sum((x - mean) ** 2) / 8 + 1e-5) * gamma + beta
 
 
+def eps_outside_the_root(x, gamma, beta):
+    return (x - jnp.mean(x)) / (jnp.std(x) + 1e-5) * gamma + beta
+
+
 def test_layer_norm():
 
     assert_result(check.layer_norm(norm), "passed")
@@ -260,6 +264,10 @@ def test_layer_norm():
         "standard deviation")
     assert_result(check.layer_norm(lambda x, g, b: x / jnp.sqrt(jnp.var(x) + 1e-5) * g + b),
                   "failed", "mean was not subtracted")
+    # the walk's e06: eps outside the root, like eps = 2e-6 at a variance of 0.01, 3-fold off
+    # at a variance of 1e-6
+    assert_result(check.layer_norm(eps_outside_the_root), "failed", "outside the square root",
+                  "jnp.sqrt(jnp.var(x) + 1e-5)")
 
 
 def test_transformer_block():
@@ -363,8 +371,9 @@ def test_an_answer_gets_the_same_verdict_on_every_draw(request):
             "failed": []},
         check.layer_norm: {"passed": [lambda x, g, b, e=eps: norm(x, g, b, eps=e)
                                       for eps in (1e-6, 1e-5, 2e-5)],
-                           "failed": [hard_coded_width, *(lambda x, g, b, e=eps: norm(
-                               x, g, b, eps=e) for eps in (1e-4, 1e-3))]},
+                           "failed": [hard_coded_width, eps_outside_the_root,
+                                      *(lambda x, g, b, e=eps: norm(x, g, b, eps=e)
+                                        for eps in (1e-4, 1e-3))]},
     }
     for seed in range(6):
         with fresh_inputs(seed):

@@ -74,7 +74,7 @@ def test_central_difference():
     assert_result(check.central_difference(lambda f, x, h: (f(x + h) - f(x - h)) / h), "failed",
                   "2 * h")
     assert_result(check.central_difference(lambda f, x, h: (f(x + h) - f(x - h)) / 2 * h),
-                  "failed", "expected")
+                  "failed", "/ (2 * h)")  # the walk's C12: the bare numbers before
 
 
 def f2(p):
@@ -128,3 +128,61 @@ PRINTED = [4.5, 3.0, 11.7, 47.0, 190.4, 770.9, 3121.9, 12644.0, 51209.5, 207404.
 ])
 def test_descent_losses(fn, status, hints):
     assert_result(check.descent_losses(fn), status, *hints)
+
+
+# The student walk's answers (walk1, issue 36): a step size written as 0.1, the library's own
+# step and difference, a float16 Hessian, a number of steps capped at 6. Each fails on every
+# seed, in class and graded, and the right answers pass.
+def _capped_at_six(loss_and_grads, theta, step_size, steps):
+    return descent_losses(loss_and_grads, theta, step_size, min(steps, 6))
+
+
+def _library_step(params, grads, step_size):
+    from nn_from_scratch.optim import apply_updates
+    return apply_updates(params, jax.tree.map(lambda g: -step_size * g, grads))
+
+
+def _library_difference(f, x, h):
+    from nn_from_scratch import gradcheck
+    return float(gradcheck.numerical_grad(f, x, h))
+
+
+def _hessian16(p):
+    x, y = p
+    return jnp.array([[2 * y, 2 * x], [2 * x, 6 * y]], dtype=jnp.float16)
+
+
+WALK_WRONG = [  # (checker, answer, a piece of its hint)
+    ("sgd_step", lambda params, grads, step_size: jax.tree.map(
+        lambda p, g: p - 0.1 * g, params, grads), "stepped by 0.1"),
+    ("sgd_step", _library_step, "apply_updates"),
+    ("central_difference", _library_difference, "numerical_grad"),
+    ("hessian_at", _hessian16, "float16"),
+    ("descent_losses", _capped_at_six, "returned 6 losses"),
+]
+
+WALK_RIGHT = [
+    ("sgd_step", reference_sgd_step),
+    ("central_difference", lambda f, x, h: (f(x + h) - f(x - h)) / (2 * h)),
+    ("hessian_at", jax.hessian(f2)),
+    ("descent_losses", descent_losses),
+]
+
+
+@pytest.mark.parametrize("seed", [None, 1, 2, 3, 11, 22])
+def test_the_walks_answers_get_one_verdict_on_every_seed(seed):
+    import contextlib
+
+    from nn_from_scratch.exercises._calls import fresh_inputs
+
+    with fresh_inputs(seed) if seed is not None else contextlib.nullcontext():
+        for name, answer, hint in WALK_WRONG:
+            assert_result(getattr(check, name)(answer), "failed", hint)
+        for name, answer in WALK_RIGHT:
+            assert_result(getattr(check, name)(answer), "passed")
+
+
+def test_central_difference_names_an_h_written_as_a_number():
+    """The walk's C12: it got the bare numbers."""
+    assert_result(check.central_difference(
+        lambda f, x, h: (f(x + 1e-3) - f(x - 1e-3)) / (2 * 1e-3)), "failed", "h = 0.001")

@@ -11,10 +11,13 @@ from typing import Any
 import numpy as np
 
 from ..i18n import _
+from . import _fixtures
+from ._calls import library_name
 from ._core import Mistake
 from ._hints import summary
+from ._remote import beside
 
-__all__ = ["expect_close", "expect_int", "expect_shape", "mlp_loss_and_grads",
+__all__ = ["expect_close", "expect_own_code", "expect_int", "expect_shape", "mlp_loss_and_grads",
            "reject_known_wrong"]
 
 
@@ -96,3 +99,21 @@ def mlp_loss_and_grads(params: Any, x: Any, y: Any) -> tuple[float, list[tuple[n
         grads.append((delta.T @ acts[i], delta.sum(axis=0)))
         delta = (delta @ layers[i][0]) * (acts[i] > 0)
     return float(-np.mean(np.sum(log_p * y, axis=1))), grads[::-1]
+
+
+def expect_own_code(student_fn: Any, args: tuple[Any, ...], what: str, module: str,
+                    names: tuple[str, ...] = ()) -> None:
+    """A Mistake if ``student_fn(*args)`` calls a function of the library's ``module``
+    (``"nn_from_scratch.optim"``), or one of its ``names`` only, however it is reached (a
+    ``def`` or ``lambda`` around it, ``getattr``): the exercise asks for that code. Run beside
+    the answer (in class here, when graded in the student's kernel), on inputs it may change.
+    """
+    if not callable(student_fn) or library_name(student_fn):
+        return  # the check's call says what it is
+    used = [name for name in beside(student_fn, _fixtures.library_calls, student_fn, args, (),
+                                    (module,))
+            if not names or name.rpartition(".")[2] in names]
+    if used:
+        raise Mistake(_("{what} calls the library's {name}: the exercise wants your own "
+                        "code, not the library's").format(
+                          what=what, name=used[0].rpartition(".")[2]))

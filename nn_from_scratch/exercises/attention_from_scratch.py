@@ -36,6 +36,7 @@ _RNG = np.random.default_rng(14)  # in class: one stream, drawn in the order of 
 EPS = 1e-5  # the layer norm's
 EPS_ACCEPTED = (1e-6, 2e-5)  # Flax's eps to twice PyTorch's: all right; 1e-4 is not
 SMALL_VARIANCE = 0.01  # where eps shows (_draws.with_variance): 1e-4 moves the answer 0.45%
+TINY_VARIANCE = 1e-6  # below eps: sqrt(var + eps) and std + eps differ 3-fold
 
 
 def _source(n: int) -> np.random.Generator:
@@ -379,11 +380,21 @@ def _eps_used(got: np.ndarray, x: Any, gamma: Any, beta: Any) -> float:
     return float(((x64[i] - x64.mean()) / normed) ** 2 - x64.var()) if normed else math.inf
 
 
+def _exact_constant(source: np.random.Generator, d: int) -> float:
+    """A value whose d copies have, in float32, jnp.mean exactly that value and jnp.var 0:
+    the rounding of a mean (x - mean about 1e-7) divided by sqrt(1e-6) would be an error."""
+    for value in source.permutation(np.arange(1, 33)) / 4 * source.choice([-1, 1]):
+        x = jnp.full(d, value, jnp.float32)
+        if float(jnp.mean(x)) == value and float(jnp.var(x)) == 0.0:
+            return float(value)
+    return 0.0  # x - mean is 0 whatever the rounding
+
+
 @exercise(LESSON, 5, "layer_norm")
 def layer_norm(student_fn: Any) -> str:
     source = _source(145)
-    for kind, s in zip(("spread", "small variance", "constant"),
-                       draw_sizes(source, 3, d=(3, 12))):
+    for kind, s in zip(("spread", "small variance", "constant", "tiny variance"),
+                       draw_sizes(source, 4, d=(3, 12))):
         d = s["d"]
         gamma = jnp.asarray(source.uniform(0.5, 1.5, size=d), jnp.float32)
         beta = jnp.asarray(source.uniform(-0.5, 0.5, size=d), jnp.float32)
@@ -391,8 +402,10 @@ def layer_norm(student_fn: Any) -> str:
             drawn = 3.0 * source.normal(size=d) + 2.0
         elif kind == "small variance":
             drawn = with_variance(source, d, SMALL_VARIANCE, source.uniform(-1, 1))
+        elif kind == "tiny variance":  # below eps: eps added outside the root shows
+            drawn = with_variance(source, d, TINY_VARIANCE)  # centred: float32 resolves it
         else:
-            drawn = np.full(d, source.integers(1, 9) / 4 * source.choice([-1, 1]))  # exact mean
+            drawn = np.full(d, _exact_constant(source, d))
         x = jnp.asarray(drawn, jnp.float32)
         want = _layer_norm(x, gamma, beta)
         what = _("layer_norm(x, gamma, beta) for x {x}").format(
@@ -421,6 +434,13 @@ def layer_norm(student_fn: Any) -> str:
             N_("the mean was not subtracted: (x - jnp.mean(x)) / ..."):
                 _layer_norm(x, gamma, beta, centre=False),
         }, rtol=1e-4, atol=1e-5, want=want)
+        if kind == "tiny variance":  # std + eps is sqrt(var + eps'), eps' about 2e-8 here
+            x64 = np.asarray(x, np.float64)
+            reject_known_wrong(got, {
+                N_("eps was added to the standard deviation, outside the square root; it goes "
+                   "under it, with the variance: jnp.sqrt(jnp.var(x) + 1e-5)"):
+                    _layer_norm(x, gamma, beta, eps=float((x64.std() + EPS) ** 2 - x64.var()))},
+                rtol=1e-4, atol=1e-5, want=want)
         for n in range(2, 65):
             wrong = _layer_norm(x, gamma, beta, count=n)
             if np.allclose(got, wrong, rtol=1e-4, atol=1e-5) and not np.allclose(
@@ -442,8 +462,8 @@ def layer_norm(student_fn: Any) -> str:
                               what=what, var=float(np.var(np.asarray(x, np.float64))), eps=used))
         expect_close(got, want, what, hint=N_(
             "(x - jnp.mean(x)) / jnp.sqrt(jnp.var(x) + 1e-5) * gamma + beta"))
-    return N_("vectors of three widths, one with a variance of 0.01 (where eps shows) and a "
-              "constant one: mean 0, variance 1, then * gamma + beta; no NaN")
+    return N_("vectors of four widths, two with variances of 0.01 and 1e-6 (where eps "
+              "shows) and a constant one: mean 0, variance 1, then * gamma + beta; no NaN")
 
 
 def _block(x: Any, block: Any, attention_residual: bool = True, mlp_residual: bool = True,

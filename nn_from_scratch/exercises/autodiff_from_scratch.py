@@ -22,6 +22,7 @@ from .. import autodiff
 from ..i18n import N_, _
 from . import _fixtures
 from ._calls import Hints, call, finish_first, library_name, nudged
+from ._compare import expect_own_code
 from ._core import Mistake, NotDone, exercise
 from ._hints import summary
 from ._remote import beside
@@ -147,16 +148,18 @@ def mul(student_mul: Any) -> str:
         if np.allclose(grads, want[::-1]):
             raise Mistake(_("local_grads {tuple_grads} are swapped: d(a*b)/da is b "
                             "(b.data), and d(a*b)/db is a").format(
-                              tuple_grads=tuple(grads)))
+                              tuple_grads=tuple(grads.tolist())))
         if np.allclose(grads, 1.0):
             raise Mistake("local_grads (1, 1) is the rule of +; for a * b, d(a*b)/da = b "
                           "and d(a*b)/db = a")
         if not np.allclose(grads, want):
             raise Mistake(_("local_grads {tuple_grads} for a = {a_data}, b = {b_data}; "
                             "jax.grad says {tuple_want}: d(a*b)/da = b and d(a*b)/db = a").format(
-                              tuple_grads=tuple(grads), a_data=a_data, b_data=b_data,
-                              tuple_want=tuple(want)))
+                              tuple_grads=tuple(grads.tolist()), a_data=a_data,
+                              b_data=b_data, tuple_want=tuple(want.tolist())))
         _expect_op(out, what, "*")
+    # right: but is it the library's, behind a def or a lambda? (its alias, call refuses)
+    expect_own_code(student_mul, (a, b), what, "nn_from_scratch.autodiff", ("mul",))
     return N_("a * b, with d(a*b)/da = b and d(a*b)/db = a as jax.grad says, at 3 points")
 
 
@@ -218,6 +221,8 @@ def topological_order(student_fn: Any) -> str:
             raise Mistake(_("in {what} a Value comes before one of its parents: append "
                             "a Value only after visiting all its parents").format(
                               what=what))
+    expect_own_code(student_fn, (root,), what, "nn_from_scratch.autodiff",
+                    ("topological_order",))
     return _("every Value once, parents before children, on {len_GRAPHS} graphs").format(
                len_GRAPHS=len(GRAPHS))
 
@@ -284,6 +289,9 @@ def backward(student_backward: Any) -> str:
                         "grad").format(
                           what=what, tolist=np.round(got, 4).tolist(),
                           tolist2=np.round(want, 4).tolist()))
+    # on a graph of its own: backward adds to the grads
+    expect_own_code(student_backward, (_graph(0, student_backward)[1],), what,
+                    "nn_from_scratch.autodiff", ("backward",))
     return _("input grads equal jax.grad's on {len_GRAPHS} graphs, Values used more than "
              "once included").format(len_GRAPHS=len(GRAPHS))
 

@@ -16,8 +16,9 @@ import numpy as np
 from ..i18n import N_, _
 from . import _fixtures
 from ._calls import Hints, call, generator, jittered, nudged
-from ._compare import expect_close, expect_shape, reject_known_wrong
+from ._compare import expect_close, expect_own_code, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
+from ._draws import draw_sizes
 from ._hints import summary
 from ._remote import beside
 
@@ -111,10 +112,12 @@ def _trees() -> list[tuple[Any, Any]]:
 
 @exercise(LESSON, 3, "an SGD step on any pytree")
 def sgd_step(student_fn: Any) -> str:
-    step_size = 0.1
-    for params, grads in _trees():
+    # a step size of its own for each tree, never the lesson's 0.1: one written in fails
+    step_sizes = generator(3).choice(np.arange(0.15, 0.55, 0.05), size=2, replace=False)
+    for (params, grads), step_size in zip(_trees(), (round(float(v), 2) for v in step_sizes)):
         kind = _("a dict {'w', 'b'}") if isinstance(params, dict) else _("a list of (W, b)")
-        what = _("sgd_step(params, grads, 0.1) for params {kind}").format(kind=kind)
+        what = _("sgd_step(params, grads, {step_size}) for params {kind}").format(
+            step_size=step_size, kind=kind)
         try:
             out = call(student_fn, params, grads, step_size, what=what)
         except Mistake as err:
@@ -125,6 +128,7 @@ def sgd_step(student_fn: Any) -> str:
                                 "params, grads) does").format(err=err)
                               ) from None
             raise
+        expect_own_code(student_fn, (params, grads, step_size), what, "nn_from_scratch.optim")
         if str(jax.tree.structure(out)) != str(jax.tree.structure(params)):
             raise Mistake(_("for params {kind}, returned {structure_out}; the new "
                             "parameters must have the same structure as params "
@@ -138,6 +142,9 @@ def sgd_step(student_fn: Any) -> str:
                               "p - step_size * g")
             if np.allclose(new, p - g, atol=1e-6):
                 raise Mistake("took a whole gradient step: multiply the gradient by step_size")
+            if np.allclose(new, p - 0.1 * g, atol=1e-6):
+                raise Mistake(_("{what} stepped by 0.1, a number written in your code; use "
+                                "the argument step_size").format(what=what))
             expect_close(new, p - step_size * g, what, hint=_("each leaf is p - step_size * g"))
     return N_("p - step_size * g on every leaf, for a dict and for a list of (W, b) tuples")
 
@@ -152,6 +159,7 @@ def central_difference(student_fn: Any) -> str:
             got = float(call(student_fn, f, x, h, what=what))
         except (TypeError, ValueError):
             raise Mistake(_("{what} should return one number").format(what=what)) from None
+        expect_own_code(student_fn, (f, x, h), what, "nn_from_scratch.gradcheck")
         want = (f(x + h) - f(x - h)) / (2 * h)
         one_sided = ((f(x + h) - f(x)) / h, (f(x) - f(x - h)) / h)
         if any(math.isclose(got, d, rel_tol=1e-9) for d in one_sided):
@@ -159,6 +167,14 @@ def central_difference(student_fn: Any) -> str:
                           "h; the central one, (f(x + h) - f(x - h)) / (2 * h), errs like h**2")
         if math.isclose(got, 2 * want, rel_tol=1e-6):
             raise Mistake("twice too big: divide by 2 * h, the distance between x - h and x + h")
+        if math.isclose(got, want * h * h, rel_tol=1e-6):
+            raise Mistake(_("{what} = {got:.10g}: / 2 * h divides by 2, then MULTIPLIES by h; "
+                            "put the brackets in, / (2 * h)").format(what=what, got=got))
+        for other in (1e-2, 1e-3, 1e-4, 1e-5, 1e-6):
+            if other != h and math.isclose(got, (f(x + other) - f(x - other)) / (2 * other),
+                                           rel_tol=1e-12):
+                raise Mistake(_("{what} used h = {other:g}, a number written in your code; "
+                                "use the argument h").format(what=what, other=other))
         if not math.isclose(got, want, rel_tol=1e-7):
             raise Mistake(_("{what} = {got:.10g}; expected (f(x + h) - f(x - h)) / (2 * "
                             "h) = {want:.10g}").format(what=what, got=got, want=want))
@@ -174,6 +190,10 @@ def hessian_at(student_fn: Any) -> str:
             raise Mistake("returned 2 numbers, the gradient; the Hessian is the (2, 2) matrix of "
                           "second derivatives: jax.hessian(f)(p)")
         got = expect_shape(got, (2, 2), what)
+        if np.asarray(got).dtype.itemsize < 4:
+            raise Mistake(_("{what} is {dtype}, which keeps about 3 digits: the Hessian is "
+                            "float32, as jax.hessian(f)(p) gives it").format(
+                              what=what, dtype=np.asarray(got).dtype))
         want = np.array([[2 * y, 2 * x], [2 * x, 6 * y]])
         if (x, y) != (1.0, 2.0) and np.allclose(got, [[4, 2], [2, 12]]):
             raise Mistake(_("at ({x}, {y}) you still return the Hessian at (1, 2): "
@@ -184,16 +204,21 @@ def hessian_at(student_fn: Any) -> str:
     return N_("[[2y, 2x], [2x, 6y]] at three points")
 
 
+BIG_STEPS = 10  # the steps the lesson's next cell asks of descent_losses
+
+
 def _bowl_cases() -> list[tuple[tuple[Any, Any], Any, float, int]]:
     """((bottom, curvature), start, step size, steps) of each bowl (:class:`._fixtures.Bowl`):
-    converging, diverging (2 / 1.5 < largest curvature), and a tuple of arrays as the pytree."""
+    converging, diverging (2 / 1.5 < largest curvature) for the lesson's BIG_STEPS, and a
+    tuple of arrays as the pytree; the other two take a number of steps drawn."""
     bottom = nudged((-1.0, 3.0), 25)
     line = ({"b": np.array(bottom[0]), "w": np.array(bottom[1])},
             {"b": np.array(2.0), "w": np.array(0.7)})
     arrays = ((np.array([1.0, -2.0, 0.5]), np.array([0.3, 0.2])),
               (np.array([1.0, 2.0, 0.5]), np.array([3.0, 1.5])))
-    return [(line, {"w": 0.0, "b": 0.0}, 0.1, 6), (line, {"w": 0.5, "b": 1.0}, 1.5, 5),
-            (arrays, (np.zeros(3), np.ones(2)), 0.3, 4)]
+    first, third = (s["steps"] for s in draw_sizes(generator(26), 2, steps=(3, 9)))
+    return [(line, {"w": 0.0, "b": 0.0}, 0.1, first), (line, {"w": 0.5, "b": 1.0}, 1.5, BIG_STEPS),
+            (arrays, (np.zeros(3), np.ones(2)), 0.3, third)]
 
 
 def _losses(got: Any, what: str) -> list[float]:

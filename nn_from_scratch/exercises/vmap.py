@@ -12,15 +12,27 @@ from typing import Any
 import numpy as np
 
 from ..i18n import N_, _
-from ._calls import call, generator, jittered
+from . import _fixtures
+from ._calls import call, generator
 from ._compare import expect_close, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
+from ._draws import draw_sizes
+from ._remote import beside
 
 LESSON = "06_vmap"
 
 
-def _normal(seed: int, shape: tuple[int, ...]) -> np.ndarray:
-    return generator(seed).normal(size=shape).astype(np.float32)
+def _normal(source: np.random.Generator, *shape: int) -> np.ndarray:
+    return source.normal(size=shape).astype(np.float32)
+
+
+def _an_array(got: Any, what: str) -> np.ndarray:
+    """``got`` as an array, or a Mistake for a Python list or tuple where vmap gives an array."""
+    if isinstance(got, (list, tuple)):
+        raise Mistake(_("{what} returned a Python {kind}; vmap returns one array: return it "
+                        "as it is, without .tolist() or a list around it").format(
+                          what=what, kind=type(got).__name__))
+    return np.asarray(got)
 
 
 def _convolve(x: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -30,60 +42,72 @@ def _convolve(x: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 def _call_mapped(fn: Any, *args: Any, what: str, shared: str) -> Any:
     """``call``, turning vmap's complaints about mapped sizes into a hint about ``None``."""
-    # vmap's own complaints, or convolve given a number where a mapped vector was cut up
+    # vmap's own complaints, or convolve given a number (or a column) where a mapped vector
+    # was cut up
     return call(fn, *args, what=what, hints={
-        ("inconsistent sizes", "rank", "len(in_axes)", "unsized object"):
+        ("inconsistent sizes", "rank", "len(in_axes)", "unsized object",
+         "contracting dimensions"):
             _("{what}: vmap could not map the inputs as asked. {shared}").format(
                 what=what, shared=shared)})
 
 
 @exercise(LESSON, 1, "dot_vmap")
 def dot_vmap(student_fn: Any) -> str:
-    a, b = _normal(0, (6, 4)), _normal(1, (6, 4))  # (6, 4) batches with different rows
-    what = _("dot_vmap(a, b) for a, b of shape (6, 4)")
-    got = call(student_fn, a, b, what=what, hints={
-        ("contracting dimensions", "dot_general"): N_("jnp.dot was given a whole (6, 4) matrix, "
-                                                      "and two of those do not multiply: vmap "
-                                                      "it over axis 0 of both inputs, "
-                                                      "jax.vmap(jnp.dot, in_axes=(0, 0)), so "
-                                                      "that every call gets one row of each")})
-    got = np.asarray(got)
-    if got.shape == (6, 6):
-        raise Mistake("returned shape (6, 6): every row of a against every row of b. Map BOTH "
-                      "inputs over axis 0 (in_axes=(0, 0), the default) so that call i pairs "
-                      "row i of a with row i of b only")
-    if got.shape == (4,):
-        raise Mistake("returned shape (4,): it mapped over axis 1, the columns; the rows are "
-                      "axis 0 (in_axes=(0, 0), the default)")
-    expect_close(got, np.einsum("bi,bi->b", a, b), what, atol=1e-4,
-                 hint=_("out[i] must be jnp.dot(a[i], b[i])"))
+    source = generator(0)
+    for s in draw_sizes(source, 2, n=(3, 9), d=(2, 8)):  # batches with different rows
+        n, d = s["n"], s["d"]
+        a, b = _normal(source, n, d), _normal(source, n, d)
+        what = _("dot_vmap(a, b) for a, b of shape {shape}").format(shape=(n, d))
+        got = call(student_fn, a, b, what=what, hints={
+            ("contracting dimensions", "dot_general"): N_(
+                "jnp.dot was given a whole matrix, and two of those do not multiply: vmap "
+                "it over axis 0 of both inputs, jax.vmap(jnp.dot, in_axes=(0, 0)), so that "
+                "every call gets one row of each")})
+        got = _an_array(got, what)
+        if got.shape == (n, n):
+            raise Mistake(_("returned shape {shape}: every row of a against every row of b. "
+                            "Map BOTH inputs over axis 0 (in_axes=(0, 0), the default) so "
+                            "that call i pairs row i of a with row i of b only").format(
+                              shape=got.shape))
+        if got.shape == (d,):
+            raise Mistake(_("returned shape {shape}: it mapped over axis 1, the columns; the "
+                            "rows are axis 0 (in_axes=(0, 0), the default)").format(
+                              shape=got.shape))
+        got = expect_shape(got, (n,), what)
+        expect_close(got, np.einsum("bi,bi->b", a, b), what, atol=1e-4,
+                     hint=_("out[i] must be jnp.dot(a[i], b[i])"))
     return N_("(batch,) dot products of matching rows, as einsum('bi,bi->b', a, b)")
 
 
 @exercise(LESSON, 2, "convolve_shared")
 def convolve_shared(student_fn: Any) -> str:
-    xs, w = _normal(2, (4, 7)), _normal(3, (3,))  # 4 signals, ONE kernel
-    what = _("convolve_shared(xs, w) for xs (4, 7) and w (3,)")
-    got = _call_mapped(student_fn, xs, w, what=what,
-                       shared=_("The kernel is shared by every signal, so it is not mapped: "
-                                "in_axes=(0, None)"))
-    want = np.stack([_convolve(x, w) for x in xs])
-    got = np.asarray(got)
-    if got.shape != want.shape:
-        raise Mistake(_("{what} returned shape {shape}; expected {shape2}, one row per "
-                        "signal: map the signals over axis 0 and pass the kernel whole "
-                        "(in_axes=(0, None))").format(
-                          what=what, shape=got.shape, shape2=want.shape))
-    expect_close(got, want, what, atol=1e-4, hint=_("row i must be convolve(xs[i], w)"))
+    source = generator(2)
+    for s in draw_sizes(source, 2, batch=(4, 8), length=(4, 9)):  # signals, ONE kernel
+        xs, w = _normal(source, s["batch"], s["length"]), _normal(source, 3)
+        what = _("convolve_shared(xs, w) for xs {shape} and w (3,)").format(shape=xs.shape)
+        got = _call_mapped(student_fn, xs, w, what=what,
+                           shared=_("The kernel is shared by every signal, so it is not "
+                                    "mapped: in_axes=(0, None)"))
+        want = np.stack([_convolve(x, w) for x in xs])
+        got = _an_array(got, what)
+        if got.shape != want.shape:
+            raise Mistake(_("{what} returned shape {shape}; expected {shape2}, one row per "
+                            "signal: map the signals over axis 0 and pass the kernel whole "
+                            "(in_axes=(0, None))").format(
+                              what=what, shape=got.shape, shape2=want.shape))
+        expect_close(got, want, what, atol=1e-4, hint=_("row i must be convolve(xs[i], w)"))
     return N_("every signal convolved with the one shared kernel (in_axes=(0, None))")
 
 
 @exercise(LESSON, 3, "zipped")
 def zipped(student_fn: Any) -> str:
-    xs, ws = _normal(4, (5, 3)), _normal(5, (3, 5))  # batch in the rows of xs, columns of ws
-    every_pair = xs @ ws  # [i, j]: row i with column j
-    for scale in (2.5, -1.0):
-        what = _("zipped(xs, ws, {scale}) for xs (5, 3) and ws (3, 5)").format(scale=scale)
+    source = generator(4)
+    for s, scale in zip(draw_sizes(source, 2, n=(3, 8), d=(2, 7)), (2.5, -1.0)):
+        n, d = s["n"], s["d"]
+        xs, ws = _normal(source, n, d), _normal(source, d, n)  # batch: rows of xs, columns of ws
+        every_pair = xs @ ws  # [i, j]: row i with column j
+        what = _("zipped(xs, ws, {scale}) for xs {xs_shape} and ws {ws_shape}").format(
+            scale=scale, xs_shape=xs.shape, ws_shape=ws.shape)
         got = call(student_fn, xs, ws, scale, what=what, hints={
             "len(in_axes)": N_("in_axes needs one entry per argument of weighted_sum: three, "
                                "e.g. (0, 1, None)"),
@@ -91,15 +115,16 @@ def zipped(student_fn: Any) -> str:
                        "its in_axes entry is None"),
             "inconsistent sizes": N_("ws keeps its batch in axis 1 (its columns), so its "
                                      "in_axes entry is 1: in_axes=(0, 1, None)")})
-        got = np.asarray(got)
-        if got.shape == (5, 5):
-            raise Mistake("returned shape (5, 5), every row against every column; zipping pairs "
-                          "row i of xs with column i of ws only: one vmap, in_axes=(0, 1, None)")
-        if got.shape != (5,):
-            raise Mistake(_("{what} returned shape {shape}; expected (5,), one number "
+        got = _an_array(got, what)
+        if got.shape == (n, n):
+            raise Mistake(_("returned shape {shape}, every row against every column; zipping "
+                            "pairs row i of xs with column i of ws only: one vmap, "
+                            "in_axes=(0, 1, None)").format(shape=got.shape))
+        if got.shape != (n,):
+            raise Mistake(_("{what} returned shape {shape}; expected {shape2}, one number "
                             "per pair: the batch is axis 0 of xs (its rows) and axis 1 "
                             "of ws (its columns), so in_axes=(0, 1, None)").format(
-                              what=what, shape=got.shape))
+                              what=what, shape=got.shape, shape2=(n,)))
         want = scale * np.diag(every_pair)
         if not np.allclose(got, want, atol=1e-4):
             if np.allclose(np.sort(got), np.sort(want), atol=1e-4):
@@ -115,25 +140,42 @@ def zipped(student_fn: Any) -> str:
     return N_("row i of xs zipped with column i of ws, the scale shared")
 
 
+def _mapped(student_fn: Any, args: tuple[Any, ...]) -> bool:
+    """Whether ``student_fn(*args)`` runs a function made by ``jax.vmap`` (its ``vmap_f``)."""
+    import jax.numpy as jnp
+
+    return "jax.vmap_f" in beside(student_fn, _fixtures.library_calls, student_fn,
+                                  tuple(jnp.asarray(arg) for arg in args), (), ("jax._src.api",))
+
+
 @exercise(LESSON, 4, "pairwise")
 def pairwise(student_fn: Any) -> str:
-    a, b = _normal(6, (5, 4)), _normal(7, (7, 4))
-    what = _("pairwise(a, b) for a (5, 4) and b (7, 4)")
-    got = call(student_fn, a, b, what=what, hints={
-        "inconsistent sizes": N_("vmap tried to zip a's 5 rows with b's 7: one vmap over both "
-                                 "inputs pairs row i with row i only. Nest two: the inner one "
-                                 "maps b (in_axes=(None, 0)), the outer one maps a (in_axes=(0, "
-                                 "None))")})
-    got = np.asarray(got)
-    want = a @ b.T
-    if got.shape == (7, 5) and np.allclose(got, want.T, atol=1e-4):
-        raise Mistake("returned (7, 5), the transpose: the OUTER vmap must map the rows of a "
-                      "(in_axes=(0, None)) and the inner one the rows of b (in_axes=(None, 0))")
-    if got.shape != (5, 7):
-        raise Mistake(_("{what} returned shape {shape}; expected (5, 7), one row per "
-                        "row of a and one column per row of b: nest two vmaps").format(
-                          what=what, shape=got.shape))
-    expect_close(got, want, what, atol=1e-4, hint=_("entry [i, j] must be jnp.dot(a[i], b[j])"))
+    source = generator(6)
+    for s in draw_sizes(source, 2, n=(3, 8), m=(3, 9), d=(2, 7)):
+        a, b = _normal(source, s["n"], s["d"]), _normal(source, s["m"], s["d"])
+        what = _("pairwise(a, b) for a {a_shape} and b {b_shape}").format(
+            a_shape=a.shape, b_shape=b.shape)
+        got = call(student_fn, a, b, what=what, hints={
+            "inconsistent sizes": N_("vmap tried to zip the rows of a with those of b: one "
+                                     "vmap over both inputs pairs row i with row i only. Nest "
+                                     "two: the inner one maps b (in_axes=(None, 0)), the outer "
+                                     "one maps a (in_axes=(0, None))")})
+        got = _an_array(got, what)
+        want = a @ b.T
+        if got.shape == want.T.shape and np.allclose(got, want.T, atol=1e-4):
+            raise Mistake(_("returned {shape}, the transpose: the OUTER vmap must map the rows "
+                            "of a (in_axes=(0, None)) and the inner one the rows of b "
+                            "(in_axes=(None, 0))").format(shape=got.shape))
+        if got.shape != want.shape:
+            raise Mistake(_("{what} returned shape {shape}; expected {shape2}, one row per "
+                            "row of a and one column per row of b: nest two vmaps").format(
+                              what=what, shape=got.shape, shape2=want.shape))
+        expect_close(got, want, what, atol=1e-4,
+                     hint=_("entry [i, j] must be jnp.dot(a[i], b[j])"))
+        if callable(student_fn) and not _mapped(student_fn, (a, b)):
+            raise Mistake(_("{what} is right, but computed without jax.vmap (a @ b.T, "
+                            "jnp.matmul or a loop), which the exercise forbids: nest two "
+                            "vmaps of jnp.dot").format(what=what))
     return N_("(n, m) dot products of every row of a with every row of b, by nested vmap")
 
 
@@ -142,69 +184,86 @@ def _linear_grads(theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray
     return 2 * (x @ theta - y)[:, None] * x
 
 
-def _examples() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """theta (3,), and 8 examples: X (8, 3), Y (8,)."""
-    theta = jittered(np.array([0.5, -1.0, 2.0], np.float32), 12, 0.2)
-    return theta, _normal(8, (8, 3)), jittered(np.linspace(-2.0, 3.0, 8).astype(np.float32),
-                                                13, 0.2)
+def _examples(source: np.random.Generator, n: int, d: int
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """theta (d,), and n examples: X (n, d), Y (n,)."""
+    theta = source.uniform(-2.0, 2.0, size=d).astype(np.float32)
+    return theta, _normal(source, n, d), source.uniform(-2.0, 3.0, size=n).astype(np.float32)
 
 
 @exercise(LESSON, 5, "per_example_grads")
 def per_example_grads(student_fn: Any) -> str:
-    what = _("per_example_grads(theta, X, Y) for 8 examples")
-    theta, x8, y8 = _examples()
-    got = _call_mapped(student_fn, theta, x8, y8, what=what,
-                       shared=_("theta is the same for every example, so it is not mapped: "
-                                "in_axes=(None, 0, 0)"))
-    got = np.asarray(got)
-    want = _linear_grads(theta, x8, y8)
-    if got.shape == (3,):
-        raise Mistake("returned ONE gradient (3,) for 8 examples, the gradient of the batch's "
-                      "loss; vmap the gradient of ONE example's loss instead: "
-                      "jax.vmap(jax.grad(example_loss), in_axes=(None, 0, 0))")
-    if got.shape == (8,):
-        raise Mistake("returned (8,), one number per example: the losses, not their gradients. "
-                      "vmap jax.grad(example_loss), not example_loss")
-    got = expect_shape(got, want.shape, what)
-    residual = (x8 @ theta - y8)[:, None]
-    if np.allclose(got, 2 * residual * theta, atol=1e-4):
-        raise Mistake("that is the gradient with respect to x; the model's parameters are "
-                      "theta, the first argument, which jax.grad differentiates by default "
-                      "(no argnums)")
-    expect_close(got, want, what, atol=1e-4,
-                 hint=_("row i must be jax.grad(example_loss)(theta, X[i], Y[i])"))
+    source = generator(8)
+    for s in draw_sizes(source, 2, n=(4, 10), d=(2, 6)):
+        n = s["n"]
+        what = _("per_example_grads(theta, X, Y) for {n} examples").format(n=n)
+        theta, xs, ys = _examples(source, n, s["d"])
+        got = _call_mapped(student_fn, theta, xs, ys, what=what,
+                           shared=_("theta is the same for every example, so it is not "
+                                    "mapped: in_axes=(None, 0, 0)"))
+        got = _an_array(got, what)
+        want = _linear_grads(theta, xs, ys)
+        if got.shape == theta.shape:
+            raise Mistake(_("returned ONE gradient {shape} for {n} examples, the gradient of "
+                            "the batch's loss; vmap the gradient of ONE example's loss "
+                            "instead: jax.vmap(jax.grad(example_loss), in_axes=(None, 0, "
+                            "0))").format(shape=got.shape, n=n))
+        if got.shape == (n,):
+            raise Mistake(_("returned {shape}, one number per example: the losses, not their "
+                            "gradients. vmap jax.grad(example_loss), not example_loss").format(
+                              shape=got.shape))
+        got = expect_shape(got, want.shape, what)
+        residual = (xs @ theta - ys)[:, None]
+        if np.allclose(got, 2 * residual * theta, atol=1e-4):
+            raise Mistake("that is the gradient with respect to x; the model's parameters are "
+                          "theta, the first argument, which jax.grad differentiates by default "
+                          "(no argnums)")
+        expect_close(got, want, what, atol=1e-4,
+                     hint=_("row i must be jax.grad(example_loss)(theta, X[i], Y[i])"))
     return N_("one gradient per example, (n, 3), by vmap(grad(example_loss))")
 
 
 @exercise(LESSON, 6, "convolve_kernels")
 def convolve_kernels(student_fn: Any) -> str:
-    x, kernels = _normal(9, (7,)), _normal(10, (4, 3))  # ONE signal, 4 kernels
-    what = _("convolve_kernels(x, kernels) for x (7,) and kernels (4, 3)")
-    got = _call_mapped(student_fn, x, kernels, what=what,
-                       shared=_("The signal is shared by every kernel, so it is not mapped: "
-                                "in_axes=(None, 0)"))
-    want = np.stack([_convolve(x, k) for k in kernels])
-    got = np.asarray(got)
-    if got.shape != want.shape:
-        raise Mistake(_("{what} returned shape {shape}; expected {shape2}, one row per "
-                        "kernel: share the signal and map the kernels (in_axes=(None, "
-                        "0))").format(what=what, shape=got.shape, shape2=want.shape))
-    expect_close(got, want, what, atol=1e-4, hint=_("row j must be convolve(x, kernels[j])"))
+    source = generator(9)
+    for s in draw_sizes(source, 2, length=(5, 10), kernels=(4, 8)):  # ONE signal, kernels
+        x, kernels = _normal(source, s["length"]), _normal(source, s["kernels"], 3)
+        what = _("convolve_kernels(x, kernels) for x {x_shape} and kernels {k_shape}").format(
+            x_shape=x.shape, k_shape=kernels.shape)
+        got = _call_mapped(student_fn, x, kernels, what=what,
+                           shared=_("The signal is shared by every kernel, so it is not "
+                                    "mapped: in_axes=(None, 0)"))
+        want = np.stack([_convolve(x, k) for k in kernels])
+        got = _an_array(got, what)
+        if got.shape != want.shape:
+            raise Mistake(_("{what} returned shape {shape}; expected {shape2}, one row per "
+                            "kernel: share the signal and map the kernels (in_axes=(None, "
+                            "0))").format(what=what, shape=got.shape, shape2=want.shape))
+        expect_close(got, want, what, atol=1e-4,
+                     hint=_("row j must be convolve(x, kernels[j])"))
     return N_("one signal convolved with each kernel (in_axes=(None, 0))")
+
+
+def _gradients(source: np.random.Generator, n: int, d: int, max_norm: float) -> np.ndarray:
+    """n gradients (n, d) of norms 0.5 to 2.5 times max_norm (some clipped, some not), near
+    one direction, so that their mean is longer than max_norm too."""
+    direction = source.normal(size=d)
+    rows = direction / np.linalg.norm(direction) + 0.3 * source.normal(size=(n, d)) / np.sqrt(d)
+    norms = max_norm * source.permutation(np.linspace(0.5, 2.5, n))
+    return (rows * (norms / np.linalg.norm(rows, axis=1))[:, None]).astype(np.float32)
 
 
 @exercise(LESSON, 7, "clipped_mean_grad")
 def clipped_mean_grad(student_fn: Any) -> str:
-    # 8 gradients of 3 numbers: 3 shorter than max_norm = 2, 5 longer, and so is their mean;
-    # 5 of 4 numbers: norms 0.9 to 1.9 around max_norm = 1.5, their mean's 0.67
-    lengths = np.array([[1.0], [2.0], [0.5], [1.0], [1.5]], np.float32)
-    for grads, max_norm in ((_linear_grads(*_examples()), 2.0),
-                            (_normal(11, (5, 4)) * lengths, 1.5)):
-        d = grads.shape[1]
+    # the first max_norm is small: an eps added to the norms (norms + 1e-3) shows at any draw
+    source = generator(11)
+    for s, max_norm in zip(draw_sizes(source, 3, n=(3, 9), d=(2, 6)), (0.01, 2.0, 1.5)):
+        grads = _gradients(source, s["n"], s["d"], max_norm)
+        atol = 1e-4 * max_norm
         what = _("clipped_mean_grad(grads, {max_norm:.3g}) for grads of shape "
                  "{grads_shape}").format(max_norm=max_norm, grads_shape=grads.shape)
         got = call(student_fn, grads, max_norm, what=what)
-        got = expect_shape(got, (d,), what)
+        got = expect_shape(got, (s["d"],), what)
         norms = np.linalg.norm(grads, axis=1)
         want = np.mean(grads * np.minimum(1.0, max_norm / norms)[:, None], axis=0)
         mean = grads.mean(axis=0)
@@ -222,7 +281,11 @@ def clipped_mean_grad(student_fn: Any) -> str:
             _("that is the sum over the examples; take the mean (jnp.mean(..., axis=0))"):
                 np.sum(grads * np.minimum(1.0, max_norm / norms)[:, None], axis=0),
         }
-        reject_known_wrong(got, wrong, atol=1e-4, want=want)
-        expect_close(got, want, what, atol=1e-4,
-                     hint=_("the mean over rows of g_i * min(1, max_norm / |g_i|)"))
+        reject_known_wrong(got, wrong, atol=atol, want=want)
+        expect_close(got, want, what, atol=atol,
+                     hint=_("the mean over rows of g_i * min(1, max_norm / |g_i|)")
+                     if max_norm > 0.1 else
+                     _("the mean over rows of g_i * min(1, max_norm / |g_i|), with the norms "
+                       "themselves: an eps added to them (norms + 1e-3) is a tenth of this "
+                       "max_norm"))
     return N_("each example's gradient clipped to max_norm, then averaged")
