@@ -4,6 +4,7 @@ import ast
 import inspect
 import re
 import sys
+import textwrap
 import warnings
 from pathlib import Path
 
@@ -31,8 +32,9 @@ def chinese(monkeypatch):
 
 
 def code_of(source: str) -> str:
-    """What Python runs of ``source``: no comments, every docstring blanked."""
-    tree = ast.parse(source)
+    """What Python runs of ``source``: no comments, every docstring blanked. A method's source
+    is indented as in its class (lesson 16 lists ``Tokenizer.encode``): dedented first."""
+    tree = ast.parse(textwrap.dedent(source))
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.ClassDef) and ast.get_docstring(node):
             node.body[0].value.value = ""  # type: ignore[attr-defined]
