@@ -28,9 +28,11 @@ from jax.typing import ArrayLike
 from ._checks import InputError
 from .model import relu
 
-__all__ = ["attention", "attention_weights", "causal_mask", "init_block_params", "layer_norm",
+__all__ = ["PAIRS_PER_BLOCK", "attention", "attention_weights", "block_count", "causal_mask",
+           "init_block_params", "layer_norm",
            "multi_head_attention", "self_attention", "softmax", "transformer_block"]
 
+PAIRS_PER_BLOCK = 5  # a block's parameters: norm, attention, norm, MLP in, MLP out
 LAYER_NORM_EPS = 1e-5  # keeps the division finite for a vector whose entries are all equal
 
 
@@ -176,6 +178,17 @@ def transformer_block(x: ArrayLike, block: list, causal: bool = False) -> jax.Ar
     x = x + multi_head_attention(norm(jnp.asarray(x), g1, b1), w_qkv, w_o, causal)
     hidden = relu(norm(x, g2, b2) @ w1.T + c1)  # (T, m)
     return x + hidden @ w2.T + c2
+
+
+def block_count(params: Sequence, model: str, maker: str) -> int:
+    """How many transformer blocks a model's ``params`` hold: one pair in, five per block, two
+    out (``3 + 5 * depth`` pairs). ``model`` and ``maker`` name the model and the function that
+    makes its parameters, for the error."""
+    blocks, extra = divmod(len(params) - 3, PAIRS_PER_BLOCK)
+    if extra or blocks < 0:
+        raise InputError(f"{model} params are 3 + {PAIRS_PER_BLOCK} * depth pairs; got "
+                         f"{len(params)}. Make them with {maker}.")
+    return blocks
 
 
 def init_block_params(keys: Sequence[jax.Array], width: int, heads: int, mlp_width: int,

@@ -33,22 +33,23 @@ from jax import random, vmap
 from jax.typing import ArrayLike
 
 from ._checks import InputError, check_key, check_positive_int
-from .attention import init_block_params, layer_norm, transformer_block
+from .attention import (
+    PAIRS_PER_BLOCK,
+    block_count,
+    init_block_params,
+    layer_norm,
+    transformer_block,
+)
 from .params import Params
 
 __all__ = ["PAIRS_PER_BLOCK", "batched_predict_gpt", "bits_per_char", "gpt_depth", "gpt_loss",
            "init_gpt_params", "predict_gpt"]
 
-PAIRS_PER_BLOCK = 5  # norm, attention, norm, MLP in, MLP out
 
 
 def gpt_depth(params: Params) -> int:
     """The number of transformer blocks in ``params`` (``3 + 5 * depth`` pairs)."""
-    blocks, extra = divmod(len(params) - 3, PAIRS_PER_BLOCK)
-    if extra or blocks < 0:
-        raise InputError(f"a GPT's params are 3 + {PAIRS_PER_BLOCK} * depth pairs; got "
-                         f"{len(params)}. Make them with init_gpt_params.")
-    return blocks
+    return block_count(params, "a GPT's", "init_gpt_params")
 
 
 def predict_gpt(params: Params, tokens: ArrayLike) -> jax.Array:

@@ -21,13 +21,18 @@ from jax import random, vmap
 from jax.typing import ArrayLike
 
 from ._checks import InputError, check_key, check_positive_int
-from .attention import init_block_params, layer_norm, transformer_block
+from .attention import (
+    PAIRS_PER_BLOCK,
+    block_count,
+    init_block_params,
+    layer_norm,
+    transformer_block,
+)
 from .params import Params, random_layer_params
 
 __all__ = ["batched_predict_transformer", "image_to_patches", "init_transformer_params",
            "predict_transformer"]
 
-PAIRS_PER_BLOCK = 5  # norm, attention, norm, MLP in, MLP out
 
 
 def image_to_patches(image: ArrayLike, size: int) -> jax.Array:
@@ -48,11 +53,7 @@ def image_to_patches(image: ArrayLike, size: int) -> jax.Array:
 
 
 def _depth(params: Params) -> int:
-    blocks, extra = divmod(len(params) - 3, PAIRS_PER_BLOCK)
-    if extra or blocks < 0:
-        raise InputError(f"a transformer's params are 3 + {PAIRS_PER_BLOCK} * depth pairs; got "
-                         f"{len(params)}. Make them with init_transformer_params.")
-    return blocks
+    return block_count(params, "a transformer's", "init_transformer_params")
 
 
 def predict_transformer(params: Params, image: ArrayLike) -> jax.Array:
