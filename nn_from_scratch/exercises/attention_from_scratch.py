@@ -453,8 +453,9 @@ def layer_norm(student_fn: Any) -> str:
         if np.all((got >= np.minimum(low, high) - slack)
                   & (got <= np.maximum(low, high) + slack)):
             continue
-        used = _eps_used(got, x, gamma, beta)
-        if used > 0 and np.allclose(got, _layer_norm(x, gamma, beta, eps=used), rtol=1e-4,
+        # no eps at all reads as a tiny eps of either sign, float32's rounding: say eps = 0
+        used = max(_eps_used(got, x, gamma, beta), 0.0)
+        if np.isfinite(used) and np.allclose(got, _layer_norm(x, gamma, beta, eps=used), rtol=1e-4,
                                     atol=1e-5):
             raise Mistake(_("{what}: your answer is a layer norm with eps = {eps:.1g} (this x "
                             "has a variance of {var:.3g}). Add eps = 1e-5 to the variance "

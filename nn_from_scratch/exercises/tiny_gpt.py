@@ -426,7 +426,9 @@ def cached_step(student_fn: Any) -> str:
                             "again for every character. Keep the cache whole and mask the rows "
                             "after position (jnp.arange(T) <= position)").format(what=what)
             out = fast_call(student_fn, *args, what=what, needs_jit=outside_jit,
-                            hints={"must be static": outside_jit})
+                            # JAX 0.10 says "must be static integers", 0.12 "must have static"
+                            hints={"must be static": outside_jit,
+                                   "must have static": outside_jit})
             if not (isinstance(out, (tuple, list)) and len(out) == 3):
                 raise Mistake(_("{what} should return (output, cache_k, cache_v); got "
                                 "{got}").format(what=what, got=summary(out)))
