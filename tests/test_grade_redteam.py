@@ -30,7 +30,10 @@ import translations  # noqa: E402
 
 import notebooks  # noqa: E402
 
-pytestmark = pytest.mark.skipif(os.uname().sysname != "Linux", reason="the sandbox is Linux's")
+# the attacks are on the grader's process and sandbox, not on JAX; the checkers' verdicts, graded,
+# are tested on both of CI's runs (tests/test_exercises_*.py): "once" (conftest.py)
+pytestmark = [pytest.mark.skipif(os.uname().sysname != "Linux", reason="the sandbox is Linux's"),
+              pytest.mark.once]
 LESSON = "03_autodiff_from_scratch"
 SOLUTION, STUDENT = notebooks.editions(ROOT / "lessons" / f"{LESSON}.md")
 EXERCISES = 5
