@@ -1,6 +1,7 @@
 import functools
 import os
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -9,10 +10,16 @@ from pathlib import Path
 os.environ.setdefault("NN_FROM_SCRATCH_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 # The grader's key and journals: a folder of the test run's own, not the user's state folder.
-os.environ.setdefault("NN_FROM_SCRATCH_STATE", tempfile.mkdtemp(prefix="nn-from-scratch-state-"))
 # Full MNIST's files: an empty folder of the run's own, so a user's downloaded MNIST changes
-# nothing ("auto" falls back to mnist-5k in every test and lesson).
-os.environ.setdefault("NN_FROM_SCRATCH_DATA", tempfile.mkdtemp(prefix="nn-from-scratch-data-"))
+# nothing ("auto" falls back to mnist-5k in every test and lesson). Made by the process that
+# starts the run (pytest-xdist's workers inherit them), and removed when it ends.
+# And the compiled programs that the kernels executing one lesson share with those executing it
+# again in another edition (tools/notebooks.py, compilation_cache).
+_OWN_FOLDERS = []
+for _kind in ("STATE", "DATA", "COMPILE_CACHE"):
+    if f"NN_FROM_SCRATCH_{_kind}" not in os.environ:
+        _OWN_FOLDERS.append(tempfile.mkdtemp(prefix=f"nn-from-scratch-{_kind.lower()}-"))
+        os.environ[f"NN_FROM_SCRATCH_{_kind}"] = _OWN_FOLDERS[-1]
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
@@ -232,3 +239,9 @@ def pytest_collection_modifyitems(config, items):
         if _shares_a_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
     items.sort(key=_weight, reverse=True)  # stable: the rest keep their order
+
+
+def pytest_unconfigure(config):
+    """The run's own state and data folders go when the run that made them ends."""
+    for folder in _OWN_FOLDERS:
+        shutil.rmtree(folder, ignore_errors=True)

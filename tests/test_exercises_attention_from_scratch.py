@@ -28,6 +28,9 @@ def by_hand(query, keys, values):  # the lesson's 14.1
 
 def test_attention():
     assert_result(check.attention(scaled_attention), "passed")
+    # the walk's C1: a tuple of the weights and the answer is named, not NumPy's error
+    assert_result(check.attention(lambda q, k, v: (jax.nn.softmax(k @ q), scaled_attention(
+        q, k, v))), "failed", "tuple of 2", "one array")
     assert_result(check.attention(by_hand), "passed")
     assert_result(check.attention(own(lib.attention)), "failed", "library's attention",
                   "your own code")
@@ -321,6 +324,9 @@ def test_count_transformer_params():
                   "classifier")
     assert_result(check.count_transformer_params(lambda *a: float(formula(*a)) + 0.5), "failed",
                   "whole number")
+    # the walk's C2: a str, which jit refuses, is named, not a raw JAX error
+    assert_result(check.count_transformer_params(lambda *a: str(formula(*a))), "failed",
+                  "returned '", "whole number")
 
 
 def test_a_table_of_the_written_cases_earns_nothing_when_graded():

@@ -82,7 +82,9 @@ ENGLISH_ON_PURPOSE = {
     "must have ndim at least 1, but it has ndim 0": "matched against JAX's error",
     "substring not found": "matched against Python's error (str.index)",
     "out of range": "matched against Python's error (an index past a str)",
-    "must be static": "matched against JAX's error (a slice of traced length)",
+    "must be static": "matched against JAX 0.10's error (a slice of traced length)",
+    "must have static": "matched against JAX 0.12's error (a slice of traced length)",
+    "is not a valid JAX type": "matched against jit's error (a function that returns a str)",
     "out of bounds for array of dimension 1": "matched against JAX's error",
     "tuple index out of range": "matched against Python's error",
     "draw_sizes: {}=({}, {}) holds {} sizes, fewer than the {} cases that each need another one; "

@@ -12,15 +12,20 @@ hint. Skipped, with the reason, where Chromium is not installed (CI installs it:
 import json
 import os
 import shutil
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from nn_from_scratch import i18n
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import notebooks  # noqa: E402
+
 # CI's second run (the newest JAX) sets this to stay within its time (.ci/run): there only the
 # early lesson is used, in both languages; the first run uses them all.
 LIGHTER = "NN_FROM_SCRATCH_STUDENT"
@@ -76,7 +81,10 @@ def lab(tmp_path_factory):
         for edition in ("student", "student/zh"):
             (root / edition).mkdir(parents=True, exist_ok=True)
             shutil.copy(ROOT / edition / f"{case.lesson}.ipynb", root / edition)
-    server = Lab(root, home)
+    lessons = [nbformat.read(root / "student" / f"{case.lesson}.ipynb", as_version=4)
+               for case in CASES]
+    with notebooks.compilation_cache(*lessons):  # the kernels it starts share the suite's
+        server = Lab(root, home)
     yield server
     server.stop()
 

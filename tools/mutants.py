@@ -288,8 +288,10 @@ def lesson_report(slug: str, first_wrong_only: bool = False,
         out = Path(tmp) / "report.json"
         arguments = f"{slug!r}, {first_wrong_only}, {with_mutants}, {graded}"
         nb, original = _with_mutation_cells(student, out, arguments)
-        runs = notebook_runner.execute(nb, timeout=LESSON_TIME_LIMIT,
-                                       cell_timeout=LESSON_TIME_LIMIT, cwd=notebooks.NOTEBOOKS)
+        with notebooks.compilation_cache(nb):
+            runs = notebook_runner.execute(nb, timeout=LESSON_TIME_LIMIT,
+                                           cell_timeout=LESSON_TIME_LIMIT,
+                                           cwd=notebooks.NOTEBOOKS)
         meant = {run.index for run in runs
                  if notebooks.RAISES_TAG in nb.cells[run.index].metadata.get("tags", [])}
         first = next((run for run in runs if run.status != "ok"

@@ -32,12 +32,14 @@ submission's cells in the release.
 The tests import these functions: they build both editions from each lesson,
 execute them, and fail when a committed notebook differs from its lesson.
 """
+import contextlib
 import copy
 import os
 import platform
 import re
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import jupytext
@@ -137,6 +139,44 @@ def cell_sources(nb: nbformat.NotebookNode) -> list[tuple[str, str, list[str]]]:
     return [(c.cell_type, c.source.strip(), sorted(c.metadata.get("tags", []))) for c in nb.cells]
 
 
+# A compile time used in the lesson's code, not only printed in an f-string ({h.compile_time:.2f}):
+# the lessons whose subject is how long a compile takes (04, 05, 06, 09, 10).
+TIMES_A_COMPILE = re.compile(r"\bcompile_time\(|clear_caches|compare_jit|\.compile_time\b(?!:)")
+COMPILE_CACHE = "NN_FROM_SCRATCH_COMPILE_CACHE"  # set by tests/conftest.py, for the suite only
+# Every compile of a tenth of a second or more is kept (JAX's default keeps those of 1 s); the
+# mutants' many small ones are not, and cost nothing but a look-up.
+CACHE_LIMITS = {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0.1",
+                "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
+
+
+@contextlib.contextmanager
+def compilation_cache(*nbs: nbformat.NotebookNode) -> Iterator[None]:
+    """The kernels started inside share the test run's folder of compiled programs
+    (JAX's persistent compilation cache, in the folder ``$NN_FROM_SCRATCH_COMPILE_CACHE``):
+    the suite executes a lesson in several editions (the full one; the student one, with the
+    mutation test; the student one in JupyterLab), and each compiles the same training steps.
+    Only the XLA compile is saved; every cell still runs, traced, in a fresh kernel. Not for a
+    lesson that times a compile (:data:`TIMES_A_COMPILE`; with several notebooks, none may),
+    where a cached compile would look free, nor outside the suite: the committed notebooks'
+    outputs never come from it."""
+    folder = os.environ.get(COMPILE_CACHE)
+    code = "\n".join(c.source for nb in nbs for c in nb.cells if c.cell_type == "code")
+    if not folder or TIMES_A_COMPILE.search(code):
+        yield
+        return
+    settings = {"JAX_COMPILATION_CACHE_DIR": folder, **CACHE_LIMITS}
+    saved = {key: os.environ.get(key) for key in settings}
+    os.environ.update(settings)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 def execute(nb: nbformat.NotebookNode, time_limit: float = LESSON_TIME_LIMIT) -> float:
     """Execute ``nb`` top to bottom in a fresh kernel, in ``notebooks/``; return seconds taken.
 
@@ -145,8 +185,9 @@ def execute(nb: nbformat.NotebookNode, time_limit: float = LESSON_TIME_LIMIT) ->
     ran out of time.
     """
     start = time.perf_counter()
-    runs = notebook_runner.execute(nb, timeout=time_limit, cell_timeout=time_limit,
-                                   cwd=NOTEBOOKS)
+    with compilation_cache(nb):
+        runs = notebook_runner.execute(nb, timeout=time_limit, cell_timeout=time_limit,
+                                       cwd=NOTEBOOKS)
     seconds = time.perf_counter() - start
     for run in runs:
         cell = nb.cells[run.index]

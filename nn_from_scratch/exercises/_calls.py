@@ -249,6 +249,12 @@ def fast_call(fn: Any, *args: Any, what: str, static_argnums: tuple[int, ...] = 
             jax.errors.TracerIntegerConversionError, jax.errors.UnexpectedTracerError,
             jax.errors.NonConcreteBooleanIndexError) as err:
         return _as_written(fn, args, what, hints, needs_jit, err)
+    except TypeError as err:
+        if NOT_A_JAX_TYPE not in str(err):
+            return _call_raising(err, args, what, hints)
+        # It returned what jit cannot (a str, a dict of names): run as written, and the
+        # check says what it returned.
+        return call(fn, *args, what=what, hints=hints)
     except ValueError as err:
         if NUMPY_GOT_A_TRACER not in str(err):
             return _call_raising(err, args, what, hints)
@@ -264,6 +270,8 @@ def fast_call(fn: Any, *args: Any, what: str, static_argnums: tuple[int, ...] = 
 
 # What NumPy says when a traced value is stored into one of its arrays under jit.
 NUMPY_GOT_A_TRACER = "setting an array element with a sequence"
+# What jit says of a function that returns something other than arrays and numbers.
+NOT_A_JAX_TYPE = "is not a valid JAX type"
 
 
 def _as_written(fn: Any, args: tuple[Any, ...], what: str, hints: Hints | None,

@@ -17,13 +17,30 @@ from ._core import Mistake
 from ._hints import summary
 from ._remote import beside
 
-__all__ = ["expect_close", "expect_own_code", "expect_int", "expect_shape", "mlp_loss_and_grads",
-           "reject_known_wrong"]
+__all__ = ["as_array", "expect_close", "expect_own_code", "expect_int", "expect_shape",
+           "mlp_loss_and_grads", "reject_known_wrong"]
+
+
+def as_array(got: Any) -> np.ndarray:
+    """``got`` (what a student's function returned) as a NumPy array of numbers, or a
+    :class:`Mistake` that says what it is instead (a tuple of two arrays, a string)."""
+    try:
+        array = np.asarray(got)
+    except (ValueError, TypeError):  # arrays of different shapes in a tuple
+        array = None
+    if array is None or array.dtype.kind in "OUSV":
+        raise Mistake(_("your function returned {got}; a check of this exercise expects one "
+                        "array of numbers").format(got=summary(got)))
+    return array
 
 
 def expect_shape(got: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
-    """``got`` as a NumPy array, or a :class:`Mistake` if its shape is not ``shape``."""
-    array = np.asarray(got)
+    """``got`` as a NumPy array, or a :class:`Mistake` if its shape is not ``shape`` (or it is
+    no array of numbers: a tuple of two arrays, a string)."""
+    array = as_array(got)
+    if array.shape != tuple(shape) and isinstance(got, (tuple, list)):
+        raise Mistake(_("{what} returned {got}; expected one array of shape {want}").format(
+            what=what, got=summary(got), want=tuple(shape)))
     if array.shape != tuple(shape):
         raise Mistake(_("{what} has shape {got}; expected {want}").format(
             what=what, got=array.shape, want=tuple(shape)))
@@ -69,7 +86,8 @@ def expect_int(got: Any, what: str, hint: str) -> int:
     says ``"<what> returned <a summary of got>; <hint>"``.
     """
     try:
-        whole = np.ndim(got) == 0 and float(got) == int(got)
+        whole = (not isinstance(got, (str, bytes)) and np.ndim(got) == 0
+                 and float(got) == int(got))
     except (TypeError, ValueError, OverflowError):
         whole = False
     if not whole:

@@ -26,7 +26,7 @@ import numpy as np
 from ..i18n import N_, _
 from . import _fixtures
 from ._calls import fast_call, generator, graded, library_name, more_when_graded
-from ._compare import expect_close, expect_int, expect_shape, reject_known_wrong
+from ._compare import as_array, expect_close, expect_int, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
 from ._draws import draw_sizes, extreme_scores, with_variance
 from ._remote import beside
@@ -106,7 +106,7 @@ def attention(student_fn: Any) -> str:
                  "({t}, {d_v})").format(d=d, t=t, d_v=d_v)
         if number == 0:
             _own_code(student_fn, (query, keys, values), what, ("attention", "attention_weights"))
-        got = np.asarray(fast_call(student_fn, query, keys, values, what=what, hints={
+        got = as_array(fast_call(student_fn, query, keys, values, what=what, hints={
             ("dot_general requires", "matmul", "Incompatible shapes"): _(
                 "{what} failed: the scores are keys @ query, ({t},), one per key; the answer is "
                 "weights @ values, ({d_v},)").format(what=what, t=t, d_v=d_v)}))
@@ -162,7 +162,7 @@ def self_attention(student_fn: Any) -> str:
         if number == 0:
             _own_code(student_fn, (x, w_q, w_k, w_v), what, ("self_attention",
                                                             "multi_head_attention"))
-        got = np.asarray(fast_call(student_fn, x, w_q, w_k, w_v, what=what, hints={
+        got = as_array(fast_call(student_fn, x, w_q, w_k, w_v, what=what, hints={
             (f"keys ({d_k}, {t})", f"query ({t},)", f"got ({t},) and ({d_k},)"): _(
                 "{what} failed: the projections are transposed. x is (T, d) and w_q is (d_k, "
                 "d), so the queries of every position are x @ w_q.T, ({t}, {d_k}), one row per "
@@ -320,7 +320,7 @@ def multi_head_attention(student_fn: Any) -> str:
                    t=t, d=d, h=heads, d_k=d_k)
         if number == 0:
             _own_code(student_fn, (x, w_qkv, w_o), what, ("multi_head_attention",))
-        got = np.asarray(fast_call(student_fn, x, w_qkv, w_o, what=what, hints={
+        got = as_array(fast_call(student_fn, x, w_qkv, w_o, what=what, hints={
             ("inconsistent sizes", "vmap got"): _(
                 "{what} failed in vmap: it mapped the sequence too ({t} positions against {h} "
                 "heads). Every head sees the WHOLE sequence: vmap(self_attention, "

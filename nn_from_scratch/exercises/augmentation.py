@@ -18,7 +18,7 @@ import numpy as np
 from ..i18n import N_, _
 from . import _fixtures
 from ._calls import call, generator, prng_key, shuffled, wrapped
-from ._compare import expect_shape
+from ._compare import as_array, expect_shape
 from ._core import Mistake, exercise
 from ._draws import draw_sizes
 from ._hints import summary
@@ -72,7 +72,7 @@ def random_transpose(student_fn: Any) -> str:
         want = np.swapaxes(img, 0, 1)
         what = _("random_transpose(img, True) for img of shape {name}").format(name=name)
         try:
-            got = np.asarray(call(jitted, img, True, what=what))
+            got = as_array(call(jitted, img, True, what=what))
         except Mistake as err:
             if isinstance(err.__cause__, jax.errors.TracerBoolConversionError):
                 raise Mistake("under jit the flag is a tracer, which a Python `if` cannot read; "
@@ -88,7 +88,7 @@ def random_transpose(student_fn: Any) -> str:
             raise Mistake("returned shape (2, 3, 3) for a (3, 3, 2) image: img.T and "
                           "jnp.transpose reverse ALL the axes; swap only H and W with "
                           "jnp.swapaxes(img, 0, 1)")
-        unchanged = np.asarray(call(jitted, img, False,
+        unchanged = as_array(call(jitted, img, False,
                                     what=_("random_transpose(img, False) for shape "
                                            "{name}").format(
                                              name=name)))
@@ -167,7 +167,7 @@ def epoch_flags(student_fn: Any) -> str:
             raise
         reused = _buggy_epoch_flags(prng_key(seed), epochs, n, keep_new_key=True)
         frozen = _buggy_epoch_flags(prng_key(seed), epochs, n, keep_new_key=False)
-        plain = np.asarray(call(student_fn, prng_key(seed), epochs, n, what=what))
+        plain = as_array(call(student_fn, prng_key(seed), epochs, n, what=what))
         if plain.shape == reused.shape and np.array_equal(plain, reused):
             raise Mistake("the bug is still there: you draw with `key`, and the next epoch "
                           "splits that same key again. Draw with subkey, keep key for "
@@ -192,12 +192,12 @@ def epoch_flags(student_fn: Any) -> str:
     if all(np.array_equal(row, got[0]) for row in got):
         raise Mistake("every epoch has the same flags: draw each epoch's flags with a new "
                       "subkey")
-    again = np.asarray(call(checked, prng_key(seed), epochs, n,
+    again = as_array(call(checked, prng_key(seed), epochs, n,
                             what=_("{what} again").format(what=what)))
     if not np.array_equal(again, got):
         raise Mistake("the same key gave different flags: draw only from the key you are "
                       "given (no np.random)")
-    other = np.asarray(call(checked, prng_key(seed + 1), epochs, n,
+    other = as_array(call(checked, prng_key(seed + 1), epochs, n,
                             what=_("{what} with another key").format(what=what)))
     if np.array_equal(other, got):
         raise Mistake("another key gave the same flags: draw from the key you are given")

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..i18n import N_, _
 from ._calls import fast_call, generator, graded, library_name, more_when_graded
-from ._compare import expect_close, expect_int, expect_shape, reject_known_wrong
+from ._compare import as_array, expect_close, expect_int, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
 from ._draws import draw_sizes
 
@@ -89,7 +89,7 @@ def conv2d(student_conv2d: Any) -> str:
         want = _conv(image, k)
         what = _("conv2d(image, kernel) for an image {image_shape} and a kernel "
                  "{k_shape}").format(image_shape=image.shape, k_shape=k.shape)
-        got = np.asarray(fast_call(student_conv2d, given, kernel, what=what))
+        got = as_array(fast_call(student_conv2d, given, kernel, what=what))
         (h, w), (kh, kw) = image.shape, k.shape
         if got.shape in ((h - kh, w - kw), (h - kh + 2, w - kw + 2)):
             raise Mistake(_("{what} has shape {shape}; expected {shape2}: a {kh}-row "
@@ -121,7 +121,7 @@ def conv2d_channels(student_fn: Any) -> str:
     what = _("conv2d_channels(image, kernels) for an image (3, 5, 6) and kernels (3, 3, 3)")
     pairs = _("vmap pairs channel c of the image with kernel c: map both on axis 0 (in_axes=0, "
               "vmap's default), then sum the maps")
-    got = np.asarray(fast_call(student_fn, channels, filters[0], what=what, hints={
+    got = as_array(fast_call(student_fn, channels, filters[0], what=what, hints={
         ("positional argument", "values to unpack", "inconsistent sizes",
          "dot_general requires"): pairs}))
     if got.shape == (3, *want.shape):
@@ -204,7 +204,7 @@ def max_pool(student_fn: Any) -> str:
         x = np.asarray(_normal(*shape, source=_source(150 + number)))  # column are dropped
         want = _pool(x)
         what = _("max_pool(x) for x of shape {shape}").format(shape=shape)
-        got = np.asarray(fast_call(student_fn, jnp.asarray(x), what=what, hints={
+        got = as_array(fast_call(student_fn, jnp.asarray(x), what=what, hints={
             ("reshape", "cannot reshape"): _("{what} failed to reshape: with an odd "
                                              "size, drop the last row or column first, "
                                              "x[:H // 2 * 2, :W // 2 * 2]").format(
@@ -275,7 +275,7 @@ def predict_cnn(student_fn: Any) -> str:
         image = jnp.asarray(_source(160 + seed).uniform(size=(1, 14, 14)), jnp.float32)
         want = _predict(params, image)
         what = _("predict_cnn(params, image) for an image (1, 14, 14)")
-        got = np.asarray(fast_call(student_fn, params, image, what=what, hints={
+        got = as_array(fast_call(student_fn, params, image, what=what, hints={
             ("dot_general requires", "matmul", "Incompatible shapes", "cannot reshape"): _(
                 "{what} failed where the maps meet the dense layer, which takes 3 maps of "
                 "2 x 2 = 12 features here (14 -> conv 12 -> pool 6 -> conv 4 -> pool 2): "
@@ -376,7 +376,7 @@ def im2col(student_fn: Any) -> str:
     kh, kw = 2, 3
     want = _im2col(image, kh, kw)  # (4 * 5, 3 * 2 * 3)
     what = _("im2col(image, {kh}, {kw}) for an image (3, 5, 7)").format(kh=kh, kw=kw)
-    got = np.asarray(fast_call(student_fn, image, kh, kw, what=what, static_argnums=(1, 2)))
+    got = as_array(fast_call(student_fn, image, kh, kw, what=what, static_argnums=(1, 2)))
     if got.shape == want.shape[::-1]:
         raise Mistake(_("returned {shape}: one COLUMN per window; im2col makes one ROW per "
                         "window, ({rows}, {cols}), so that it multiplies "
@@ -418,7 +418,7 @@ def conv2d_input_grad(student_fn: Any) -> str:
     grad_out, kernel = _normal(4, 5, source=source), _normal(3, 4, source=source)
     want = _input_grad(grad_out, kernel)  # (6, 8): kh - 1 and kw - 1 differ, neither is 1
     what = _("conv2d_input_grad(grad_out, kernel) for grad_out (4, 5) and a kernel (3, 4)")
-    got = np.asarray(fast_call(student_fn, grad_out, kernel, what=what))
+    got = as_array(fast_call(student_fn, grad_out, kernel, what=what))
     if got.shape != want.shape:
         raise Mistake(_("returned shape {shape}; the gradient has the image's shape, {shape2}: "
                         "pad grad_out with kh - 1 rows and kw - 1 columns on each side, then "
@@ -452,7 +452,7 @@ def conv_matrix(student_fn: Any) -> str:
     h, w = 6, 5  # no side minus the kernel's equal to the kernel's
     want = _dense_matrix(kernel, h, w)  # (5 * 3, 6 * 5)
     what = _("conv_matrix(kernel, {h}, {w}) for a kernel (2, 3)").format(h=h, w=w)
-    got = np.asarray(fast_call(student_fn, kernel, h, w, what=what, static_argnums=(1, 2)))
+    got = as_array(fast_call(student_fn, kernel, h, w, what=what, static_argnums=(1, 2)))
     if got.shape == want.shape[::-1]:
         raise Mistake(_("returned {shape}, the transpose: M @ image.ravel() must give the "
                         "output, so M has one row per output pixel, {shape2}").format(

@@ -17,7 +17,7 @@ from ..i18n import N_, _
 from ..timing import format_seconds
 from . import _fixtures
 from ._calls import call, generator, graded, more_when_graded, scaled
-from ._compare import expect_close
+from ._compare import as_array, expect_close
 from ._core import Mistake, NotDone, exercise
 from ._hints import summary
 from ._remote import beside
@@ -176,7 +176,7 @@ def clip_norm(student_fn: Any) -> str:
     for (name, g, limit), (_name, shown, _limit) in zip(cases, _CLIP_CASES):
         what = _("clip_norm(g, {limit}) for {name}, {shown}").format(
             limit=limit, name=name, shown=shown)
-        got = np.asarray(call(student_fn, g, limit, what=what))
+        got = as_array(call(student_fn, g, limit, what=what))
         want, _grad = _reference_clip(g, limit)
         if np.allclose(got, np.clip(g, -limit, limit)) and not np.allclose(want, g):
             raise Mistake("clip the norm of the whole vector, not each element: g * limit / "

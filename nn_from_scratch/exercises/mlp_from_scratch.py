@@ -15,7 +15,7 @@ from .. import model
 from .. import params as library_params
 from ..i18n import N_, _
 from ._calls import call, fast_call, finish_first, generator, more_when_graded, prng_key
-from ._compare import expect_close, expect_int, expect_shape, reject_known_wrong
+from ._compare import as_array, expect_close, expect_int, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
 from ._draws import draw_sizes
 from ._hints import summary
@@ -237,7 +237,7 @@ def predict(student_predict: Any) -> str:
         logits = _logits(params, image)
         want = _log_softmax(logits)
         what = _("predict(params, image) for layers {sizes}").format(sizes=sizes)
-        got = np.asarray(fast_call(student_predict, params, image, what=what))
+        got = as_array(fast_call(student_predict, params, image, what=what))
         if got.shape == want.shape and np.all(np.isneginf(got)):
             raise Mistake("returned -inf: with logits near 100, exp(logits) overflows float32 "
                           "(above about 88), so log(sum(exp(logits))) is inf. Use logsumexp "

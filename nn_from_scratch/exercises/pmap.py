@@ -18,7 +18,7 @@ import numpy as np
 from ..i18n import N_, _
 from ..parallel import AXIS
 from ._calls import call, generator, jittered, prng_key
-from ._compare import expect_close, expect_shape, mlp_loss_and_grads
+from ._compare import as_array, expect_close, expect_shape, mlp_loss_and_grads
 from ._core import Mistake, exercise
 from ._hints import summary
 from ._remote import transformed
@@ -79,7 +79,7 @@ def shard(student_fn: Any) -> str:
                      0.4)
         k = shape[0] // n
         what = _("shard(x, {n}) for x of shape {shape}").format(n=n, shape=shape)
-        got = np.asarray(call(student_fn, x, n, what=what))
+        got = as_array(call(student_fn, x, n, what=what))
         want = x.reshape(n, k, *shape[1:])
         if got.shape == (k, n, *shape[1:]) and k != n:
             raise Mistake(_("{what} returned shape {shape}: the leading axis must be "

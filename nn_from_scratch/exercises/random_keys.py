@@ -15,7 +15,7 @@ import numpy as np
 
 from ..i18n import N_, _
 from ._calls import call, prng_key
-from ._compare import expect_shape
+from ._compare import as_array, expect_shape
 from ._core import Mistake, exercise
 from ._hints import summary
 
@@ -109,10 +109,10 @@ def uniform_per_key(student_fn: Any) -> str:
         raise Mistake("these are n numbers drawn from ONE key: fine for one array of noise, but "
                       "here we want one number from each of n keys, jax.random.split(key, n): "
                       "the pattern that gives every example, step or device its own key")
-    if not np.array_equal(got, np.asarray(call(student_fn, key, n, what=what))):
+    if not np.array_equal(got, as_array(call(student_fn, key, n, what=what))):
         raise Mistake("the same key gave different numbers: draw only from keys split from "
                       "`key` (no np.random, no other hidden state)")
-    other = np.asarray(call(student_fn, prng_key(8), n, what=what))
+    other = as_array(call(student_fn, prng_key(8), n, what=what))
     if np.array_equal(other, got):
         raise Mistake("another key gave the same numbers: they must come from `key`, split "
                       "into n keys with jax.random.split(key, n)")

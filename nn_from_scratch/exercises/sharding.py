@@ -22,7 +22,7 @@ from ..i18n import N_, _
 from ..parallel import AXIS, data_parallel_mesh
 from . import _placement
 from ._calls import call, generator, jittered, wrapped
-from ._compare import expect_close, expect_shape, mlp_loss_and_grads
+from ._compare import as_array, expect_close, expect_shape, mlp_loss_and_grads
 from ._core import Mistake, exercise
 from ._remote import beside
 
@@ -185,7 +185,7 @@ def process_rows(student_fn: Any) -> str:
         for index in range(count):
             what = _("process_rows(batch, {index}, {count}) for a batch of 24").format(
                        index=index, count=count)
-            parts.append(np.asarray(call(student_fn, batch, index, count, what=what)))
+            parts.append(as_array(call(student_fn, batch, index, count, what=what)))
         if all(len(part) == len(batch) for part in parts):
             raise Mistake(_("every process took the whole batch: with {count} processes "
                             "each row would be fed {count} times. Take this process's "

@@ -15,7 +15,7 @@ import numpy as np
 from ..i18n import N_, _
 from . import _fixtures
 from ._calls import call, generator, jittered, nudged
-from ._compare import expect_close, expect_shape
+from ._compare import as_array, expect_close, expect_shape
 from ._core import Mistake, exercise
 from ._draws import draw_sizes
 from ._hints import summary
@@ -47,7 +47,7 @@ def lookup(student_fn: Any) -> str:
         want = _rows(t, INDICES, "fill")
         what = _("lookup(table, idx) for a table of shape {t_shape} and idx = {tolist}").format(
                    t_shape=t.shape, tolist=INDICES.tolist())
-        got = np.asarray(call(student_fn, t, INDICES, what=what))
+        got = as_array(call(student_fn, t, INDICES, what=what))
         if t.ndim == 2 and got.shape == (len(INDICES),):
             raise Mistake(_("{what} has shape {shape}, one number per index: jnp.take "
                             "flattens the table unless you pass axis=0").format(
@@ -143,7 +143,7 @@ def ema(student_fn: Any) -> str:
     long_xs = generator(1).normal(size=100).astype(np.float32)
     xs = long_xs[:40]
     what = _("ema(xs, 0.9) for xs of shape (40,)")
-    got = np.asarray(call(student_fn, xs, decay, what=what))
+    got = as_array(call(student_fn, xs, decay, what=what))
     want = _ema_reference(xs, decay)
     if got.shape == ():
         raise Mistake(_("{what} returned one number: return the average after EVERY "
@@ -222,7 +222,7 @@ def softplus(student_fn: Any) -> str:
     xs = np.array(nudged((-100.0, -20.0, -1.0, 0.0, 1.0, 20.0, 100.0), 74), np.float32)
     if same_object(student_fn, jax.nn.softplus):
         raise Mistake("that is jax.nn.softplus itself: write your own")
-    got = np.asarray(call(student_fn, xs,
+    got = as_array(call(student_fn, xs,
                           what=_("softplus(x) for x = {values}").format(values=xs.tolist())))
     got = expect_shape(got, xs.shape, "softplus(x)")
     if not np.all(np.isfinite(got)):

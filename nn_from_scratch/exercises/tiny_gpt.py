@@ -19,7 +19,7 @@ import numpy as np
 from ..i18n import N_, _
 from . import _fixtures
 from ._calls import call, fast_call, generator, library_name, prng_key, scaled
-from ._compare import expect_close, expect_shape, reject_known_wrong
+from ._compare import as_array, expect_close, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
 from ._hints import summary
 from ._remote import beside
@@ -339,7 +339,7 @@ def sample_chars(student_fn: Any) -> str:
         best = log_probs.argmax(axis=1)[groups]
         if number < 2 and _distance(ids, groups, want) > FAR and all(
                 len(set(ids[groups == g].tolist())) == 1 for g in range(3)):
-            flat = [np.asarray(fast_call(student_fn, prng_key(205 + i), rows, 5.0, what=what))
+            flat = [as_array(fast_call(student_fn, prng_key(205 + i), rows, 5.0, what=what))
                     for i in range(3)]  # at 5.0 a reused key rarely lands on the best thrice
             if all(np.array_equal(f, best) for f in (ids, *flat)):
                 raise Mistake("always the most likely character (argmax): that is greedy "
@@ -349,12 +349,12 @@ def sample_chars(student_fn: Any) -> str:
                           "key was used for every row. Split it, one key per row "
                           "(jax.random.split(key, n)), or draw all rows in one call")
         if number == 0:
-            again = np.asarray(fast_call(student_fn, key, rows, temperature, what=what))
+            again = as_array(fast_call(student_fn, key, rows, temperature, what=what))
             if not np.array_equal(again, ids):
                 raise Mistake("the same key gave other characters: draw every random number "
                               "from the key you are given (no np.random, no key of your own), "
                               "so that a run can be repeated")
-            other = np.asarray(fast_call(student_fn, prng_key(209), rows, temperature,
+            other = as_array(fast_call(student_fn, prng_key(209), rows, temperature,
                                          what=what))
             if np.array_equal(other, ids):
                 raise Mistake("another key gave the very same characters: sample with the key "

@@ -18,7 +18,7 @@ import numpy as np
 from ..i18n import N_, _
 from ..train import History
 from ._calls import call, fast_call, finish_first, generator, more_when_graded, shuffled
-from ._compare import expect_close, expect_int, expect_shape, reject_known_wrong
+from ._compare import as_array, expect_close, expect_int, expect_shape, reject_known_wrong
 from ._core import Mistake, NotDone, exercise
 from ._hints import summary
 from ._remote import transformed, twins
@@ -87,7 +87,7 @@ def one_hot(student_fn: Any) -> str:
              (np.array([0, 2, 1], np.int32), 6)]  # the top classes 3..5 are absent
     for labels, k in cases:
         what = _("one_hot(labels, {k}) for {len_labels} labels").format(k=k, len_labels=len(labels))
-        got = np.asarray(fast_call(student_fn, labels, k, what=what, static_argnums=(1,)))
+        got = as_array(fast_call(student_fn, labels, k, what=what, static_argnums=(1,)))
         batch = len(labels)
         if got.shape == (k, batch):
             raise Mistake(_("{what} returned shape {shape}, the transpose: one ROW per "
@@ -119,7 +119,7 @@ def loss(student_fn: Any) -> str:
         params = _network(SIZES, seed)
         images, labels, targets = _batch(10 + seed)
         what = _("loss(params, images, targets) for a batch of {N}").format(N=N)
-        got = np.asarray(fast_call(student_fn, params, images, targets, what=what))
+        got = as_array(fast_call(student_fn, params, images, targets, what=what))
         want = _loss(params, images, targets)
         if got.shape == (N,):
             raise Mistake(_("{what} returned shape ({N},), one loss per example; return "
@@ -178,7 +178,7 @@ def accuracy(student_fn: Any) -> str:
     targets = np.eye(N_CLASSES, dtype=np.float32)[target_class]
     want = 0.75
     what = _("accuracy(params, images, targets) for {N} examples, 9 of them right").format(N=N)
-    got = np.asarray(fast_call(student_fn, params, images, targets, what=what, hints={
+    got = as_array(fast_call(student_fn, params, images, targets, what=what, hints={
         ("broadcast", "shapes"): N_("compared class indices (batch,) with the one-hot targets "
                                     "(batch, k): turn the targets into classes first, "
                                     "jnp.argmax(targets, axis=1)")}))
