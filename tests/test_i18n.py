@@ -83,6 +83,7 @@ ENGLISH_ON_PURPOSE = {
     "substring not found": "matched against Python's error (str.index)",
     "out of range": "matched against Python's error (an index past a str)",
     "must be static": "matched against JAX's error (a slice of traced length)",
+    "must have static": "matched against JAX 0.12's wording of the same error",
     "out of bounds for array of dimension 1": "matched against JAX's error",
     "tuple index out of range": "matched against Python's error",
     "draw_sizes: {}=({}, {}) holds {} sizes, fewer than the {} cases that each need another one; "
