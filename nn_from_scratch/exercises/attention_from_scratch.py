@@ -81,6 +81,14 @@ def _hard_coded_scale(got: np.ndarray, want: np.ndarray, q: Any, k: Any, v: Any,
     """A Mistake if ``got`` is attention with the scores divided by a number other than
     sqrt(d): a size written as a number, right for one shape only (``size``: d's name)."""
     d = np.asarray(q).shape[-1]
+    for name, n in ((N_("the number of keys"), np.asarray(k).shape[-2]),
+                    (N_("the size of a value"), np.asarray(v).shape[-1])):
+        wrong = _attention(q, k, v, scale=1 / math.sqrt(n))
+        if n != d and np.allclose(got, wrong, rtol=1e-4, atol=1e-5):  # a size, the wrong one
+            raise Mistake(_("the scores are divided by sqrt({n}), {name}; the scale is the "
+                            "square root of {size}, the size of a query and a key: here "
+                            "sqrt({d}) = {root:.4g}").format(n=n, name=_(name), size=size, d=d,
+                                                              root=math.sqrt(d)))
     for divisor in sorted({*(math.sqrt(n) for n in range(1, 257)), *range(1, 17)}):
         if np.isclose(divisor, math.sqrt(d)):
             continue
