@@ -189,6 +189,11 @@ def test_multi_head_attention():
         lambda x, w, w_o: heads(x, w).transpose(1, 0, 2).reshape(*x.shape) @ w_o.T), "passed")
     assert_result(check.multi_head_attention(lib.multi_head_attention), "failed",
                   "library's own")
+    # the walk's C4: a reshape to a size written as a number gets a hint, not the raw error
+    assert_result(check.multi_head_attention(
+        lambda x, w, w_o: heads(x, w).transpose(1, 0, 2).reshape(  # H = 4, written
+            x.shape[0], 4 * w.shape[2]) @ w_o.T), "failed",
+        "failed in a reshape", "x.shape[0]")
     assert_result(check.multi_head_attention(own(lib.multi_head_attention)), "failed",
                   "calls the library's", "multi_head_attention")
     assert_result(check.multi_head_attention(  # one head per item of w_qkv: *w gives H matrices

@@ -341,7 +341,12 @@ def multi_head_attention(student_fn: Any) -> str:
             ("dot_general requires", "matmul", "Incompatible shapes"): _(
                 "{what} failed multiplying: the heads give ({h}, {t}, {d_k}); joined per "
                 "position that is ({t}, {d}), and w_o is ({d}, {d}), so the output is joined "
-                "@ w_o.T").format(what=what, h=heads, t=t, d_k=d_k, d=d)}))
+                "@ w_o.T").format(what=what, h=heads, t=t, d_k=d_k, d=d),
+            ("cannot reshape", "reshape total size"): _(
+                "{what} failed in a reshape: the heads give ({h}, {t}, {d_k}), and joined per "
+                "position they are ({t}, {d}). A size written as a number is right for one "
+                "shape only: read them from the input, .transpose(1, 0, 2).reshape(x.shape[0], "
+                "-1)").format(what=what, h=heads, t=t, d_k=d_k, d=d)}))
         if got.shape in ((t, d_k), (heads, t, d_k)):
             raise Mistake(_("returned {shape}: the heads are JOINED side by side for every "
                             "position, (T, H * d_k), not summed, averaged or left stacked").format(
