@@ -334,6 +334,14 @@ def test_count_transformer_params():
                   "classifier")
     assert_result(check.count_transformer_params(lambda *a: float(formula(*a)) + 0.5), "failed",
                   "whole number")
+    # the walk's C6: the MLP's first bias counted as d, not m: in the first case that is
+    # 2 d short, as if the last norm were missing, but not in the others; the hint must not
+    # name a mistake from one case's numbers
+    def first_bias_of_d(n, p, d, heads, depth, m, classes):
+        return formula(n, p, d, heads, depth, m, classes) - depth * (m - d)
+    result = check.count_transformer_params(first_bias_of_d)
+    assert_result(result, "failed", "count the embedding")
+    assert "last layer norm" not in result.message, result.message
     # the walk's C2: a str, which jit refuses, is named, not a raw JAX error
     assert_result(check.count_transformer_params(lambda *a: str(formula(*a))), "failed",
                   "returned '", "whole number")

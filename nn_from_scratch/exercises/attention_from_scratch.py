@@ -574,6 +574,7 @@ def count_transformer_params(student_fn: Any) -> str:
         lambda draw: (int(draw.integers(2, 65)), int(draw.integers(4, 65)),
                       4 * int(draw.integers(2, 17)), 4, int(draw.integers(1, 5)),
                       int(draw.integers(8, 129)), int(draw.integers(2, 20))))
+    answers = []  # (what, got, want, {hint: what that mistake gives}) for every case
     for n, p, d, heads, depth, m, classes in cases:
         block = 2 * d + 4 * d * d + 2 * d + 2 * m * d + m + d
         want = p * d + n * d + depth * block + 2 * d + classes * (d + 1)
@@ -582,30 +583,35 @@ def count_transformer_params(student_fn: Any) -> str:
                                    static_argnums=tuple(range(7))), what,
                          N_("expected a whole number of parameters"))
         norms = (2 * depth + 1) * 2 * d
-        wrong = {
-            want + depth * (heads - 1) * 4 * d * d: _(
-                "each head has the whole width d: its queries, keys and values are d / heads "
-                "wide, so the heads together have 3 * d * d weights, however many there are"),
-            want + depth * (heads - 1) * 3 * d * d: _(
-                "each head's queries, keys and values are d / heads wide, not d: together "
-                "3 * d * d weights, however many heads"),
-            want - n * d: _("the position vectors are missing: one of width d per patch"),
-            want - n * d + d: _("the embedding has one position vector per patch, (patches, d), "
-                                "not one bias (d,)"),
-            want - norms: _("the layer norms are missing: gamma and beta (d each) for two norms "
-                            "per block and the last one"),
-            want - 2 * d: _("the last layer norm (before the mean) has a gamma and a beta too"),
-            want - depth * d * d: _("w_o is missing: (d, heads * d_k) = d * d per block"),
-            want - depth * (m + d): _("the MLP's biases are missing: m and d per block"),
-            want - classes: _("the classifier's bias is missing: one per class"),
-            want - (depth - 1) * block: _("count the blocks' parameters depth times"),
-        }
-        if got != want and got in wrong:
-            raise Mistake(_("{what} = {got}: {hint}").format(what=what, got=got, hint=wrong[got]))
-        if got != want:
-            raise Mistake(_("{what} = {got}; count the embedding (patch_pixels * d) and the "
-                            "positions (patches * d); per block two norms (2 d each), w_qkv "
-                            "and w_o (4 d * d), the MLP (m * d + m, d * m + d); the last norm "
-                            "(2 d) and the classifier (classes * (d + 1))").format(
-                              what=what, got=got))
+        answers.append((what, got, want, {
+            N_("each head has the whole width d: its queries, keys and values are d / heads "
+               "wide, so the heads together have 3 * d * d weights, however many there are"):
+                want + depth * (heads - 1) * 4 * d * d,
+            N_("each head's queries, keys and values are d / heads wide, not d: together "
+               "3 * d * d weights, however many heads"): want + depth * (heads - 1) * 3 * d * d,
+            N_("the position vectors are missing: one of width d per patch"): want - n * d,
+            N_("the embedding has one position vector per patch, (patches, d), not one bias "
+               "(d,)"): want - n * d + d,
+            N_("the layer norms are missing: gamma and beta (d each) for two norms per block "
+               "and the last one"): want - norms,
+            N_("the last layer norm (before the mean) has a gamma and a beta too"): want - 2 * d,
+            N_("w_o is missing: (d, heads * d_k) = d * d per block"): want - depth * d * d,
+            N_("the MLP's biases are missing: m and d per block"): want - depth * (m + d),
+            N_("the classifier's bias is missing: one per class"): want - classes,
+            N_("count the blocks' parameters depth times"): want - (depth - 1) * block,
+        }))
+    wrong = [answer for answer in answers if answer[1] != answer[2]]
+    if wrong:
+        what, got, _want, mistakes = wrong[0]
+        # a mistake is named only if it gives the answer's count in EVERY case, not by a
+        # coincidence of one case's numbers
+        for hint in mistakes:
+            if all(answer[1] == answer[3][hint] for answer in answers):
+                raise Mistake(_("{what} = {got}: {hint}").format(what=what, got=got,
+                                                                 hint=_(hint)))
+        raise Mistake(_("{what} = {got}; count the embedding (patch_pixels * d) and the "
+                        "positions (patches * d); per block two norms (2 d each), w_qkv "
+                        "and w_o (4 d * d), the MLP (m * d + m, d * m + d); the last norm "
+                        "(2 d) and the classifier (classes * (d + 1))").format(
+                          what=what, got=got))
     return N_("the count of init_transformer_params for 3 shapes; the heads add nothing")
