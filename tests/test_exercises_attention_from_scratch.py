@@ -153,6 +153,8 @@ MAX_OVER_ALL = (max_over_all, renormalised)
 
 
 def test_masked_softmax():
+    # the walk's C8: the mask itself handed back is named
+    assert_result(check.masked_softmax(lambda scores, mask: mask), "failed", "that is the mask")
     def naive(scores, mask):  # -inf, then jax's softmax: NaN when nothing may be seen
         return jax.nn.softmax(jnp.where(mask, scores, -jnp.inf))
 

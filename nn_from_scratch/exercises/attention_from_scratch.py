@@ -245,7 +245,12 @@ def masked_softmax(student_fn: Any) -> str:
             _own_code(student_fn, (jnp.asarray(scores), jnp.asarray(mask)), what,
                       ("softmax", "attention_weights", "attention"))
         got = expect_shape(fast_call(student_fn, jnp.asarray(scores), jnp.asarray(mask),
-                                     what=what), want.shape, what).astype(np.float64)
+                                     what=what), want.shape, what)
+        if got.dtype == bool:
+            raise Mistake(_("{what} returned True and False: that is the mask; return the "
+                            "weights, the softmax of the scores with the hidden ones set to "
+                            "-inf first (jnp.where(mask, scores, -jnp.inf))").format(what=what))
+        got = got.astype(np.float64)
         if np.isnan(got).any() and kind == "all":
             raise Mistake(_("{what} gave NaN: with every score -inf, the largest is -inf too and "
                             "-inf - (-inf) is NaN. A query that may see nothing gets weights "
