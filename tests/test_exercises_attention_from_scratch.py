@@ -297,6 +297,18 @@ def test_transformer_block():
     assert_result(check.transformer_block(lambda x, b: block_of(x, b, w1_transposed=False)),
                   "failed", "h @ w1.T + c1")
     assert_result(check.transformer_block(stub), "not done")
+
+    def mlp_of_input(x, block):  # the walk's C7: the MLP reads the norm of the x that came in
+        (g1, b1), (w_qkv, w_o), (g2, b2), (w1, c1), (w2, c2) = block
+        after = x + lib.multi_head_attention(PER_POSITION(x, g1, b1), w_qkv, w_o)
+        return after + relu(PER_POSITION(x, g2, b2) @ w1.T + c1) @ w2.T + c2
+    assert_result(check.transformer_block(mlp_of_input), "failed", "AFTER the attention")
+
+    def no_second_bias(x, block):  # the walk's C7: c2 dropped
+        (g1, b1), (w_qkv, w_o), (g2, b2), (w1, c1), (w2, c2) = block
+        x = x + lib.multi_head_attention(PER_POSITION(x, g1, b1), w_qkv, w_o)
+        return x + relu(PER_POSITION(x, g2, b2) @ w1.T + c1) @ w2.T
+    assert_result(check.transformer_block(no_second_bias), "failed", "+ c2")
     assert_result(check.transformer_block(lambda x, b: block_of(x, b, (False, True))),
                   "failed", "attention's residual")
     assert_result(check.transformer_block(lambda x, b: block_of(x, b, (True, False))),

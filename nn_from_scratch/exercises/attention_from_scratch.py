@@ -487,9 +487,11 @@ def layer_norm(student_fn: Any) -> str:
 
 def _block(x: Any, block: Any, attention_residual: bool = True, mlp_residual: bool = True,
            post_norm: bool = False, relu: bool = True, second_norm: str = "own",
-           residual_of: str = "x", whole: bool = False) -> np.ndarray:
+           residual_of: str = "x", whole: bool = False, mlp_of_input: bool = False,
+           second_bias: bool = True) -> np.ndarray:
     """A pre-norm block in float64; the options make its typical wrong versions (``whole``: the
-    layer norm over the whole (T, d) x at once, not position by position)."""
+    layer norm over the whole (T, d) x at once, not position by position; ``mlp_of_input``:
+    the MLP reads the norm of the x that came in, not of x after attention)."""
     (g1, b1), (w_qkv, w_o), (g2, b2), (w1, c1), (w2, c2) = [
         tuple(np.asarray(a, np.float64) for a in pair) for pair in block]
     x = np.asarray(x, np.float64)
@@ -503,14 +505,15 @@ def _block(x: Any, block: Any, attention_residual: bool = True, mlp_residual: bo
 
     def mlp(h: np.ndarray) -> np.ndarray:
         hidden = h @ w1.T + c1
-        return (np.maximum(hidden, 0) if relu else hidden) @ w2.T + c2
+        return (np.maximum(hidden, 0) if relu else hidden) @ w2.T + c2 * second_bias
 
     if post_norm:
         x = norm(x + _mha(x, w_qkv, w_o), g1, b1)
         return norm(x + mlp(x), g2, b2)
     h = norm(x, g1, b1)
+    came_in = x
     x = (h if residual_of == "normed" else x) * attention_residual + _mha(h, w_qkv, w_o)
-    h = norm(x, g2, b2) if second_norm != "none" else x
+    h = norm(came_in if mlp_of_input else x, g2, b2) if second_norm != "none" else x
     return (h if residual_of == "normed" else x) * mlp_residual + mlp(h)
 
 
@@ -563,6 +566,11 @@ def transformer_block(student_fn: Any) -> str:
                 _block(x, block, second_norm="none"),
             N_("the residuals add the normalised x; add the output to x itself, as it came in"):
                 _block(x, block, residual_of="normed"),
+            N_("the MLP normalised the x that came in; it reads x AFTER the attention's "
+               "residual: x = x + attention(...), then x + mlp(norm(x, g2, b2))"):
+                _block(x, block, mlp_of_input=True),
+            N_("the MLP's second bias is missing: ... @ w2.T + c2"):
+                _block(x, block, second_bias=False),
         }, rtol=1e-4, atol=1e-4, want=want)
         expect_close(got, want, what, rtol=1e-4, atol=1e-4, hint=N_(
             "with norm = vmap(layer_norm, in_axes=(0, None, None)): x = x + "
