@@ -24,14 +24,20 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..i18n import N_, _
-from . import _fixtures
-from ._calls import fast_call, generator, graded, library_name, more_when_graded
-from ._compare import as_array, expect_close, expect_int, expect_shape, reject_known_wrong
+from ._calls import fast_call, generator, graded, more_when_graded
+from ._compare import (
+    as_array,
+    expect_close,
+    expect_int,
+    expect_own_code,
+    expect_shape,
+    reject_known_wrong,
+)
 from ._core import Mistake, exercise
 from ._draws import draw_sizes, extreme_scores, with_variance
-from ._remote import beside
 
 LESSON = "14_attention_from_scratch"
+ATTENTION = "nn_from_scratch.attention"  # the library's code the exercises ask students to write
 _RNG = np.random.default_rng(14)  # in class: one stream, drawn in the order of the checks
 EPS = 1e-5  # the layer norm's
 EPS_ACCEPTED = (1e-6, 2e-5)  # Flax's eps to twice PyTorch's: all right; 1e-4 is not
@@ -46,20 +52,6 @@ def _source(n: int) -> np.random.Generator:
 
 def _normal(source: np.random.Generator, *shape: int, scale: float = 1.0) -> jax.Array:
     return jnp.asarray(scale * source.normal(size=shape), jnp.float32)
-
-
-def _own_code(student_fn: Any, args: tuple[Any, ...], what: str, names: tuple[str, ...]) -> None:
-    """A Mistake if ``student_fn(*args)`` calls one of the library's ``names`` (in
-    ``nn_from_scratch.attention``), however it is reached: the exercise asks for that code."""
-    if not callable(student_fn) or library_name(student_fn):
-        return  # fast_call says what it is
-    used = [name for name in beside(student_fn, _fixtures.library_calls, student_fn, args, (),
-                                    ("nn_from_scratch.attention",))
-            if name.rpartition(".")[2] in names]
-    if used:
-        raise Mistake(_("{what} calls the library's {name}: the exercise wants your own code, "
-                        "written with jax.numpy (the lesson shows the library's right "
-                        "after)").format(what=what, name=used[0].rpartition(".")[2]))
 
 
 def _softmax(scores: Any, axis: int = -1) -> np.ndarray:
@@ -113,7 +105,8 @@ def attention(student_fn: Any) -> str:
         what = _("attention(query, keys, values) for a query ({d},), keys ({t}, {d}) and values "
                  "({t}, {d_v})").format(d=d, t=t, d_v=d_v)
         if number == 0:
-            _own_code(student_fn, (query, keys, values), what, ("attention", "attention_weights"))
+            expect_own_code(student_fn, (query, keys, values), what, ATTENTION,
+                            ("attention", "attention_weights"))
         got = as_array(fast_call(student_fn, query, keys, values, what=what, hints={
             ("dot_general requires", "matmul", "Incompatible shapes"): _(
                 "{what} failed: the scores are keys @ query, ({t},), one per key; the answer is "
@@ -168,7 +161,7 @@ def self_attention(student_fn: Any) -> str:
         what = _("self_attention(x, w_q, w_k, w_v) for x ({t}, {d}), w_q and w_k ({d_k}, {d}), "
                  "w_v ({d_v}, {d})").format(t=t, d=d, d_k=d_k, d_v=d_v)
         if number == 0:
-            _own_code(student_fn, (x, w_q, w_k, w_v), what, ("self_attention",
+            expect_own_code(student_fn, (x, w_q, w_k, w_v), what, ATTENTION, ("self_attention",
                                                             "multi_head_attention"))
         got = as_array(fast_call(student_fn, x, w_q, w_k, w_v, what=what, hints={
             (f"keys ({d_k}, {t})", f"query ({t},)", f"got ({t},) and ({d_k},)"): _(
@@ -242,7 +235,7 @@ def masked_softmax(student_fn: Any) -> str:
         what = _("masked_softmax(scores, mask) for scores {scores} and mask {mask}").format(
             scores=np.round(s64, 2).tolist(), mask=mask.astype(int).tolist())
         if kind == "some":
-            _own_code(student_fn, (jnp.asarray(scores), jnp.asarray(mask)), what,
+            expect_own_code(student_fn, (jnp.asarray(scores), jnp.asarray(mask)), what, ATTENTION,
                       ("softmax", "attention_weights", "attention"))
         got = expect_shape(fast_call(student_fn, jnp.asarray(scores), jnp.asarray(mask),
                                      what=what), want.shape, what)
@@ -332,7 +325,7 @@ def multi_head_attention(student_fn: Any) -> str:
                  "{d}) ({h} heads of size {d_k}) and w_o ({d}, {d})").format(
                    t=t, d=d, h=heads, d_k=d_k)
         if number == 0:
-            _own_code(student_fn, (x, w_qkv, w_o), what, ("multi_head_attention",))
+            expect_own_code(student_fn, (x, w_qkv, w_o), what, ATTENTION, ("multi_head_attention",))
         got = as_array(fast_call(student_fn, x, w_qkv, w_o, what=what, hints={
             ("inconsistent sizes", "vmap got"): _(
                 "{what} failed in vmap: it mapped the sequence too ({t} positions against {h} "
@@ -429,7 +422,7 @@ def layer_norm(student_fn: Any) -> str:
         what = _("layer_norm(x, gamma, beta) for x {x}").format(
             x=np.round(np.asarray(x, np.float64), 3).tolist())
         if kind == "spread":
-            _own_code(student_fn, (x, gamma, beta), what, ("layer_norm",))
+            expect_own_code(student_fn, (x, gamma, beta), what, ATTENTION, ("layer_norm",))
         got = expect_shape(fast_call(student_fn, x, gamma, beta, what=what, hints={
             ("out of bounds for array of dimension 1", "tuple index out of range"): _(
                 "{what} failed: layer norm takes ONE vector x ({d},), and its mean and variance "
@@ -533,7 +526,7 @@ def transformer_block(student_fn: Any) -> str:
         what = _("transformer_block(x, block) for x ({t}, {d}), {h} heads of {d_k} and an MLP "
                  "of {m}").format(t=t, d=d, h=heads, d_k=d_k, m=m)
         if number == 0:
-            _own_code(student_fn, (x, block), what, ("transformer_block",))
+            expect_own_code(student_fn, (x, block), what, ATTENTION, ("transformer_block",))
         got = expect_shape(fast_call(student_fn, x, block, what=what, hints={
             ("values to unpack",): _("{what} failed unpacking: block is five pairs, "
                                      "(g1, b1), (w_qkv, w_o), (g2, b2), (w1, c1), (w2, c2)").format(
