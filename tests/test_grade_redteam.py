@@ -305,6 +305,8 @@ def class_folder(tmp, server_port):
     os.symlink(course / "notebooks" / f"{LESSON}.ipynb", klass / "n_symlink_solution.ipynb")
     os.symlink(secret_file, klass / "o_symlink_secret.ipynb")
     os.mkfifo(klass / "p_fifo.ipynb")
+    # a file name that is not UTF-8 (red team, round four: it ended the batch, no export at all)
+    nbformat.write(STUDENT, os.fsdecode(os.fsencode(klass) + b"/x_name_\xff\xfe.ipynb"))
     return course, klass, results, out
 
 
@@ -403,7 +405,8 @@ def test_the_grader_finishes_and_writes_every_export(graded):
     assert (graded["out"] / "grades.csv").is_file()  # k_csv_folder made no folder of it
     with open(graded["out"] / "grades.csv", newline="") as f:
         rows = {Path(row["notebook"]).stem: row for row in csv.DictReader(f)}
-    assert len(rows) == len(graded["rows"]) == 24 + len(VERDICT_ATTACKS) + len(CHANNEL_ATTACKS)
+    assert len(rows) == len(graded["rows"]) == 25 + len(VERDICT_ATTACKS) + len(CHANNEL_ATTACKS)
+    assert rows["x_name_\\xff\\xfe"]["total"] == "0"  # graded, under a name every export writes
     assert rows["i_daemon"]["total"] == "0"  # the daemon died with its notebook
     for name in graded["rows"]:
         assert (graded["out"] / f"{name}.md").is_file()

@@ -98,9 +98,16 @@ def take_in(notebooks: Sequence[Path], folder: Path) -> list[Submission]:
     for index, path in enumerate(notebooks):
         data = _read(path)
         if isinstance(data, str):
-            taken.append(Submission(str(path), None, problem=data))
+            taken.append(Submission(printable(path), None, problem=data))
             continue
         copy = folder / f"{index:05d}.ipynb"
         copy.write_bytes(data)
-        taken.append(Submission(str(path), copy, hashlib.sha256(data).hexdigest()))
+        taken.append(Submission(printable(path), copy, hashlib.sha256(data).hexdigest()))
     return taken
+
+
+def printable(path: Path) -> str:
+    """``path`` as text that every export can write: the bytes of a file name that is not
+    UTF-8 as ``\\xff`` (one such name once ended the whole class's grading, with no export
+    for anyone)."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
