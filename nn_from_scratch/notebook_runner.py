@@ -56,6 +56,10 @@ MAX_VALUES = 4 * LIMITS.items
 # ... and of all a kernel's messages together (a lesson sends under 100,000): parsing them costs
 # the grader ~3 s, where 300 messages each just under MAX_VALUES held the classmate 17 s, not 6
 MAX_TOTAL_VALUES = 20 * MAX_VALUES
+# ... and of message parts read from one kernel (a lesson sends about 600: lesson 16 592, lesson
+# 09 484): tiny displays sent for a minute, a million of them, cost the grader 26 CPU-s and
+# held the classmate graded beside them at 1.5-1.9x its time (red team, round four)
+MAX_PARTS = 100_000
 QUEUE = 16  # messages a kernel may have waiting here; past them, they wait in the kernel's memory
 # What every lesson imports first; importing (no computation) leaves JAX's backend unstarted,
 # so lessons that configure devices in their first cell still can.
@@ -133,12 +137,17 @@ class MessageTooBig(ValueError):
 def _bounded_parsing(client: Any) -> Any:
     """``client``, whose session parses no message part of more than :data:`MAX_VALUES` JSON
     values, nor more than :data:`MAX_TOTAL_VALUES` in all (a kernel that sent millions held the
-    grader's memory past 1.2 GB and its classmate for 46 s instead of 8), nor one nested past
-    Python's recursion limit."""
-    unpack, total = client.session.unpack, 0
+    grader's memory past 1.2 GB and its classmate for 46 s instead of 8), nor more than
+    :data:`MAX_PARTS` parts, nor one nested past Python's recursion limit."""
+    unpack, total, parts = client.session.unpack, 0, 0
 
     def bounded(raw: Any) -> Any:
-        nonlocal total
+        nonlocal total, parts
+        parts += 1
+        if parts > MAX_PARTS:
+            raise MessageTooBig(_("the kernel sent more than {most:,} messages, and a lesson "
+                                  "sends about 600: the rest refused unread").format(
+                                    most=MAX_PARTS))
         data = raw.encode() if isinstance(raw, str) else bytes(raw)
         values = json_values(data)
         total += values

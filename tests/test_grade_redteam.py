@@ -677,6 +677,12 @@ MESSAGE_FLOODS = {
         "_deep = b'{\"name\": \"stdout\", \"text\": \"hi\", \"x\": ' + b'[' * 200_000 "
         "+ b']' * 200_000 + b'}'\n"
         "_k.session.send(_k.iopub_socket, 'stream', content=_deep, parent=_k.get_parent())")),
+    # a million tiny messages (red team, round four: 26 CPU-s of the grader's, the classmate
+    # at 1.5-1.9x its time); 150,000 here, past the 100,000 the grader reads of a notebook
+    "e_tiny_messages": attack(first=RAW_SEND + (
+        "for _ in range(150_000):\n"
+        "    _k.session.send(_k.iopub_socket, 'stream', content={'name': 'stdout', 'text': '.'},"
+        " parent=_k.get_parent())")),
     # 03.5's grad as jax.grad over f: no Value, no backward, and it passed every function
     # the check tried (each written for Values and JAX numbers alike)
     "d_grad_by_jax": replaced(*[cell.source for cell in exercise_cells(SOLUTION)][:4], (
@@ -713,7 +719,8 @@ def test_messages_of_millions_of_values_are_refused_unread(floods):
     assert floods["peak"] < 600 * 2**20, f"the grader grew to {floods['peak'] / 2**20:.0f} MB"
     for name, says in (("a_million_dicts", "the grader reads at most 1,000,000"),
                        ("b_many_under_the_cap", "a notebook: the rest refused unread"),
-                       ("c_deep_message", "nested too deep to read")):
+                       ("c_deep_message", "nested too deep to read"),
+                       ("e_tiny_messages", "more than 100,000 messages")):
         rows = floods["rows"][name]["rows"]
         assert len(rows) == 1 and rows[0]["status"] == "error", (name, rows)
         assert says in rows[0]["message"], (name, rows[0]["message"])
