@@ -2,8 +2,8 @@
 
 It prints the text and its split, the model, the n-gram baselines on the validation split
 (unigram, bigram and the best add-alpha n; the best n-gram with back-off, in bits per
-character), one line per epoch, the result against both, and a sample; ``--generate N --temperature T --top-k K`` chooses
-the sample's length and how it is drawn.
+character), one line per epoch, the result against both, and a sample;
+``--generate N --temperature T --top-k K`` chooses the sample's length and how it is drawn.
 """
 import argparse
 import time
