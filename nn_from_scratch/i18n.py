@@ -51,11 +51,19 @@ def docstrings(source: str) -> list[tuple[int, int, int, int]]:
     """Where the docstrings of the functions and classes in ``source`` stand: ``(first line,
     first column, last line, end column)`` of each string literal, lines counted from 1 and
     columns in characters. Besides comments they are the only code a Chinese edition words
-    differently; none where ``source`` is not Python (a cell magic, a syntax error)."""
-    try:
-        tree = parse(source)  # one thread at a time: the grader prepares notebooks in threads
+    differently; none where ``source`` is not Python (a cell magic, a syntax error). A
+    method's source, indented as in its class (``inspect.getsource(Tokenizer.encode)``), is
+    parsed inside an ``if`` so that its lines and columns stay those of ``source``."""
+    shift = 0  # lines the parsed text has before ``source``'s first
+    try:  # one thread at a time: the grader prepares notebooks in threads
+        tree = parse(source)
     except SyntaxError:
-        return []
+        if not source.startswith((" ", "\t")):
+            return []
+        try:
+            tree, shift = parse("if 1:\n" + source), 1
+        except SyntaxError:
+            return []
     lines = source.split("\n")
 
     def column(line: int, offset: int) -> int:
@@ -66,8 +74,9 @@ def docstrings(source: str) -> list[tuple[int, int, int, int]]:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) \
                 and ast.get_docstring(node, clean=False) is not None:
             literal = node.body[0].value  # type: ignore[attr-defined]
-            found.append((literal.lineno, column(literal.lineno, literal.col_offset),
-                          literal.end_lineno, column(literal.end_lineno, literal.end_col_offset)))
+            first, last = literal.lineno - shift, literal.end_lineno - shift
+            found.append((first, column(first, literal.col_offset),
+                          last, column(last, literal.end_col_offset)))
     return sorted(found)
 
 

@@ -211,17 +211,25 @@ def _shares_a_fixture(item) -> bool:
         for defs in definitions.name2fixturedefs.values() for d in defs)
 
 
+def _executed_lesson(item) -> str | None:
+    """The number ("14") of the lesson that ``item`` executes in a kernel of its own: the full
+    edition (test_lessons.py) or the student one with the mutation test (test_mutants.py)."""
+    module = item.module.__name__
+    if module == "test_mutants" or (module == "test_lessons" and "executes" in item.name):
+        lesson = str(item.callspec.params.get("slug", item.callspec.params.get("lesson")))
+        return Path(lesson).name[:2]
+    return None
+
+
 def _weight(item) -> float:
     """About how long ``item`` (or the group it goes with) takes: only the order matters."""
-    module = item.module.__name__
-    if module in ("test_mutants", "test_lessons"):
-        lesson = str(getattr(item, "callspec", None) and item.callspec.params.get(
-            "slug", item.callspec.params.get("lesson")))
-        seconds = _lesson_seconds().get(Path(lesson).name[:2], 0)
-        if module == "test_mutants":  # the student edition, and a check per mutant
+    lesson = _executed_lesson(item)
+    if lesson is not None:
+        seconds = _lesson_seconds().get(lesson, 0)
+        if item.module.__name__ == "test_mutants":  # the student edition, and a check per mutant
             return 2 * seconds + 10
-        if "executes" in item.name:  # the full edition
-            return seconds
+        return seconds
+    module = item.module.__name__
     return SHARED_FIXTURE_SECONDS.get(module, 0) if _shares_a_fixture(item) else 0
 
 
@@ -238,6 +246,11 @@ def pytest_collection_modifyitems(config, items):
                 reason="NN_FROM_SCRATCH_ONCE=off: does not depend on JAX's version"))
         if _shares_a_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+        elif _executed_lesson(item) is not None:
+            # A lesson's two executions, one after the other on one worker: the second finds
+            # the training steps that the first compiled (tools/notebooks.py,
+            # compilation_cache), where side by side both would compile them.
+            item.add_marker(pytest.mark.xdist_group(f"lesson-{_executed_lesson(item)}"))
     items.sort(key=_weight, reverse=True)  # stable: the rest keep their order
 
 

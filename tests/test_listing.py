@@ -64,6 +64,20 @@ def test_in_chinese_every_listed_comment_and_docstring_is_chinese_and_the_code_t
             assert CHINESE.search(text), f"{where}: English docstring {text[:60]!r}"
 
 
+def test_a_listed_method_has_its_docstring_found_and_translated(chinese):
+    # a method's source is indented as in its class: its docstring was once not found at all,
+    # so it stayed English in lesson 16 while every check above passed on an empty list
+    from nn_from_scratch.text import Tokenizer
+
+    english, shown = inspect.getsource(Tokenizer.encode), listing(Tokenizer.encode)
+    assert english.startswith("    def encode")
+    (*_, text), = translations.docstring_spans(english)
+    assert text.startswith("``text`` as ids")
+    (*_, text), = translations.docstring_spans(shown)
+    assert CHINESE.search(text), f"English docstring {text!r}"
+    assert code_of(shown) == code_of(english)
+
+
 def test_chinese_figures_have_a_font_with_the_characters(chinese, tmp_path):
     import matplotlib.pyplot as plt
 
