@@ -10,11 +10,11 @@ naive log-sum-exp overflows), scores of several hundred (a naive softmax does), 
 written out here; the sampler is judged by the frequencies of thousands of draws, far from the
 threshold on every seed.
 An answer that calls the library's own version (the tokenizer, the n-gram table, the library's
-attention, its sampler) is refused, however it is reached: every case is probed, with the
-arrays as NumPy gives them and as ``jax.numpy`` does (an answer that writes ``cache.at[...]``
-first fails on a NumPy array before it reaches the library). The sizes are drawn so that a
-size written as a number (a mask of 8 positions, a vocabulary of 10, 6,000 rows) is wrong in
-some case on every seed, and so that no two sizes of case 0 coincide (a ``(T, T)`` returned
+attention, its sampler) is refused, however it is reached: every case is probed, with
+``jax.numpy`` arrays (an answer that writes ``cache.at[...]`` first fails on a NumPy array
+before it reaches the library), traced rather than run where it can be. The sizes are drawn
+so that a size written as a number (a mask of 8 positions, a vocabulary of 10, 6,000 rows) is
+wrong in some case on every seed, and so that no two sizes of case 0 coincide (a ``(T, T)`` returned
 for ``(T, d_v)`` meets the shape check).
 """
 from typing import Any
@@ -46,23 +46,38 @@ def _own_code(student_fn: Any, args: tuple[Any, ...], what: str,
     """A Mistake if ``student_fn(*args)`` calls the library's own version of the exercise."""
     if not callable(student_fn) or library_name(student_fn):
         return  # call() says what it is
-    used = beside(student_fn, library_calls_either_way, student_fn, args, allowed)
+    used = beside(student_fn, library_calls_on_jax, student_fn, args, allowed)
     if used:
         raise Mistake(_("{what} calls {name}, the library's own version of what this exercise "
                         "asks you to write: write it yourself (the lesson shows the library's "
                         "afterwards)").format(what=what, name=used[0]))
 
 
-def library_calls_either_way(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = ()
-                             ) -> list[str]:
-    """:func:`._fixtures.library_calls` of :data:`GPT_MODULES` for ``fn(*args)``, and if it
-    finds none, for the same call with every NumPy array made a ``jax.numpy`` one."""
-    used = _fixtures.library_calls(fn, args, allowed, GPT_MODULES)
+def _jaxpr_of(fn: Any, *args: Any) -> None:
+    """Trace ``fn(*args)``, through a new function each time: ``make_jaxpr`` keeps the trace of
+    a function it has seen, and a check run twice would see no call the second time."""
+    import jax
+    jax.make_jaxpr(lambda *a: fn(*a))(*args)
+
+
+def library_calls_on_jax(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = ()
+                         ) -> list[str]:
+    """:func:`._fixtures.library_calls` of :data:`GPT_MODULES` for ``fn(*args)`` with every
+    NumPy array made a ``jax.numpy`` one, as the lesson passes them (``cache.at[...]`` fails
+    on a NumPy array before the library is reached). Traced (``make_jaxpr``: milliseconds,
+    where running each operation of a new shape compiles it) unless it cannot be traced."""
+    import jax.numpy as jnp
+    if any(isinstance(a, str) for a in args):  # 16.1: text, and ids as NumPy gives them
+        return _fixtures.library_calls(fn, args, allowed, GPT_MODULES)
+    jax_args = tuple(jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
+    used = _fixtures.library_calls(_jaxpr_of, (fn, *jax_args), allowed, GPT_MODULES)
     if used:
         return used
-    import jax.numpy as jnp
-    jax_args = tuple(jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
-    return _fixtures.library_calls(fn, jax_args, allowed, GPT_MODULES)
+    try:
+        _jaxpr_of(fn, *jax_args)
+        return []
+    except Exception:  # Python on values (int(position), float(...)): run it instead
+        return _fixtures.library_calls(fn, jax_args, allowed, GPT_MODULES)
 
 
 def _log_softmax(x: Any, axis: int = -1) -> np.ndarray:
