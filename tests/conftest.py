@@ -30,6 +30,13 @@ from nn_from_scratch.parallel import simulate_cpu_devices  # noqa: E402
 # Before any JAX computation: 4 simulated CPU devices for the data-parallel tests.
 # Everything else runs on device 0 as usual.
 simulate_cpu_devices(4)
+# The test run's own folder of compiled programs (JAX's persistent compilation cache), in this
+# process and its pytest-xdist workers only (kernels: tools/notebooks.py, compilation_cache):
+# a checker's tests run it in three modes, each compiling the same functions anew (checks of
+# lessons 13 and 16: 179 CPU-s without, 97 with). Off for the tests marked "times_a_compile".
+jax.config.update("jax_compilation_cache_dir", os.environ["NN_FROM_SCRATCH_COMPILE_CACHE"])
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 
 from nn_from_scratch import i18n, init_network_params, load_dataset  # noqa: E402
 
@@ -42,6 +49,24 @@ LANGUAGES = ("en", "zh_CN")
 # drawn for a grading (one fixed seed, so that a test gives the same result every time).
 MODES = [("en", "in class"), ("zh_CN", "in class"), ("en", "graded")]
 GRADING_SEED = 20261126
+
+
+@pytest.fixture(autouse=True)
+def compiles_afresh(request):
+    """For a test marked ``times_a_compile``, no persistent compilation cache: a compile it
+    times must be a real one, not one read back from the run's folder."""
+    if request.node.get_closest_marker("times_a_compile") is None:
+        yield
+        return
+    from jax.experimental.compilation_cache import compilation_cache
+
+    jax.config.update("jax_enable_compilation_cache", False)
+    compilation_cache.reset_cache()
+    try:
+        yield
+    finally:
+        jax.config.update("jax_enable_compilation_cache", True)
+        compilation_cache.reset_cache()
 
 
 @pytest.fixture(autouse=True)

@@ -28,6 +28,11 @@ def by_hand(query, keys, values):  # the lesson's 14.1
 
 def test_attention():
     assert_result(check.attention(scaled_attention), "passed")
+    # the walk's C3: a scale read from the wrong size is named as that size, not as a number
+    for wrong_size, name in ((lambda k, v: v.shape[1], "size of a value"),
+                             (lambda k, v: len(k), "number of keys")):
+        assert_result(check.attention(lambda q, k, v, n=wrong_size: jax.nn.softmax(
+            k @ q / jnp.sqrt(n(k, v))) @ v), "failed", name, "size of a query")
     # the walk's C1: a tuple of the weights and the answer is named, not NumPy's error
     assert_result(check.attention(lambda q, k, v: (jax.nn.softmax(k @ q), scaled_attention(
         q, k, v))), "failed", "tuple of 2", "one array")
@@ -184,6 +189,11 @@ def test_multi_head_attention():
         lambda x, w, w_o: heads(x, w).transpose(1, 0, 2).reshape(*x.shape) @ w_o.T), "passed")
     assert_result(check.multi_head_attention(lib.multi_head_attention), "failed",
                   "library's own")
+    # the walk's C4: a reshape to a size written as a number gets a hint, not the raw error
+    assert_result(check.multi_head_attention(
+        lambda x, w, w_o: heads(x, w).transpose(1, 0, 2).reshape(  # H = 4, written
+            x.shape[0], 4 * w.shape[2]) @ w_o.T), "failed",
+        "failed in a reshape", "x.shape[0]")
     assert_result(check.multi_head_attention(own(lib.multi_head_attention)), "failed",
                   "calls the library's", "multi_head_attention")
     assert_result(check.multi_head_attention(  # one head per item of w_qkv: *w gives H matrices

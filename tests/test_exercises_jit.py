@@ -9,6 +9,10 @@ from conftest import assert_result, stub
 from nn_from_scratch.exercises import jit as check
 from nn_from_scratch.timing import compile_time, time_fn
 
+# 04.1 times real compiles, and says "the compile cache answering" to one read back: no
+# persistent compilation cache here (conftest.py)
+pytestmark = pytest.mark.times_a_compile
+
 
 def compile_and_run(fn, x):  # the reference
     return compile_time(fn, x), time_fn(jax.jit(fn), x, repeats=30).median
@@ -26,6 +30,11 @@ def compile_and_run(fn, x):  # the reference
     (lambda fn, x: (compile_time(fn, x), time_fn(jax.jit(fn), x, repeats=3).first), "failed",
      ("first call",)),
     (lambda fn, x: (0.03, 2e-5), "failed", ("never compiled",)),  # numbers typed in
+    # a real compile, and a run time typed in, or measured on x of another size: the check
+    # times two drawn sizes, and the run time must follow the work
+    (lambda fn, x: (compile_time(fn, x), 2e-5), "failed", ("about as long", "x you are given")),
+    (lambda fn, x: (compile_time(fn, x), time_fn(jax.jit(fn), x[:16]).median), "failed",
+     ("about as long",)),
     (lambda fn, x: 0.03, "failed", ("two numbers",)),
 ])
 def test_compile_and_run(answer, status, hints):

@@ -85,6 +85,8 @@ ENGLISH_ON_PURPOSE = {
     "must be static": "matched against JAX 0.10's error (a slice of traced length)",
     "must have static": "matched against JAX 0.12's error (a slice of traced length)",
     "is not a valid JAX type": "matched against jit's error (a function that returns a str)",
+    "cannot reshape": "matched against JAX's error",
+    "reshape total size": "matched against JAX's error (another wording)",
     "out of bounds for array of dimension 1": "matched against JAX's error",
     "tuple index out of range": "matched against Python's error",
     "draw_sizes: {}=({}, {}) holds {} sizes, fewer than the {} cases that each need another one; "

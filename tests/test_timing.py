@@ -15,6 +15,8 @@ from nn_from_scratch.timing import (
     time_fn,
 )
 
+pytestmark = pytest.mark.times_a_compile  # compile_time must time a real compile (conftest.py)
+
 
 def test_time_fn_counts_calls_and_orders_numbers():
     calls = []

@@ -81,6 +81,14 @@ def _hard_coded_scale(got: np.ndarray, want: np.ndarray, q: Any, k: Any, v: Any,
     """A Mistake if ``got`` is attention with the scores divided by a number other than
     sqrt(d): a size written as a number, right for one shape only (``size``: d's name)."""
     d = np.asarray(q).shape[-1]
+    for name, n in ((N_("the number of keys"), np.asarray(k).shape[-2]),
+                    (N_("the size of a value"), np.asarray(v).shape[-1])):
+        wrong = _attention(q, k, v, scale=1 / math.sqrt(n))
+        if n != d and np.allclose(got, wrong, rtol=1e-4, atol=1e-5):  # a size, the wrong one
+            raise Mistake(_("the scores are divided by sqrt({n}), {name}; the scale is the "
+                            "square root of {size}, the size of a query and a key: here "
+                            "sqrt({d}) = {root:.4g}").format(n=n, name=_(name), size=size, d=d,
+                                                              root=math.sqrt(d)))
     for divisor in sorted({*(math.sqrt(n) for n in range(1, 257)), *range(1, 17)}):
         if np.isclose(divisor, math.sqrt(d)):
             continue
@@ -333,7 +341,12 @@ def multi_head_attention(student_fn: Any) -> str:
             ("dot_general requires", "matmul", "Incompatible shapes"): _(
                 "{what} failed multiplying: the heads give ({h}, {t}, {d_k}); joined per "
                 "position that is ({t}, {d}), and w_o is ({d}, {d}), so the output is joined "
-                "@ w_o.T").format(what=what, h=heads, t=t, d_k=d_k, d=d)}))
+                "@ w_o.T").format(what=what, h=heads, t=t, d_k=d_k, d=d),
+            ("cannot reshape", "reshape total size"): _(
+                "{what} failed in a reshape: the heads give ({h}, {t}, {d_k}), and joined per "
+                "position they are ({t}, {d}). A size written as a number is right for one "
+                "shape only: read them from the input, .transpose(1, 0, 2).reshape(x.shape[0], "
+                "-1)").format(what=what, h=heads, t=t, d_k=d_k, d=d)}))
         if got.shape in ((t, d_k), (heads, t, d_k)):
             raise Mistake(_("returned {shape}: the heads are JOINED side by side for every "
                             "position, (T, H * d_k), not summed, averaged or left stacked").format(

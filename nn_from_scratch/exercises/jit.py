@@ -31,9 +31,33 @@ REAL_COMPILE = 2e-3
 def compile_and_run(student_fn: Any) -> str:
     fn = beside(student_fn, _fixtures.Watched, _("fn ran as written, op by op: time the "
                                                  "jitted function, time_fn(jax.jit(fn), x, ...)"))
-    x = np.linspace(-1.0, 1.0, 16, dtype=np.float32)
+    source = generator(40)
+    # Two sizes, drawn: a warm call of fn on the large x takes hundreds of times as long as on
+    # the small one, which no pair of numbers written in the code can follow.
+    sizes = (int(source.integers(8, 65)), int(source.integers(2 ** 20, 2 ** 21)))
+    runs = []
+    for size in sizes:
+        x = np.linspace(-1.0, 1.0, size, dtype=np.float32)
+        compile_s, run_s = _timed(student_fn, fn, x)
+        runs.append(run_s)
+    if runs[1] < 3 * runs[0]:
+        raise Mistake(_("a call of fn on x of {small:,} numbers took {run_small}, and on x of "
+                        "{large:,} numbers {run_large}: a call that does {ratio:,} times the "
+                        "work takes about as long? Time jax.jit(fn) on the x you are given, "
+                        "with time_fn").format(
+                          small=sizes[0], large=sizes[1], ratio=sizes[1] // sizes[0],
+                          run_small=format_seconds(runs[0]),
+                          run_large=format_seconds(runs[1])))
+    return (_("a real compile ({format_seconds_compile_s}) and a warm call of the "
+              "jitted function ({format_seconds_run_s})").format(
+                format_seconds_compile_s=format_seconds(compile_s),
+                format_seconds_run_s=format_seconds(run_s)))
+
+
+def _timed(student_fn: Any, fn: Any, x: np.ndarray) -> tuple[float, float]:
+    """The student's (compile_seconds, run_seconds) for ``fn`` on ``x``, each checked."""
     fn.compile_once(x)  # compiled already: only a cleared cache compiles anew
-    what = "compile_and_run(fn, x)"
+    what = _("compile_and_run(fn, x) for x of {size:,} numbers").format(size=len(x))
     got = call(student_fn, fn, x, what=what)
     try:
         compile_s, run_s = (float(t) for t in got)
@@ -58,8 +82,10 @@ def compile_and_run(student_fn: Any) -> str:
                         "the cache first").format(
                           format_seconds_compile_s=format_seconds(compile_s)))
     if not fn.traces:
-        raise Mistake("fn was never traced, so never compiled: measure the compile of this fn "
-                      "with compile_time(fn, x), and time jax.jit(fn) with time_fn")
+        raise Mistake("fn was never traced, so never compiled: a number typed in, or the "
+                      "compile cache answering (compile_time(fn, x, fresh=False)). Measure the "
+                      "compile of this fn with compile_time(fn, x), which clears the cache "
+                      "first, and time jax.jit(fn) with time_fn")
     warm = fn.warm_seconds(x)  # where the student's code ran, as it did
     if run_s > max(30 * warm, 5e-4):
         raise Mistake(_("a call of {format_seconds_run_s}, where a warm call of "
@@ -68,10 +94,7 @@ def compile_and_run(student_fn: Any) -> str:
                         "time_fn(jax.jit(fn), x, ...)").format(
                           format_seconds_run_s=format_seconds(run_s),
                           format_seconds_warm=format_seconds(warm)))
-    return (_("a real compile ({format_seconds_compile_s}) and a warm call of the "
-              "jitted function ({format_seconds_run_s})").format(
-                format_seconds_compile_s=format_seconds(compile_s),
-                format_seconds_run_s=format_seconds(run_s)))
+    return compile_s, run_s
 
 
 def _trace_inputs() -> list[list[Any]]:
