@@ -4,7 +4,7 @@ Both ways write the same text from the same key (``nn_from_scratch.generate``): 
 cache, each character costs one position (plus, every ``context // 2`` characters, a rebuild
 of the cache when the window slides); without it, the whole window (up to ``context``
 positions) is run again for every character. The model is the command line's
-(``train --model gpt``: 4 blocks of 4 heads, width 128, context 64, 104 tokens), untrained:
+(``train --model gpt``: 4 blocks of 4 heads, width 96, context 64, 104 tokens), untrained:
 the time does not depend on the weights. Each way is first called once to compile its
 programs (the step, and the rebuild), timed apart; then the rounds are INTERLEAVED (each way
 once per round) and each figure is the median over the rounds. ``generate`` returns a NumPy
@@ -57,7 +57,7 @@ def main() -> None:
         for name, cache in ways.items():
             elapsed, texts[name] = timed(params, cache, args.chars, r + 1)
             seconds[name].append(elapsed)
-    assert np.array_equal(*texts.values()), "the two ways wrote different text"
+        assert np.array_equal(*texts.values()), f"round {r + 1}: the two ways wrote different text"
     speed = {name: args.chars / statistics.median(times) for name, times in seconds.items()}
     print(f"{'':14}{'chars/s (median)':>18}{'first call (compile + run)':>30}")
     for name in ways:

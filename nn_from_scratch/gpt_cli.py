@@ -1,9 +1,9 @@
 """``python -m nn_from_scratch train --model gpt``: the tiny GPT on Python's documentation.
 
 It prints the text and its split, the model, the n-gram baselines on the validation split
-(unigram, bigram and the best n, in bits per character), one line per epoch, the result
-against the best n-gram, and a sample; ``--generate N --temperature T --top-k K`` chooses
-the sample's length and how it is drawn.
+(unigram, bigram and the best add-alpha n; the best n-gram with back-off, in bits per
+character), one line per epoch, the result against both, and a sample;
+``--generate N --temperature T --top-k K`` chooses the sample's length and how it is drawn.
 """
 import argparse
 import time
@@ -21,6 +21,7 @@ LEARNING_RATE, B2, WEIGHT_DECAY = 4e-3, 0.99, 0.1  # b2 0.99 as nanoGPT's for fe
 WARMUP_STEPS = 60  # the rate rises over these, then falls along a cosine to a tenth
 SAMPLE, TEMPERATURE, PROMPT = 300, 0.8, "The "
 NGRAM_ORDERS = range(1, 7)  # the n-grams tried; the best is reported with the unigram, bigram
+BACKOFF_ORDERS = range(1, 9)  # the back-off n-grams tried (each n keeps helping; 9: int64 codes)
 # The image models' options, refused with --model gpt rather than silently ignored.
 IMAGE_ONLY = {"dataset": "auto", "layers": None, "init": "he", "augment": None,
               "schedule": None, "mode": "scan", "optimizer": None, "warmup": None,
@@ -78,7 +79,7 @@ def gpt_command(args: argparse.Namespace) -> int:
     from .generate import generate
     from .gpt import bits_per_char, init_gpt_params
     from .gpt_train import fit_gpt
-    from .ngram import best_ngram
+    from .ngram import best_backoff, best_ngram
     from .optim import adamw, warmup_cosine_schedule
     from .params import count_params
     from .text_data import load_text
@@ -115,16 +116,25 @@ def gpt_command(args: argparse.Namespace) -> int:
             "(add-{alpha:g} smoothing; n = 1..{top} tried).").format(
                 uni=baselines[1][0], bi=baselines[2][0], n=best, best=baselines[best][0],
                 alpha=baselines[best][1], top=NGRAM_ORDERS[-1]), flush=True)
+    backoff = best_backoff(data.train_ids, data.val_ids, data.tokenizer.vocab_size,
+                           BACKOFF_ORDERS)
+    best_b = min(backoff, key=lambda n: backoff[n][0])
+    print(_("With back-off to shorter contexts (k = {k:g} pseudo-counts): the {n}-gram "
+            "{bits:.3f} bits/char (n = 1..{top} tried).").format(
+                k=backoff[best_b][1], n=best_b, bits=backoff[best_b][0],
+                top=BACKOFF_ORDERS[-1]), flush=True)
     params, history = fit_gpt(params, data, optimizer=adamw(schedule, b2=B2, weight_decay=decay),
                               key=train_key, epochs=epochs, steps_per_epoch=STEPS_PER_EPOCH,
                               batch_size=batch, verbose=True)
     bits = float(bits_per_char(history.val_loss[-1]))
     training = sum(history.epoch_time)
-    print(_("Done: validation {bits:.3f} bits/char ({nats:.4f} nats), the best n-gram "
-            "{ngram:.3f}: {ratio:.2f}x its bits; training {training:.1f} s, compile "
-            "{compile:.1f} s, whole command so far {total:.1f} s.").format(
+    print(_("Done: validation {bits:.3f} bits/char ({nats:.4f} nats), the best add-alpha "
+            "n-gram {ngram:.3f} ({ratio:.2f}x its bits), with back-off {backoff:.3f} "
+            "({ratio_b:.2f}x); training {training:.1f} s, compile {compile:.1f} s, whole "
+            "command so far {total:.1f} s.").format(
                 bits=bits, nats=history.val_loss[-1], ngram=baselines[best][0],
-                ratio=bits / baselines[best][0], training=training,
+                ratio=bits / baselines[best][0], backoff=backoff[best_b][0],
+                ratio_b=bits / backoff[best_b][0], training=training,
                 compile=history.compile_time, total=time.perf_counter() - start))
     if args.generate:
         top = "" if args.top_k is None else _(", top-k {k}").format(k=args.top_k)

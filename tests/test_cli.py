@@ -217,6 +217,7 @@ def small_gpt(monkeypatch):
     monkeypatch.setattr(gpt_cli, "GPT", {"context": 16, "width": 16, "heads": 2, "depth": 1})
     monkeypatch.setattr(gpt_cli, "STEPS_PER_EPOCH", 4)
     monkeypatch.setattr(gpt_cli, "NGRAM_ORDERS", range(1, 4))
+    monkeypatch.setattr(gpt_cli, "BACKOFF_ORDERS", range(1, 5))
 
 
 def test_the_gpt_prints_its_text_baselines_epochs_and_a_sample(capsys, small_gpt):
@@ -227,9 +228,12 @@ def test_the_gpt_prints_its_text_baselines_epochs_and_a_sample(capsys, small_gpt
     assert "characters for training" in out and "(the last 10%)" in out
     assert re.search(r"unigram 4\.\d{3} bits/char, bigram 3\.\d{3}, best n-gram the 3-gram "
                      r"2\.\d{3} \(add-0\.1 smoothing; n = 1\.\.3 tried\)", out)
+    assert re.search(r"With back-off to shorter contexts \(k = \d+ pseudo-counts\): the 4-gram "
+                     r"2\.0\d{2} bits/char \(n = 1\.\.4 tried\)", out)
     assert len(re.findall(r"^epoch +\d .* bits/char, next-character accuracy 0\.\d{3}$", out,
                           re.M)) == 2
-    assert "Done: validation " in out
+    assert re.search(r"Done: validation .*, the best add-alpha n-gram 2\.\d{3} \(\d\.\d\dx its "
+                     r"bits\), with back-off 2\.0\d{2} \(\d\.\d\dx\);", out)
     sample = out.split("Sample (40 characters at temperature 0.5, top-k 5, after 'def '):\n")[1]
     assert sample.startswith("def ") and len(sample.rstrip("\n")) >= 44
 

@@ -266,3 +266,211 @@ def test_cached_step():
                          jnp.exp(cache_k @ q / jnp.sqrt(q.shape[0])), 0)
         return exps / exps.sum() @ cache_v, cache_k, cache_v
     assert_result(check.cached_step(naive), "failed", "overflows")
+
+
+# A student's walk of the checks (issue 39's lesson): each answer as the student wrote it, the
+# verdict it must get in class and in every grading, and a word of the hint it must show.
+# The first group passed wrongly before (in class, or in some gradings only).
+WALK_HEAD = ("import math\nimport jax\nimport jax.numpy as jnp\nimport numpy as np\n"
+             "from jax import random, vmap\nUNKNOWN = '\\ufffd'\n"
+             "def decode(ids, chars):\n    return ''.join((UNKNOWN + chars)[i] for i in ids)\n")
+WALK = {  # id: (checker, the answer's code, passes?, a word of the hint)
+    "e16 float ids": ("encode_decode", """
+def encode(text, chars):
+    return np.array([chars.index(c) + 1 if c in chars else 0 for c in text], dtype=np.float32)
+""", False, "int32"),
+    "b22 library from the 2nd call": ("bigram_log_probs", """
+from nn_from_scratch import ngram as _ng
+_calls = [0]
+def bigram_log_probs(counts, alpha):
+    _calls[0] += 1
+    if _calls[0] > 1:
+        return _ng.ngram_log_probs(counts, alpha)
+    s = counts + alpha
+    return jnp.log(s) - jnp.log(jnp.sum(s, axis=1, keepdims=True))
+""", False, "nn_from_scratch.ngram"),
+    "b23 library when V < 9": ("bigram_log_probs", """
+from nn_from_scratch import ngram as _ng
+def bigram_log_probs(counts, alpha):
+    if counts.shape[0] < 9:
+        return _ng.ngram_log_probs(counts, alpha)
+    s = counts + alpha
+    return jnp.log(s) - jnp.log(jnp.sum(s, axis=1, keepdims=True))
+""", False, "nn_from_scratch.ngram"),
+    "p11 V = 10 written": ("position_losses", """
+def position_losses(logits, targets):
+    oh = jax.nn.one_hot(targets, 10)
+    lp = jax.nn.log_softmax(logits)
+    return -jnp.sum(oh[..., :logits.shape[-1]] * lp, -1)
+""", False, "logits.shape"),
+    "c06 mask of 8 written": ("causal_attention", """
+def causal_attention(x, w_q, w_k, w_v):
+    q, k, v = x @ w_q.T, x @ w_k.T, x @ w_v.T
+    s = q @ k.T / jnp.sqrt(q.shape[1])
+    seen = jnp.tril(jnp.ones((8, 8), bool))[:x.shape[0], :x.shape[0]]
+    return jax.nn.softmax(jnp.where(seen, s, -jnp.inf), -1) @ v
+""", False, "x.shape[0]"),
+    "s22 6000 keys written": ("sample_chars", """
+def sample_chars(key, logits, temperature):
+    keys = random.split(key, 6000)
+    return vmap(lambda k, r: random.categorical(k, r / temperature))(keys, logits)
+""", False, "logits.shape[0]"),
+    "s26 V = 7 written": ("sample_chars", """
+def sample_chars(key, logits, temperature):
+    return random.categorical(key, logits[:, :7] / temperature, axis=-1)
+""", False, "left out"),
+    "s14 top-(V-1)": ("sample_chars", """
+def sample_chars(key, logits, temperature):
+    kth = jnp.sort(logits, -1)[:, 1:2]
+    l = jnp.where(logits >= kth, logits, -jnp.inf)
+    return random.categorical(key, l / temperature, axis=-1)
+""", False, "left out"),
+    "k10 mask of 8 written": ("cached_step", """
+def cached_step(q, k, v, cache_k, cache_v, position):
+    cache_k, cache_v = cache_k.at[position].set(k), cache_v.at[position].set(v)
+    seen = (jnp.arange(8) <= position)[:cache_k.shape[0]]
+    seen = jnp.concatenate([seen, jnp.zeros(cache_k.shape[0] - seen.shape[0], bool)])
+    s = jnp.where(seen, cache_k @ q / jnp.sqrt(q.shape[0]), -jnp.inf)
+    return jax.nn.softmax(s) @ cache_v, cache_k, cache_v
+""", False, "position included"),
+    "k12 library weights after .at": ("cached_step", """
+from nn_from_scratch.attention import attention_weights as _aw
+def cached_step(q, k, v, cache_k, cache_v, position):
+    cache_k, cache_v = cache_k.at[position].set(k), cache_v.at[position].set(v)
+    seen = jnp.arange(cache_k.shape[0]) <= position
+    return _aw(q, cache_k, seen) @ cache_v, cache_k, cache_v
+""", False, "library's own version"),
+    "k18 library attention after .at": ("cached_step", """
+from nn_from_scratch import attention as _att
+def cached_step(q, k, v, cache_k, cache_v, position):
+    cache_k, cache_v = cache_k.at[position].set(k), cache_v.at[position].set(v)
+    seen = jnp.arange(cache_k.shape[0]) <= position
+    return _att.attention(q, cache_k, cache_v, seen), cache_k, cache_v
+""", False, "library's own version"),
+    "k23 library by getattr after .at": ("cached_step", """
+import nn_from_scratch.attention as _a
+def cached_step(q, k, v, cache_k, cache_v, position):
+    cache_k, cache_v = cache_k.at[position].set(k), cache_v.at[position].set(v)
+    w = getattr(_a, "attention_weights")(q, cache_k, jnp.arange(cache_k.shape[0]) <= position)
+    return w @ cache_v, cache_k, cache_v
+""", False, "library's own version"),
+    "k14 mask -100": ("cached_step", """
+def cached_step(q, k, v, cache_k, cache_v, position):
+    cache_k, cache_v = cache_k.at[position].set(k), cache_v.at[position].set(v)
+    seen = jnp.arange(cache_k.shape[0]) <= position
+    s = jnp.where(seen, cache_k @ q / jnp.sqrt(q.shape[0]), -100.0)
+    return jax.nn.softmax(s) @ cache_v, cache_k, cache_v
+""", False, "finite score"),
+    "k22 mask -30": ("cached_step", """
+def cached_step(q, k, v, cache_k, cache_v, position):
+    cache_k, cache_v = cache_k.at[position].set(k), cache_v.at[position].set(v)
+    seen = jnp.arange(cache_k.shape[0]) <= position
+    s = jnp.where(seen, cache_k @ q / jnp.sqrt(q.shape[0]), -30.0)
+    return jax.nn.softmax(s) @ cache_v, cache_k, cache_v
+""", False, "finite score"),
+}
+WALK_HINTS = {  # refused before too, with a hint that named the wrong thing or nothing
+    "c20 mask -100": ("causal_attention", """
+def causal_attention(x, w_q, w_k, w_v):
+    q, k, v = x @ w_q.T, x @ w_k.T, x @ w_v.T
+    s = q @ k.T / jnp.sqrt(q.shape[1])
+    seen = jnp.tril(jnp.ones((x.shape[0], x.shape[0]), bool))
+    return jax.nn.softmax(jnp.where(seen, s, -100.0), -1) @ v
+""", False, "-100"),
+    "c18 the weights returned": ("causal_attention", """
+def causal_attention(x, w_q, w_k, w_v):
+    q, k, v = x @ w_q.T, x @ w_k.T, x @ w_v.T
+    s = q @ k.T / jnp.sqrt(q.shape[1])
+    seen = jnp.tril(jnp.ones((x.shape[0], x.shape[0]), bool))
+    return jax.nn.softmax(jnp.where(seen, s, -jnp.inf), -1)
+""", False, "has shape"),
+    "s03 one key for every row": ("sample_chars", """
+def sample_chars(key, logits, temperature):
+    return vmap(lambda r: random.categorical(key, r / temperature))(logits)
+""", False, "one key was used"),
+    "s07 probabilities to categorical": ("sample_chars", """
+def sample_chars(key, logits, temperature):
+    return random.categorical(key, jax.nn.softmax(logits / temperature, -1), axis=-1)
+""", False, "LOG-probabilities"),
+    "p06 targets rolled by one": ("position_losses", """
+def position_losses(logits, targets):
+    lp = jax.nn.log_softmax(logits)
+    t = jnp.roll(targets, -1, axis=1)
+    return -jnp.take_along_axis(lp, t[..., None], -1)[..., 0]
+""", False, "targets[t]"),
+    "e12 a list of ids (right)": ("encode_decode", """
+def encode(text, chars):
+    return [chars.index(c) + 1 if c in chars else 0 for c in text]
+""", True, None),
+    "b11 Python loops (right)": ("bigram_log_probs", """
+def bigram_log_probs(counts, alpha):
+    V = len(counts)
+    out = [[0.0] * V for _ in range(V)]
+    for a in range(V):
+        tot = sum(float(counts[a][b]) + alpha for b in range(V))
+        for b in range(V):
+            out[a][b] = math.log((float(counts[a][b]) + alpha) / tot)
+    return np.array(out)
+""", True, None),
+    "c12 a loop over the queries (right)": ("causal_attention", """
+def causal_attention(x, w_q, w_k, w_v):
+    q, k, v = x @ w_q.T, x @ w_k.T, x @ w_v.T
+    rows = []
+    for i in range(x.shape[0]):
+        sc = k[:i + 1] @ q[i] / jnp.sqrt(q.shape[1])
+        rows.append(jax.nn.softmax(sc) @ v[:i + 1])
+    return jnp.stack(rows)
+""", True, None),
+    "s12 NumPy seeded from the key (right)": ("sample_chars", """
+def sample_chars(key, logits, temperature):
+    seed = int(jax.random.randint(key, (), 0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    l = np.asarray(logits, np.float64) / temperature
+    p = np.exp(l - l.max(-1, keepdims=True)); p /= p.sum(-1, keepdims=True)
+    return np.array([rng.choice(len(r), p=r) for r in p])
+""", True, None),
+    "k20 the library's softmax, allowed (right)": ("cached_step", """
+from nn_from_scratch.attention import softmax as _sm
+def cached_step(q, k, v, cache_k, cache_v, position):
+    cache_k, cache_v = cache_k.at[position].set(k), cache_v.at[position].set(v)
+    s = jnp.where(jnp.arange(cache_k.shape[0]) <= position,
+                  cache_k @ q / jnp.sqrt(q.shape[0]), -jnp.inf)
+    return _sm(s) @ cache_v, cache_k, cache_v
+""", True, None),
+    "k21 dynamic_update_slice (right)": ("cached_step", """
+def cached_step(q, k, v, cache_k, cache_v, position):
+    cache_k = jax.lax.dynamic_update_slice(cache_k, k[None].astype(cache_k.dtype), (position, 0))
+    cache_v = jax.lax.dynamic_update_slice(cache_v, v[None].astype(cache_v.dtype), (position, 0))
+    s = jnp.where(jnp.arange(cache_k.shape[0]) <= position,
+                  cache_k @ q / jnp.sqrt(q.shape[0]), -jnp.inf)
+    return jax.nn.softmax(s) @ cache_v, cache_k, cache_v
+""", True, None),
+}
+WALK_SEEDS = [None, 11, 222, 3333, 44444, 555555]  # None: in class; the others: gradings
+
+
+def _walk_result(checker, code, seed):
+    namespace = {}
+    exec(WALK_HEAD + code, namespace)  # noqa: S102 - the walk's answer, as a student wrote it
+    answer = {"encode_decode": lambda: (namespace["encode"], namespace["decode"])}.get(
+        checker, lambda: (namespace[checker],))()
+    if seed is None:
+        return getattr(check, checker)(*answer)
+    with fresh_inputs(seed):
+        return getattr(check, checker)(*answer)
+
+
+@pytest.mark.parametrize("seed", WALK_SEEDS)
+@pytest.mark.parametrize("answer", WALK)
+def test_the_walks_wrong_answers_fail_on_every_seed(answer, seed):
+    checker, code, passes, hint = WALK[answer]
+    result = _walk_result(checker, code, seed)
+    assert_result(result, "failed", hint)
+
+
+@pytest.mark.parametrize("seed", [None, 11])
+@pytest.mark.parametrize("answer", WALK_HINTS)
+def test_the_walks_other_answers_get_their_verdict_and_hint(answer, seed):
+    checker, code, passes, hint = WALK_HINTS[answer]
+    result = _walk_result(checker, code, seed)
+    assert_result(result, "passed" if passes else "failed", *([hint] if hint else []))

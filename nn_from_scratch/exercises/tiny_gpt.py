@@ -10,7 +10,12 @@ naive log-sum-exp overflows), scores of several hundred (a naive softmax does), 
 written out here; the sampler is judged by the frequencies of thousands of draws, far from the
 threshold on every seed.
 An answer that calls the library's own version (the tokenizer, the n-gram table, the library's
-attention, its sampler) is refused, however it is reached.
+attention, its sampler) is refused, however it is reached: every case is probed, with
+``jax.numpy`` arrays (an answer that writes ``cache.at[...]`` first fails on a NumPy array
+before it reaches the library), traced rather than run where it can be. The sizes are drawn
+so that a size written as a number (a mask of 8 positions, a vocabulary of 10, 6,000 rows) is
+wrong in some case on every seed, and so that no two sizes of case 0 coincide (a ``(T, T)`` returned
+for ``(T, d_v)`` meets the shape check).
 """
 from typing import Any
 
@@ -31,7 +36,8 @@ GPT_MODULES = ("nn_from_scratch.text", "nn_from_scratch.data", "nn_from_scratch.
                "nn_from_scratch.losses")
 POOL = "\n !'(),-.:;?0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyzéü"
 OUTSIDE = "\tßλж€😀"  # characters no drawn vocabulary has
-SAMPLES = 2000  # draws per distribution in the sampling check
+SAMPLES = 3000  # about this many draws per distribution in the sampling check
+SURE_COUNT = 20  # a character expected this often is drawn at least once (miss: 2e-9)
 FAR = 0.07  # largest total-variation distance of SAMPLES right draws (typically 0.02)
 
 
@@ -40,11 +46,38 @@ def _own_code(student_fn: Any, args: tuple[Any, ...], what: str,
     """A Mistake if ``student_fn(*args)`` calls the library's own version of the exercise."""
     if not callable(student_fn) or library_name(student_fn):
         return  # call() says what it is
-    used = beside(student_fn, _fixtures.library_calls, student_fn, args, allowed, GPT_MODULES)
+    used = beside(student_fn, library_calls_on_jax, student_fn, args, allowed)
     if used:
         raise Mistake(_("{what} calls {name}, the library's own version of what this exercise "
                         "asks you to write: write it yourself (the lesson shows the library's "
                         "afterwards)").format(what=what, name=used[0]))
+
+
+def _jaxpr_of(fn: Any, *args: Any) -> None:
+    """Trace ``fn(*args)``, through a new function each time: ``make_jaxpr`` keeps the trace of
+    a function it has seen, and a check run twice would see no call the second time."""
+    import jax
+    jax.make_jaxpr(lambda *a: fn(*a))(*args)
+
+
+def library_calls_on_jax(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = ()
+                         ) -> list[str]:
+    """:func:`._fixtures.library_calls` of :data:`GPT_MODULES` for ``fn(*args)`` with every
+    NumPy array made a ``jax.numpy`` one, as the lesson passes them (``cache.at[...]`` fails
+    on a NumPy array before the library is reached). Traced (``make_jaxpr``: milliseconds,
+    where running each operation of a new shape compiles it) unless it cannot be traced."""
+    import jax.numpy as jnp
+    if any(isinstance(a, str) for a in args):  # 16.1: text, and ids as NumPy gives them
+        return _fixtures.library_calls(fn, args, allowed, GPT_MODULES)
+    jax_args = tuple(jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
+    used = _fixtures.library_calls(_jaxpr_of, (fn, *jax_args), allowed, GPT_MODULES)
+    if used:
+        return used
+    try:
+        _jaxpr_of(fn, *jax_args)
+        return []
+    except Exception:  # Python on values (int(position), float(...)): run it instead
+        return _fixtures.library_calls(fn, jax_args, allowed, GPT_MODULES)
 
 
 def _log_softmax(x: Any, axis: int = -1) -> np.ndarray:
@@ -56,6 +89,18 @@ def _log_softmax(x: Any, axis: int = -1) -> np.ndarray:
 def _sizes(n: int, low: int, high: int, count: int) -> list[int]:
     """``count`` distinct sizes in ``[low, high)``, drawn: no two cases share a size."""
     return [int(s) for s in generator(n).choice(np.arange(low, high), count, replace=False)]
+
+
+def _spread(n: int, small: tuple[int, int], large: tuple[int, int], count: int,
+            avoid: tuple[int, ...] = ()) -> list[int]:
+    """``count`` distinct sizes, the first from ``small``, the second from ``large`` (so that a
+    size written as a number is wrong in one case on every seed), the rest from either; none
+    in ``avoid`` (case 0's other sizes) for the first."""
+    source = generator(n)
+    first = [s for s in range(*small) if s not in avoid]
+    sizes = [int(source.choice(first)), int(source.integers(*large))]
+    rest = [s for s in range(small[0], large[1]) if s not in sizes]
+    return sizes + [int(s) for s in source.choice(rest, count - 2, replace=False)]
 
 
 # 16.1 ---------------------------------------------------------------------------------------
@@ -77,8 +122,7 @@ def encode_decode(student_encode: Any, student_decode: Any) -> str:
         want = np.array([chars.index(c) + 1 if c in chars else 0 for c in text])
         what = _("encode(text, chars) for a text of {length} characters and a vocabulary of "
                  "{size}").format(length=len(text), size=size)
-        if number == 0:
-            _own_code(student_encode, (text, chars), what)
+        _own_code(student_encode, (text, chars), what)
         got = call(student_encode, text, chars, what=what, hints={
             ("KeyError", "substring not found", "not in"): _(
                 "{what} failed on a character the vocabulary lacks: such a character gets id 0 "
@@ -93,6 +137,10 @@ def encode_decode(student_encode: Any, student_decode: Any) -> str:
                             "an array of shape ({length},)").format(
                 what=what, got=summary(got), length=len(text)))
         ids = expect_shape(ids, want.shape, what)
+        if not np.issubdtype(ids.dtype, np.integer):
+            raise Mistake(_("{what} returned ids of dtype {dtype}; ids are integers, int32 "
+                            "(np.array(..., dtype=np.int32)): they index tables, embed[ids], "
+                            "and a float cannot").format(what=what, dtype=ids.dtype))
         known = want > 0
         reject_known_wrong(ids, {
             N_("the ids start at 0; id 0 is kept for characters the vocabulary lacks, so "
@@ -110,8 +158,7 @@ def encode_decode(student_encode: Any, student_decode: Any) -> str:
         back = "".join(UNKNOWN if i == 0 else chars[i - 1] for i in want)
         what = _("decode(ids, chars) for {length} ids and a vocabulary of {size}").format(
             length=len(want), size=size)
-        if number == 0:
-            _own_code(student_decode, (want.astype(np.int32), chars), what)
+        _own_code(student_decode, (want.astype(np.int32), chars), what)
         got = call(student_decode, want.astype(np.int32), chars, what=what, hints={
             "out of range": _("{what} failed: ids run from 0 (unknown) to len(chars); id i + 1 "
                               "is chars[i]").format(what=what)})
@@ -145,8 +192,7 @@ def bigram_log_probs(student_fn: Any) -> str:
         counts[:, int(source.integers(size))] = 0  # one that never followed anything
         what = _("bigram_log_probs(counts, {alpha:.3g}) for counts of shape {shape}").format(
             alpha=alpha, shape=counts.shape)
-        if number == 0:
-            _own_code(student_fn, (counts, alpha), what)
+        _own_code(student_fn, (counts, alpha), what)
         got = expect_shape(fast_call(student_fn, counts, alpha, what=what), counts.shape, what)
         c = counts.astype(np.float64)
         row = c.sum(axis=1, keepdims=True)
@@ -180,7 +226,8 @@ def bigram_log_probs(student_fn: Any) -> str:
 
 @exercise(LESSON, 3, "the loss at every position (vmap)")
 def position_losses(student_fn: Any) -> str:
-    batches, lengths, vocabs = _sizes(180, 2, 6, 3), _sizes(181, 3, 10, 3), _sizes(182, 5, 14, 3)
+    batches, lengths = _sizes(180, 2, 6, 3), _sizes(181, 3, 10, 3)
+    vocabs = _spread(182, (5, 11), (11, 24), 3, avoid=(batches[0], lengths[0]))
     for number, shape in enumerate(zip(batches, lengths, vocabs)):
         source = generator(183 + number)
         logits = 2 * source.normal(size=shape)
@@ -191,9 +238,11 @@ def position_losses(student_fn: Any) -> str:
         logits = logits.astype(np.float32)
         what = _("position_losses(logits, targets) for logits {shape} (batch, positions, "
                  "vocabulary)").format(shape=shape)
-        if number == 0:
-            _own_code(student_fn, (logits, targets), what)
-        got = fast_call(student_fn, logits, targets.astype(np.int32), what=what)
+        _own_code(student_fn, (logits, targets), what)
+        got = fast_call(student_fn, logits, targets.astype(np.int32), what=what, hints={
+            ("ncompatible shapes", "cannot reshape", "broadcast"): _(
+                "{what} failed on its shapes: read B, T and V from logits.shape (a size "
+                "written as a number fits one vocabulary only)").format(what=what)})
         lp = _log_softmax(logits)
         want = -np.take_along_axis(lp, targets[..., None], axis=-1)[..., 0]
         if np.shape(got) == ():
@@ -201,8 +250,8 @@ def position_losses(student_fn: Any) -> str:
                             "shape {want} (the lesson takes the mean afterwards)").format(
                 what=what, want=want.shape))
         if np.ndim(got) == 2 and np.shape(got)[1] == shape[1] - 1:
-            raise Mistake("the targets are already the next characters (y is x shifted by "
-                          "one): position t's loss uses targets[t], not targets[t + 1]")
+            raise Mistake(_("the targets are already the next characters (y is x shifted by "
+                            "one): position t's loss uses targets[t], not targets[t + 1]"))
         if np.ndim(got) != 2:
             raise Mistake(_("{what} returned shape {got}; expected {want}: vmap twice, over "
                             "the sequences and over the positions, a function of ONE position "
@@ -215,7 +264,10 @@ def position_losses(student_fn: Any) -> str:
                             "logsumexp(logits) - logits[target], with the largest logit "
                             "subtracted first (jax.nn.logsumexp does)").format(what=what))
         picked = np.take_along_axis(logits.astype(np.float64), targets[..., None], -1)[..., 0]
+        rolled = -np.take_along_axis(lp, np.roll(targets, -1, axis=1)[..., None], -1)[..., 0]
         reject_known_wrong(got, {
+            N_("the targets are already the next characters (y is x shifted by one): position "
+               "t's loss uses targets[t], not targets[t + 1]"): rolled,
             N_("the loss is MINUS the log-probability of the target: it is >= 0, and 0 only "
                "for a sure right answer"): -want,
             N_("the loss needs the log-softmax: logsumexp(logits) - logits[target], not "
@@ -253,8 +305,8 @@ def _causal(x: Any, w_q: Any, w_k: Any, w_v: Any, scale: float | None = None,
 
 @exercise(LESSON, 4, "causal self-attention")
 def causal_attention(student_fn: Any) -> str:
-    lengths, widths = _sizes(190, 4, 10, 3), _sizes(191, 3, 9, 3)
-    heads, values = _sizes(192, 2, 7, 3), _sizes(193, 2, 7, 3)
+    widths, heads, values = _sizes(191, 3, 9, 3), _sizes(192, 2, 7, 3), _sizes(193, 2, 7, 3)
+    lengths = _spread(190, (4, 9), (9, 17), 3, avoid=(widths[0], heads[0], values[0]))
     for number, (t, d, d_k, d_v) in enumerate(zip(lengths, widths, heads, values)):
         source = generator(194 + number)
         big = 12.0 if number == 2 else 1.0  # scores of hundreds: a naive softmax overflows
@@ -263,17 +315,20 @@ def causal_attention(student_fn: Any) -> str:
         w_v = source.normal(size=(d_v, d)).astype(np.float32)
         what = _("causal_attention(x, w_q, w_k, w_v) for x {x}, w_q and w_k {w}, w_v "
                  "{v}").format(x=x.shape, w=w_q.shape, v=w_v.shape)
-        if number == 0:
-            _own_code(student_fn, (x, w_q, w_k, w_v), what, ("softmax",))
+        _own_code(student_fn, (x, w_q, w_k, w_v), what, ("softmax",))
         got = fast_call(student_fn, x, w_q, w_k, w_v, what=what, hints={
-            ("dot_general requires", "matmul", "Incompatible shapes"): _(
+            ("dot_general requires", "matmul"): _(
                 "{what} failed: with the course's layout q = x @ w_q.T, k = x @ w_k.T, "
-                "v = x @ w_v.T; the scores q @ k.T are (T, T)").format(what=what)})
+                "v = x @ w_v.T; the scores q @ k.T are (T, T)").format(what=what),
+            ("ncompatible shapes", "broadcast"): _(
+                "{what} failed on its shapes: the mask must be (T, T) for T = x.shape[0], "
+                "here {t} (a size written as a number fits one length only), and the scores "
+                "q @ k.T with q = x @ w_q.T, k = x @ w_k.T").format(what=what, t=t)})
         want = _causal(x, w_q, w_k, w_v)
         got = expect_shape(got, want.shape, what)
         if np.isnan(got[0]).any() and np.isfinite(got[1:]).all():
-            raise Mistake("query 0 sees nothing and gets NaN: position i sees positions 0..i, "
-                          "ITSELF included (j <= i, jnp.tril with its diagonal)")
+            raise Mistake(_("query 0 sees nothing and gets NaN: position i sees positions "
+                            "0..i, ITSELF included (j <= i, jnp.tril with its diagonal)"))
         if not np.isfinite(got).all():
             raise Mistake(_("{what} has inf or NaN for scores of several hundred: subtract "
                             "each row's largest score before exp (jax.nn.softmax does), and "
@@ -288,7 +343,8 @@ def causal_attention(student_fn: Any) -> str:
             N_("the mask came after the softmax: the weights left no longer sum to 1. Put "
                "-inf into the hidden SCORES, then take the softmax"):
                 _causal(x, w_q, w_k, w_v, mask="after"),
-            N_("hidden scores set to 0 still count (exp(0) = 1): set them to -inf"):
+            N_("hidden scores set to a number (0, -100) still count when the real scores are "
+               "far below it, as scores of several hundred are (exp(0) = 1): set them to -inf"):
                 _causal(x, w_q, w_k, w_v, mask="zero"),
             N_("the scores are not scaled: divide q @ k.T by sqrt(d_k), the size of a query"):
                 _causal(x, w_q, w_k, w_v, scale=1.0),
@@ -315,20 +371,25 @@ def _distance(ids: np.ndarray, groups: np.ndarray, probs: np.ndarray) -> float:
 @exercise(LESSON, 5, "sampling with a temperature and a split key")
 def sample_chars(student_fn: Any) -> str:
     temperatures = (*scaled((0.4, 2.5), 201), 0.05)
-    for number, (size, temperature) in enumerate(zip(_sizes(200, 4, 8, 3), temperatures)):
+    for number, (size, temperature) in enumerate(zip(_spread(200, (4, 8), (8, 16), 3),
+                                                     temperatures)):
         source = generator(202 + number)
-        logits = 3 * np.sort(source.normal(size=(3, size)))[:, source.permutation(size)]
+        spread = 1.0 if number == 1 else 3.0  # case 1: every character likely enough to be seen
+        logits = spread * np.sort(source.normal(size=(3, size)))[:, source.permutation(size)]
         log_probs = _log_softmax(logits)
         # at 0.05, logits of about 60 become about 1200: their exp overflows
         shift = 60.0 if number == 2 else 0.0
-        groups = source.permutation(np.repeat(np.arange(3), SAMPLES))
+        per_row = SAMPLES + int(source.integers(1, 400))  # a number of rows no answer can know
+        groups = source.permutation(np.repeat(np.arange(3), per_row))
         rows = (log_probs + shift)[groups].astype(np.float32)  # (3 * SAMPLES, V)
         what = _("sample_chars(key, logits, {t:.3g}) for logits {shape}").format(
             t=temperature, shape=rows.shape)
         key = prng_key(203 + number)
-        if number == 0:
-            _own_code(student_fn, (key, rows[:2], temperature), what)
-        got = fast_call(student_fn, key, rows, temperature, what=what)
+        _own_code(student_fn, (key, rows[:2], temperature), what)
+        got = fast_call(student_fn, key, rows, temperature, what=what, hints={
+            ("inconsistent sizes",): _(
+                "{what} failed: as many keys as rows, split into logits.shape[0] (a number of "
+                "rows written as a number fits one call only)").format(what=what)})
         ids = expect_shape(got, (len(rows),), what)
         if not np.issubdtype(ids.dtype, np.integer) or ids.min() < 0 or ids.max() >= size:
             raise Mistake(_("{what} returned {got}; expected one character id (0 to {top}) per "
@@ -337,29 +398,39 @@ def sample_chars(student_fn: Any) -> str:
         ids = ids.astype(np.int64)
         want = np.exp(_log_softmax(log_probs / temperature))
         best = log_probs.argmax(axis=1)[groups]
-        if number < 2 and _distance(ids, groups, want) > FAR and all(
+        counts = np.stack([np.bincount(ids[groups == g], minlength=size) for g in range(3)])
+        missing = np.argwhere((counts == 0) & (want * per_row >= SURE_COUNT))  # (group, id)
+        if number < 2 and want.max(axis=1).min() < 0.99 and all(
                 len(set(ids[groups == g].tolist())) == 1 for g in range(3)):
             flat = [as_array(fast_call(student_fn, prng_key(205 + i), rows, 5.0, what=what))
                     for i in range(3)]  # at 5.0 a reused key rarely lands on the best thrice
             if all(np.array_equal(f, best) for f in (ids, *flat)):
-                raise Mistake("always the most likely character (argmax): that is greedy "
-                              "decoding, not sampling. Draw with jax.random.categorical(key, "
-                              "logits / temperature)")
-            raise Mistake("every row with the same distribution drew the same character: one "
-                          "key was used for every row. Split it, one key per row "
-                          "(jax.random.split(key, n)), or draw all rows in one call")
+                raise Mistake(_("always the most likely character (argmax): that is greedy "
+                                "decoding, not sampling. Draw with jax.random.categorical(key, "
+                                "logits / temperature)"))
+            raise Mistake(_("every row with the same distribution drew the same character: "
+                            "one key was used for every row. Split it, one key per row "
+                            "(jax.random.split(key, n)), or draw all rows in one call"))
         if number == 0:
             again = as_array(fast_call(student_fn, key, rows, temperature, what=what))
             if not np.array_equal(again, ids):
-                raise Mistake("the same key gave other characters: draw every random number "
-                              "from the key you are given (no np.random, no key of your own), "
-                              "so that a run can be repeated")
+                raise Mistake(_("the same key gave other characters: draw every random number "
+                                "from the key you are given (no np.random, no key of your "
+                                "own), so that a run can be repeated"))
             other = as_array(fast_call(student_fn, prng_key(209), rows, temperature,
                                          what=what))
             if np.array_equal(other, ids):
-                raise Mistake("another key gave the very same characters: sample with the key "
-                              "you are given")
+                raise Mistake(_("another key gave the very same characters: sample with the key "
+                                "you are given"))
+        top_k = _("{what}: character {c} of row kind {g} has probability {p:.3f} and was never "
+                  "drawn in {n} draws. Draw from the whole softmax(logits / temperature): no "
+                  "top-k here, no character left out").format(
+            what=what, c=int(missing[0][1]) if len(missing) else 0,
+            g=int(missing[0][0]) if len(missing) else 0,
+            p=float(want[tuple(missing[0])]) if len(missing) else 0.0, n=per_row)
         if _distance(ids, groups, want) <= FAR:
+            if len(missing):
+                raise Mistake(top_k)
             continue
         for hint, wrong in (
                 (N_("the temperature multiplies the logits; it divides them: logits / "
@@ -369,7 +440,10 @@ def sample_chars(student_fn: Any) -> str:
                  log_probs),
                 (N_("jax.random.categorical takes LOG-probabilities (logits), not "
                     "probabilities: hand it logits / temperature itself"),
-                 np.exp(log_probs / temperature))):
+                 np.exp(log_probs / temperature)),
+                (N_("jax.random.categorical takes LOG-probabilities (logits), not "
+                    "probabilities: hand it logits / temperature itself"),
+                 np.exp(_log_softmax(log_probs / temperature)))):
             near = np.exp(_log_softmax(wrong))
             if _distance(ids, groups, near) <= FAR < 0.5 * np.abs(near - want).sum(axis=1).max():
                 raise Mistake(hint)
@@ -378,36 +452,49 @@ def sample_chars(student_fn: Any) -> str:
                             "logits / 0.05 reach about 1200 and their exp overflows. Stay in "
                             "log space: jax.random.categorical(key, logits / "
                             "temperature)").format(what=what))
+        if len(missing):
+            raise Mistake(top_k)
         raise Mistake(_("{what}: the characters drawn do not follow softmax(logits / "
                         "temperature) (total-variation distance {far:.2f} over {n} draws per "
                         "row)").format(what=what, far=_distance(ids, groups, want), n=SAMPLES))
     return N_("temperatures 0.4, 2.5 and 0.05, thousands of draws each: the frequencies of "
-              "softmax(logits / T), a key of their own per row, the same for the same key")
+              "softmax(logits / T), no character left out, a key of their own per row, the "
+              "same for the same key")
 
 
 # 16.6 ---------------------------------------------------------------------------------------
 
 def _step(q: Any, keys: np.ndarray, values: np.ndarray, position: int, seen: str = "causal",
-          scale: float | None = None) -> np.ndarray:
+          scale: float | None = None, hidden: float = -np.inf) -> np.ndarray:
     """Attention of ONE query over a cache whose rows ``0..position`` are filled, in float64
-    (``seen``: "causal", "all" the cache's rows, "before" the position alone)."""
+    (``seen``: "causal", "all" the cache's rows, "before" the position alone; ``hidden``: the
+    score given to the rows not seen)."""
     q = np.asarray(q, np.float64)
     scores = keys @ q * (1 / np.sqrt(len(q)) if scale is None else scale)
     rows = np.arange(len(keys))
     mask = {"causal": rows <= position, "all": rows >= 0, "before": rows < position}[seen]
     if not mask.any():
         return np.full(values.shape[1], np.nan)
-    return np.exp(_log_softmax(np.where(mask, scores, -np.inf))) @ values
+    return np.exp(_log_softmax(np.where(mask, scores, hidden))) @ values
 
 
 @exercise(LESSON, 6, "one KV-cache step")
 def cached_step(student_fn: Any) -> str:
-    lengths, heads, values = _sizes(210, 6, 11, 2), _sizes(211, 2, 7, 2), _sizes(212, 2, 7, 2)
+    # case 0: more than 8 positions, ordinary scores; case 1: scores of hundreds (a naive
+    # softmax overflows); case 2: every real score about -300, far below a finite mask
+    lengths = (int(generator(210).integers(9, 15)), *_sizes(214, 5, 10, 2))
+    heads, values = _sizes(211, 2, 7, 3), _sizes(212, 2, 7, 3)
     for number, (t_max, d_k, d_v) in enumerate(zip(lengths, heads, values)):
-        source = generator(213 + number)
-        big = 12.0 if number == 1 else 1.0  # scores of hundreds: a naive softmax overflows
+        source = generator(213 + number if number < 2 else 215)
+        big = 12.0 if number == 1 else 1.0
         q, k = (big * source.normal(size=(t_max, d_k))).astype(np.float32), \
             (big * source.normal(size=(t_max, d_k))).astype(np.float32)
+        if number == 2:  # q . k / sqrt(d_k) between about -330 and -270 for every key
+            along = source.normal(size=d_k)
+            along /= np.linalg.norm(along)
+            k = (20 * source.uniform(0.9, 1.1, size=(t_max, 1)) * along
+                 + 0.1 * source.normal(size=(t_max, d_k))).astype(np.float32)
+            q = np.tile(-15 * np.sqrt(d_k) * along, (t_max, 1)).astype(np.float32)
         v = source.normal(size=(t_max, d_v)).astype(np.float32)
         # what a cache holds before a step: rows 0..p-1 written, then stale numbers
         stale_k = (5 * source.normal(size=(t_max, d_k))).astype(np.float32)
@@ -419,7 +506,7 @@ def cached_step(student_fn: Any) -> str:
                      "positions, keys of {d_k}, values of {d_v}").format(
                 p=position, t=t_max, d_k=d_k, d_v=d_v)
             args = (q[position], k[position], v[position], cache_k, cache_v, position)
-            if number == 0 and position == 0:
+            if position == 0:
                 _own_code(student_fn, args, what, ("softmax",))
             outside_jit = _("{what} works only outside jit: a slice cache[:position + 1] has a "
                             "length that changes with position, so the step would compile "
@@ -437,9 +524,10 @@ def cached_step(student_fn: Any) -> str:
             filled_k = np.concatenate([k[:position + 1], stale_k[position + 1:]])
             filled_v = np.concatenate([v[:position + 1], stale_v[position + 1:]])
             if np.array_equal(new_k, cache_k) and np.array_equal(new_v, cache_v):
-                raise Mistake("the caches came back unchanged: write the new key and value "
-                              "into row `position` (cache.at[position].set(k)) and return the "
-                              "new caches, or the next step will not see this character")
+                raise Mistake(_("the caches came back unchanged: write the new key and value "
+                                "into row `position` (cache.at[position].set(k)) and return "
+                                "the new caches, or the next step will not see this "
+                                "character"))
             if not (np.array_equal(new_k, filled_k) and np.array_equal(new_v, filled_v)):
                 raise Mistake(_("{what}: the caches returned should be the old ones with row "
                                 "{p} set to the new key and value, the rest unchanged").format(
@@ -451,6 +539,16 @@ def cached_step(student_fn: Any) -> str:
                                 "{p}, <=), and exp of scores of hundreds overflows unless the "
                                 "largest is subtracted first (jax.nn.softmax)").format(
                     what=what, got=np.round(got, 3).tolist(), p=position))
+            stale = filled_v[position + 1:].astype(np.float64)
+            finite = [_step(q[position], filled_k, filled_v, position, hidden=c)
+                      for c in (-10.0, -30.0, -50.0, -100.0, -1e3, -1e4)]
+            if len(stale) and not np.allclose(got, want, atol=1e-3) and any(
+                    np.allclose(got, f, atol=1e-3) for f in finite) or number == 2 and len(
+                    stale) and np.allclose(got, stale.mean(axis=0), atol=1e-3):
+                raise Mistake(_("{what}: the rows after position got all the weight. They are "
+                                "hidden with a finite score, and every real score here is "
+                                "about -300, below it: mask them with -inf "
+                                "(jnp.where(seen, scores, -jnp.inf))").format(what=what))
             reject_known_wrong(got, {
                 N_("the step attends to every row of the cache, stale ones included: mask "
                    "the rows after position with -inf (jnp.arange(T) <= position)"):
@@ -467,5 +565,5 @@ def cached_step(student_fn: Any) -> str:
                          hint=N_("the full causal attention's row `position`: write row "
                                  "`position` of both caches, then softmax over rows 0.."
                                  "position of cache_k @ q / sqrt(d_k), times cache_v"))
-    return N_("every position of two caches with stale rows, scores of hundreds among them: "
-              "each step equals the full recomputation's row, under jit")
+    return N_("every position of three caches with stale rows, scores of hundreds and of "
+              "-300 among them: each step equals the full recomputation's row, under jit")
