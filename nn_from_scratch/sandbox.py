@@ -18,7 +18,9 @@ command line that starts it. Inside the sandbox the kernel finds:
   namespaces, mounts and the kernel keyring (:mod:`.seccomp`).
 
 Limits: processes and threads (``RLIMIT_NPROC``, and the cgroup's ``pids.max``),
-the size of one file (``RLIMIT_FSIZE``), no core dumps; its share of CPU and
+the size of one file (``RLIMIT_FSIZE``), 1,024 open files a process (``RLIMIT_NOFILE``: at the
+20,000 it inherited, one sandbox's processes could hold more than the machine's table of open
+files, red team round four), no core dumps; its share of CPU and
 memory (:mod:`.share`): a cgroup of its own that every process of the sandbox is
 born in, or where there is none a fallback; the memory cap itself is set by the
 runner's watchdog (:mod:`.memory_watch`).
@@ -68,6 +70,7 @@ if os.getuid() == 0:  # bwrap started by root: give the folders away, then becom
 resource.setrlimit(resource.RLIMIT_NPROC, (int(nproc), int(nproc)))
 resource.setrlimit(resource.RLIMIT_FSIZE, (int(fsize), int(fsize)))
 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
 os.execv(sys.argv[6], sys.argv[6:])
 """
 

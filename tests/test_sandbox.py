@@ -103,6 +103,16 @@ def test_it_has_no_environment_of_the_graders(live):
                      "TPU_SKIP_MDS_QUERY"}, names
 
 
+def test_its_processes_hold_few_files_and_cannot_raise_the_limit(live):
+    """At the 20,000 open files a process inherited, one sandbox's 288 processes could hold more
+    than the machine's table (red team, round four): 1,024 each, and no way back up."""
+    assert live.run("import resource; print(resource.getrlimit(resource.RLIMIT_NOFILE))"
+                    ).strip() == "(1024, 1024)"
+    assert live.run("import resource\ntry:\n    resource.setrlimit(resource.RLIMIT_NOFILE, "
+                    "(20000, 20000))\nexcept ValueError as err:\n    print('refused')"
+                    ).strip() == "refused"
+
+
 def test_it_sees_no_other_process_and_cannot_signal_the_grader(live):
     pids = live.run("print(sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))")
     assert eval(pids) == [1, 2]  # the sandbox's init and the kernel: nothing of the machine
