@@ -116,6 +116,17 @@ def test_rebuilding_leaves_the_submission_as_it_was(release):
     ("import builtins\nbuiltins.print = None", "touches builtins"),
     ("import inspect\ninspect.currentframe().f_back", "inspects the call stack"),
     ("get_ipython().display_pub.publish({})", "reaches into IPython's display"),
+    # red team, round four: the library reached where an import at the start is not
+    ("import math, nn_from_scratch.autodiff as A",
+     "imports nn_from_scratch (the library's own code)"),
+    ("pkgutil.resolve_name('nn_from_scratch.auto' + 'diff:backward')",
+     "imports nn_from_scratch (the library's own code)"),
+    ("import __main__\n__main__.grad = g",
+     "touches __main__ (names bound where the grader does not read them)"),
+    ("_nn_from_scratch_answers.answer = forged", "touches the grader's answering object"),
+    ("import sys\nsys.setprofile = lambda f: None",
+     "switches Python's profiler or tracer (sys.setprofile)"),
+    ("with ThreadPoolExecutor(1) as ex:\n    ex.submit(f).result()", "runs code in other threads"),
 ])
 def test_student_code_that_reaches_for_the_grader_is_flagged(source, note):
     assert f"the exercise cell of 07.1 {note}" in flags("the exercise cell of 07.1", source)

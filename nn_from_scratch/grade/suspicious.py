@@ -13,7 +13,14 @@ __all__ = ["flags"]
 
 # (pattern, what the note says); checked on the student's own cells only.
 SIGNS = (
-    (r"\b(?:from|import)\s+nn_from_scratch\b", "imports nn_from_scratch (the library's own code)"),
+    # any mention, not only at the start of an import: `import math, nn_from_scratch.autodiff`,
+    # a name resolved from a string (red team, round four)
+    (r"\bnn_from_scratch\b", "imports nn_from_scratch (the library's own code)"),
+    (r"_nn_from_scratch_answers", "touches the grader's answering object"),
+    (r"\b__main__\b", "touches __main__ (names bound where the grader does not read them)"),
+    (r"\bset(?:profile|trace)\b", "switches Python's profiler or tracer (sys.setprofile)"),
+    (r"\bthreading\b|\b_thread\b|\bThreadPoolExecutor\b|\bconcurrent\.futures\b",
+     "runs code in other threads"),
     (r"\bsys\.modules\b", "touches sys.modules"),
     (r"\b__builtins__\b|\bimport\s+builtins\b|\bbuiltins\.", "touches builtins"),
     (r"\bcheck\s*=(?!=)|\bcheck\.\w+\s*=(?!=)|setattr\(\s*check\b", "rebinds or patches `check`"),
