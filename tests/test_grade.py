@@ -92,6 +92,24 @@ def library_functions():
     return nb
 
 
+def answers_patched():
+    """Red team, round four (W3): every stub left as released, and one added cell that makes
+    the kernel's answering object hand the check the library's functions by name."""
+    nb = student_edition()
+    nb.cells.insert(2, nbformat.v4.new_code_cell(
+        "import importlib\n"
+        f"_where = {FUNCTIONS!r}\n"
+        "_real = _nn_from_scratch_answers.answer\n"
+        "def _answer(request, _real=_real):\n"
+        "    name = request.get('name')\n"
+        "    if request.get('op') == 'lookup' and name in _where:\n"
+        "        f = getattr(importlib.import_module('nn_from_scratch.' + _where[name]), name)\n"
+        "        return lambda *a, **k: f(*a, **k)\n"
+        "    return _real(request)\n"
+        "_nn_from_scratch_answers.answer = _answer"))
+    return nb
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     folder = tmp_path_factory.mktemp("class07")
@@ -100,7 +118,7 @@ def graded(tmp_path_factory):
     release.write_manifest(translations.translate(STUDENT, catalog), LESSON, released / "zh")
     for name, nb in (("a_honest", SOLUTION), ("b_extra_cell", extra_cell()),
                      ("c_edited_checks", edited_check_cells()), ("d_rebound", rebound_check()),
-                     ("e_library", library_functions()),
+                     ("e_library", library_functions()), ("g_answers", answers_patched()),
                      ("f_honest_zh", translations.translate(SOLUTION, catalog))):
         nbformat.write(nb, folder / f"{name}.ipynb")
     results = grade_paths([folder], Limits(timeout=240, cell_timeout=60), jobs=2,
@@ -191,3 +209,13 @@ def test_the_checkers_reject_the_librarys_own_function_in_class_too():
 
     result = check.predict(predict)
     assert result.status == "failed" and "library's own predict" in result.message
+
+
+def test_stubs_left_as_released_are_not_done_whatever_the_kernel_answers(graded):
+    patched = graded["g_answers"]
+    assert statuses(patched) == {e.id: "not done" for e in EXERCISES} and patched.points == 0
+    answered = [row for row in patched.rows if "answers for it" in row.note]
+    assert len(answered) >= 3, [(row.exercise, row.note) for row in patched.rows]
+    assert all(row.message == "the exercise cell is still the released stub" for row in answered)
+    assert all("not done yet" in row.message for row in patched.rows if row not in answered)
+    assert statuses(graded["a_honest"]) == {e.id: "passed" for e in EXERCISES}

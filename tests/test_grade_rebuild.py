@@ -6,7 +6,7 @@ import copy
 import nbformat
 import pytest
 
-from nn_from_scratch.grade.rebuild import rebuild
+from nn_from_scratch.grade.rebuild import left_as_released, rebuild
 from nn_from_scratch.grade.release import assign_ids, load_release, write_manifest
 from nn_from_scratch.grade.suspicious import flags
 
@@ -149,3 +149,20 @@ def test_a_comment_or_docstring_is_no_edit_but_a_change_to_the_code_is(release):
     nb.cells[7].source = "print('the end!')\n\ndef last():\n    return 'the end'"
     assert rebuild(nb, release).notes == [
         "lesson cell 07-c007 (`print('the end')`) was edited; restored"]
+
+
+def test_stubs_left_as_released_are_found_from_the_source_alone(release):
+    nb = student_edition()
+    assert left_as_released(rebuild(nb, release)) == {"07.1", "07.4"}
+    first = [c for c in nb.cells if "exercise" in c.metadata.get("tags", [])][0]
+    first.source = "# my notes, no answer yet\n" + first.source
+    assert left_as_released(rebuild(nb, release)) == {"07.1", "07.4"}
+    first.source = "def relu(x):\n    return x * (x > 0)"
+    assert left_as_released(rebuild(nb, release)) == {"07.4"}
+
+
+def test_a_cell_added_between_a_stub_and_its_check_may_hold_the_answer(release):
+    nb = student_edition()
+    nb.cells.insert(6, nbformat.v4.new_code_cell("def predict(params, image):\n    return image"))
+    nb.cells.insert(1, nbformat.v4.new_code_cell("x = 1"))  # before every stub: no answer
+    assert left_as_released(rebuild(nb, release)) == {"07.1"}

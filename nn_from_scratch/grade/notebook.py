@@ -23,7 +23,7 @@ from .checker_process import CheckerProcess, grading_hook
 from .checking import PROLOGUE
 from .copying import Copy, library_copies
 from .intake import Submission, clean
-from .rebuild import Rebuilt, rebuild
+from .rebuild import Rebuilt, left_as_released, rebuild
 from .release import (
     EXERCISE_TAG,
     RELEASE,
@@ -111,8 +111,11 @@ def prepare(submission: Submission, release_dir: Path = RELEASE,
 
 def _row(exercise: Any, verdict: dict | None, exercise_run: CellRun | None,
          check_run: CellRun | None, points: float, shown: dict | None,
-         copied: Copy | None = None) -> Row:
-    if copied:  # what a check in class says of it too, in the grader's language
+         copied: Copy | None = None, stub: bool = False) -> Row:
+    if stub:  # nothing the student wrote is what the check was handed: whatever the kernel says
+        status, message = "not done", (verdict["message"] if verdict and verdict["status"] == (
+            "not done") else "the exercise cell is still the released stub")
+    elif copied:  # what a check in class says of it too, in the grader's language
         status, message = "failed", copied.message
     elif verdict and verdict["status"] == "passed":
         status, message = "passed", verdict["message"]
@@ -128,6 +131,9 @@ def _row(exercise: Any, verdict: dict | None, exercise_run: CellRun | None,
         status, message = "error", "the grader's check showed no result"
     note = ("showed ✓ in the submitted notebook; fails when run"
             if shown and shown.get("status") == "passed" and status != "passed" else "")
+    if stub and verdict and verdict["status"] == "passed":
+        note = ("the kernel handed the check a passing answer although the exercise cell is "
+                "the released stub: something in the notebook answers for it")
     return Row(exercise.id, exercise.title, status, clean(message),
                points if status == "passed" else 0.0, points, note)
 
@@ -155,7 +161,7 @@ async def run_prepared(prepared: Prepared, kernel: Kernel, limits: Limits,
     cells = {(placed.released.role, placed.released.exercise): index
              for index, placed in enumerate(prepared.rebuilt.placed) if placed.released}
     points = {c.exercise: c.points for c in prepared.release.cells if c.role == "check"}
-    rows = []
+    rows, stubs = [], left_as_released(prepared.rebuilt)
     for exercise in lesson_exercises(prepared.release.lesson):
         check = cells.get(("check", exercise.id))
         rows.append(_row(exercise, verdicts.get(exercise.id),
@@ -163,7 +169,7 @@ async def run_prepared(prepared: Prepared, kernel: Kernel, limits: Limits,
                          runs.get(check, CellRun(check, "error", "was not run"))
                          if check is not None else None,
                          points.get(exercise.id, 1.0), prepared.shown.get(exercise.id),
-                         prepared.copies.get(exercise.id)))
+                         prepared.copies.get(exercise.id), exercise.id in stubs))
     checked = sum(runs[c.index].seconds for c in checks if c.index in runs)
     seconds = {"kernel": round(kernel.seconds, 2), "checks": round(checked, 2),
                "lesson": round(sum(r.seconds for r in runs.values()) - checked, 2)}

@@ -17,7 +17,7 @@ import nbformat
 from ..i18n import EDITION_LINES, docstrings
 from .release import CHECK_CALL, EXERCISE_TAG, Release, ReleasedCell, digest, role_of
 
-__all__ = ["Placed", "Rebuilt", "rebuild"]
+__all__ = ["Placed", "Rebuilt", "left_as_released", "rebuild"]
 
 
 @dataclass(frozen=True)
@@ -162,3 +162,28 @@ def rebuild(submission: Any, release: Release) -> Rebuilt:
         placed.append(Placed(cell, found.get(i)))
         add_students(i)
     return Rebuilt(nb, placed, _notes(release, cells, matched))
+
+
+def left_as_released(rebuilt: Rebuilt) -> set[str]:
+    """The exercises whose cells still run what the release gave (the stub; comments and
+    docstrings aside), with no cell of the student's, nor any changed exercise cell, between
+    them and their check: nothing the student wrote can be what the check is handed.
+
+    Their verdict is "not done" whatever the kernel answers: a kernel can be made to hand the
+    grader any object for a name (red team, round four), but not to change this source.
+    """
+    left: set[str] = set()
+    pending: dict[str, bool] = {}  # exercise -> every cell of it so far as released
+    for cell, placed in zip(rebuilt.nb.cells, rebuilt.placed):
+        released = placed.released
+        if released is not None and released.role == EXERCISE_TAG and released.exercise:
+            same = _what_runs(cell.source) == _what_runs(released.source)
+            if not same:
+                pending.clear()  # a changed cell may define any exercise's answer
+            pending[released.exercise] = pending.get(released.exercise, True) and same
+        elif released is None and cell.cell_type == "code" and cell.source.strip():
+            pending.clear()  # so may a cell the student added
+        elif released is not None and released.role == "check" and released.exercise and (
+                pending.pop(released.exercise, False)):
+            left.add(released.exercise)
+    return left
