@@ -13,9 +13,12 @@ compiled step. The optimizer, its state carried step to step, and the
 :class:`~nn_from_scratch.train.History` it returns are ``fit``'s; "accuracy" is how often the
 likeliest next character is the right one.
 
-The validation loss is measured after each epoch on the validation text cut into
-non-overlapping windows (every character scored once, the first of each window with no
-context, which costs the GPT a little against the n-grams).
+The validation loss is measured after each epoch on the validation text, every character
+scored once and (past the text's first ``context // 2``) with at least ``context // 2``
+characters before it: windows every ``context - context // 2`` characters, each scoring only
+its second half, as an n-gram always has its ``n - 1``. Non-overlapping windows would score
+the first character of each window with no context at all (the command line's model after
+2,000 steps: 3.6 bits at position 0, 1.85 on average; 1.78 scored this way).
 """
 import time
 from functools import partial
@@ -63,16 +66,29 @@ def _epoch(carry: tuple[Params, Any], ids: jax.Array, starts: jax.Array, context
 
 @partial(jit, static_argnames="context")
 def evaluate_gpt(params: Params, ids: jax.Array, context: int) -> tuple[jax.Array, jax.Array]:
-    """``(mean nats, accuracy)`` on ``ids: (n,)`` cut into non-overlapping windows of
-    ``context`` (the last ``(n - 1) % context`` characters are left out), jitted."""
-    count = (ids.shape[0] - 1) // context
-    if count < 1:
+    """``(mean nats, accuracy)`` over the characters of ``ids: (n,)``, each scored once, jitted.
+
+    Windows of ``context`` start every ``stride = context - context // 2`` characters; the
+    first scores all its positions, every later one only its last ``stride``, so each scored
+    character past the first ``context // 2`` has at least ``context // 2`` before it. The
+    last ``(n - 1 - context) % stride`` characters are left out.
+    """
+    stride = context - context // 2
+    if ids.shape[0] < context + 1:
         raise InputError(f"evaluate_gpt: {ids.shape[0]} ids hold no window of {context} "
                          f"characters and their next; use a smaller context.")
-    x, y = windows(ids, jnp.arange(count) * context, context)  # (count, T) each
-    nats, acc = lax.map(lambda xy: _loss_and_accuracy(params, xy[0][None], xy[1][None]),
-                        (x, y), batch_size=EVAL_BATCH)  # each (count,)
-    return jnp.mean(nats), jnp.mean(acc)  # every window has T characters: the mean of means
+    count = (ids.shape[0] - 1 - context) // stride + 1
+    x, y = windows(ids, jnp.arange(count) * stride, context)  # (count, T) each
+
+    def one(xy: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
+        log_probs = batched_predict_gpt(params, xy[0][None])[0]  # (T, V)
+        return (-jnp.take_along_axis(log_probs, xy[1][:, None], axis=-1)[:, 0],
+                jnp.argmax(log_probs, axis=-1) == xy[1])
+
+    nats, hits = lax.map(one, (x, y), batch_size=EVAL_BATCH)  # each (count, T)
+    scored = (jnp.arange(context) >= context - stride) | (jnp.arange(count) == 0)[:, None]
+    return (jnp.sum(nats, where=scored) / jnp.sum(scored),
+            jnp.sum(hits, where=scored) / jnp.sum(scored))
 
 
 def fit_gpt(params: Params, data: TextDataset, *, optimizer: Optimizer, key: jax.Array,
