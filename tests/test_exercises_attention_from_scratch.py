@@ -363,6 +363,13 @@ def test_count_transformer_params():
     # the walk's C2: a str, which jit refuses, is named, not a raw JAX error
     assert_result(check.count_transformer_params(lambda *a: str(formula(*a))), "failed",
                   "returned '", "whole number")
+    # the walk's C9: the positions written for 16 patches, the depth written as 2: named
+    assert_result(check.count_transformer_params(
+        lambda n, p, d, heads, depth, m, classes: formula(16, p, d, heads, depth, m, classes)),
+        "failed", "patches is written as a number", "(16 in every case)")
+    assert_result(check.count_transformer_params(
+        lambda n, p, d, heads, depth, m, classes: formula(n, p, d, heads, 2, m, classes)),
+        "failed", "depth is written as a number")
 
 
 def test_a_table_of_the_written_cases_earns_nothing_when_graded():

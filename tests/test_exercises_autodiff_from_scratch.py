@@ -177,6 +177,10 @@ def test_backward():
                                        ).replace("zip(v.parents, v.local_grads)",
                                                  "zip(v.local_grads, v.parents)"))
     assert_result(check.backward(swapped["backward"]), "failed", "raised AttributeError")
+    # a student's walk (A23): += seeds the root, wrong once root.grad is not 0 (run twice)
+    seeded = notebook(BACKWARD.format(update="parent.grad += local * v.grad").replace(
+        "root.grad = 1.0", "root.grad += 1.0"))
+    assert_result(check.backward(seeded["backward"]), "failed", "twice", "+=")
 
 
 def test_backward_blames_the_topological_order_it_uses():

@@ -339,21 +339,21 @@ def cached_step(q, k, v, cache_k, cache_v, position):
     cache_k, cache_v = cache_k.at[position].set(k), cache_v.at[position].set(v)
     seen = jnp.arange(cache_k.shape[0]) <= position
     return _aw(q, cache_k, seen) @ cache_v, cache_k, cache_v
-""", False, "library's own version"),
+""", False, "course's library"),
     "k18 library attention after .at": ("cached_step", """
 from nn_from_scratch import attention as _att
 def cached_step(q, k, v, cache_k, cache_v, position):
     cache_k, cache_v = cache_k.at[position].set(k), cache_v.at[position].set(v)
     seen = jnp.arange(cache_k.shape[0]) <= position
     return _att.attention(q, cache_k, cache_v, seen), cache_k, cache_v
-""", False, "library's own version"),
+""", False, "course's library"),
     "k23 library by getattr after .at": ("cached_step", """
 import nn_from_scratch.attention as _a
 def cached_step(q, k, v, cache_k, cache_v, position):
     cache_k, cache_v = cache_k.at[position].set(k), cache_v.at[position].set(v)
     w = getattr(_a, "attention_weights")(q, cache_k, jnp.arange(cache_k.shape[0]) <= position)
     return w @ cache_v, cache_k, cache_v
-""", False, "library's own version"),
+""", False, "course's library"),
     "k14 mask -100": ("cached_step", """
 def cached_step(q, k, v, cache_k, cache_v, position):
     cache_k, cache_v = cache_k.at[position].set(k), cache_v.at[position].set(v)
@@ -445,6 +445,36 @@ def cached_step(q, k, v, cache_k, cache_v, position):
                   cache_k @ q / jnp.sqrt(q.shape[0]), -jnp.inf)
     return jax.nn.softmax(s) @ cache_v, cache_k, cache_v
 """, True, None),
+    "k04 mask < position, -1e9": ("cached_step", """
+def cached_step(q, k, v, cache_k, cache_v, position):
+    cache_k, cache_v = cache_k.at[position].set(k), cache_v.at[position].set(v)
+    seen = jnp.arange(cache_k.shape[0]) < position
+    s = jnp.where(seen, cache_k @ q / jnp.sqrt(q.shape[0]), -1e9)
+    return jax.nn.softmax(s) @ cache_v, cache_k, cache_v
+""", False, "itself"),
+    "k17 mask <= position + 1": ("cached_step", """
+def cached_step(q, k, v, cache_k, cache_v, position):
+    cache_k, cache_v = cache_k.at[position].set(k), cache_v.at[position].set(v)
+    seen = jnp.arange(cache_k.shape[0]) <= position + 1
+    s = jnp.where(seen, cache_k @ q / jnp.sqrt(q.shape[0]), -jnp.inf)
+    return jax.nn.softmax(s) @ cache_v, cache_k, cache_v
+""", False, "position + 1"),
+    "p16 probability clipped at 1e-9": ("position_losses", """
+def position_losses(logits, targets):
+    p = jnp.clip(jax.nn.softmax(logits, axis=-1), 1e-9, 1.0)
+    return -jnp.log(jnp.take_along_axis(p, targets[..., None], -1)[..., 0])
+""", False, "caps the loss"),
+    "p16b eps added before the log": ("position_losses", """
+def position_losses(logits, targets):
+    p = jax.nn.softmax(logits, axis=-1)
+    return -jnp.log(jnp.take_along_axis(p, targets[..., None], -1)[..., 0] + 1e-7)
+""", False, "caps the loss"),
+    "p21 lesson 08's one_hot": ("position_losses", """
+from nn_from_scratch.losses import one_hot
+def position_losses(logits, targets):
+    lp = jax.nn.log_softmax(logits)
+    return -jnp.sum(one_hot(targets, logits.shape[-1]) * lp, -1)
+""", False, "course's library"),
 }
 WALK_SEEDS = [None, 11, 222, 3333, 44444, 555555]  # None: in class; the others: gradings
 

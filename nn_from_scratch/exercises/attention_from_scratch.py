@@ -580,10 +580,21 @@ def count_transformer_params(student_fn: Any) -> str:
         lambda draw: (int(draw.integers(2, 65)), int(draw.integers(4, 65)),
                       4 * int(draw.integers(2, 17)), 4, int(draw.integers(1, 5)),
                       int(draw.integers(8, 129)), int(draw.integers(2, 20))))
-    answers = []  # (what, got, want, {hint: what that mistake gives}) for every case
-    for n, p, d, heads, depth, m, classes in cases:
+    def count(case: tuple[int, ...]) -> int:
+        n, p, d, heads, depth, m, classes = case
         block = 2 * d + 4 * d * d + 2 * d + 2 * m * d + m + d
-        want = p * d + n * d + depth * block + 2 * d + classes * (d + 1)
+        return p * d + n * d + depth * block + 2 * d + classes * (d + 1)
+
+    names = ("patches", "patch_pixels", "width", "heads", "depth", "mlp_width", "classes")
+    # an argument written as a number: the count the first case's value gives in every case
+    frozen = {_("{name} is written as a number: the answer does not change with it ({value} "
+                "in every case); use the argument").format(name=names[i], value=cases[0][i]): i
+              for i in range(len(names)) if names[i] != "heads"}  # heads add nothing: ignored
+    answers = []  # (what, got, want, {hint: what that mistake gives}) for every case
+    for case in cases:
+        n, p, d, heads, depth, m, classes = case
+        block = 2 * d + 4 * d * d + 2 * d + 2 * m * d + m + d
+        want = count(tuple(case))
         what = f"count_transformer_params({n}, {p}, {d}, {heads}, {depth}, {m}, {classes})"
         got = expect_int(fast_call(student_fn, n, p, d, heads, depth, m, classes, what=what,
                                    static_argnums=tuple(range(7))), what,
@@ -605,6 +616,7 @@ def count_transformer_params(student_fn: Any) -> str:
             N_("the MLP's biases are missing: m and d per block"): want - depth * (m + d),
             N_("the classifier's bias is missing: one per class"): want - classes,
             N_("count the blocks' parameters depth times"): want - (depth - 1) * block,
+            **{hint: count((*case[:i], cases[0][i], *case[i + 1:])) for hint, i in frozen.items()},
         }))
     wrong = [answer for answer in answers if answer[1] != answer[2]]
     if wrong:

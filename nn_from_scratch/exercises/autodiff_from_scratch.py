@@ -289,6 +289,15 @@ def backward(student_backward: Any) -> str:
                         "grad").format(
                           what=what, tolist=np.round(got, 4).tolist(),
                           tolist2=np.round(want, 4).tolist()))
+    # twice on one graph, as the lesson runs it: the root's grad is set, the others add up
+    inputs, root = _graph(0, beside_answer=student_backward)
+    for _time in range(2):
+        _run_backward(student_backward, root, what)
+    if root.grad != 1.0:
+        raise Mistake(_("after backward(root) twice on one graph, root.grad is {got}: set "
+                        "root.grad = 1.0 (d root / d root) rather than add 1.0 to it (+=); "
+                        "the other Values' grads are the ones that add up").format(
+                            got=summary(root.grad)))
     # on a graph of its own: backward adds to the grads
     expect_own_code(student_backward, (_graph(0, student_backward)[1],), what,
                     "nn_from_scratch.autodiff", ("backward",))

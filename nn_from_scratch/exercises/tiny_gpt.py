@@ -48,9 +48,9 @@ def _own_code(student_fn: Any, args: tuple[Any, ...], what: str,
         return  # call() says what it is
     used = beside(student_fn, library_calls_on_jax, student_fn, args, allowed)
     if used:
-        raise Mistake(_("{what} calls {name}, the library's own version of what this exercise "
-                        "asks you to write: write it yourself (the lesson shows the library's "
-                        "afterwards)").format(what=what, name=used[0]))
+        raise Mistake(_("{what} calls {name}, a function of the course's library: this "
+                        "exercise is written without the library, with jax.numpy and jax.nn "
+                        "alone").format(what=what, name=used[0]))
 
 
 def _jaxpr_of(fn: Any, *args: Any) -> None:
@@ -263,6 +263,15 @@ def position_losses(student_fn: Any) -> str:
                             "(or a probability of 0 has log -inf). Stay in log space: "
                             "logsumexp(logits) - logits[target], with the largest logit "
                             "subtracted first (jax.nn.logsumexp does)").format(what=what))
+        eps = np.exp(-float(np.max(got)))  # a floor eps on p caps the loss at -log(eps)
+        if not np.allclose(got, want, rtol=1e-4, atol=1e-3) and any(
+                np.allclose(got, capped, rtol=1e-3, atol=1e-2) for capped in (
+                    np.minimum(want, -np.log(eps)), -np.log(np.exp(-want) + eps))):
+            raise Mistake(_("{what} caps the loss at {cap:.3g}: a probability clipped (or an "
+                            "eps added) before the log, so a target far below the best costs "
+                            "-log(eps), not its true loss of up to {want:.0f} nats. Stay in "
+                            "log space: logsumexp(logits) - logits[target]").format(
+                what=what, cap=float(np.max(got)), want=float(want.max())))
         picked = np.take_along_axis(logits.astype(np.float64), targets[..., None], -1)[..., 0]
         rolled = -np.take_along_axis(lp, np.roll(targets, -1, axis=1)[..., None], -1)[..., 0]
         reject_known_wrong(got, {
@@ -467,12 +476,13 @@ def sample_chars(student_fn: Any) -> str:
 def _step(q: Any, keys: np.ndarray, values: np.ndarray, position: int, seen: str = "causal",
           scale: float | None = None, hidden: float = -np.inf) -> np.ndarray:
     """Attention of ONE query over a cache whose rows ``0..position`` are filled, in float64
-    (``seen``: "causal", "all" the cache's rows, "before" the position alone; ``hidden``: the
-    score given to the rows not seen)."""
+    (``seen``: "causal", "all" the cache's rows, "before" the position alone, "next" the row
+    after it too; ``hidden``: the score given to the rows not seen)."""
     q = np.asarray(q, np.float64)
     scores = keys @ q * (1 / np.sqrt(len(q)) if scale is None else scale)
     rows = np.arange(len(keys))
-    mask = {"causal": rows <= position, "all": rows >= 0, "before": rows < position}[seen]
+    mask = {"causal": rows <= position, "all": rows >= 0, "before": rows < position,
+            "next": rows <= position + 1}[seen]
     if not mask.any():
         return np.full(values.shape[1], np.nan)
     return np.exp(_log_softmax(np.where(mask, scores, hidden))) @ values
@@ -549,13 +559,19 @@ def cached_step(student_fn: Any) -> str:
                                 "hidden with a finite score, and every real score here is "
                                 "about -300, below it: mask them with -inf "
                                 "(jnp.where(seen, scores, -jnp.inf))").format(what=what))
+            itself = N_("the step leaves out the new character itself: rows 0 to position, "
+                        "position included (<=)")
+            if position == 0 and np.allclose(got, filled_v.astype(np.float64).mean(axis=0),
+                                             atol=1e-4) and not np.allclose(got, want, atol=1e-4):
+                raise Mistake(_(itself))  # < position hides every row alike: a plain mean
             reject_known_wrong(got, {
+                N_("the step also attends to row position + 1, not written yet (a stale "
+                   "row): rows 0 to position (<= position, not <= position + 1)"):
+                    _step(q[position], filled_k, filled_v, position, seen="next"),
                 N_("the step attends to every row of the cache, stale ones included: mask "
                    "the rows after position with -inf (jnp.arange(T) <= position)"):
                     _step(q[position], filled_k, filled_v, position, seen="all"),
-                N_("the step leaves out the new character itself: rows 0 to position, "
-                   "position included (<=)"):
-                    _step(q[position], filled_k, filled_v, position, seen="before"),
+                itself: _step(q[position], filled_k, filled_v, position, seen="before"),
                 N_("the step attends with the OLD caches: write the new key and value first, "
                    "then attend"): _step(q[position], cache_k, cache_v, position),
                 N_("the scores are not scaled: divide by sqrt(d_k), as the full model does"):
