@@ -61,7 +61,10 @@ def tanh_with(rule, forward=math.tanh):
 
 
 def test_tanh():
-    assert_result(check.tanh(own(tanh)), "passed")
+    assert_result(check.tanh(tanh_with(lambda x, t: (1 - t ** 2,))), "passed")
+    # the library's tanh behind a def or a lambda (red team, round four, W1)
+    assert_result(check.tanh(own(tanh)), "failed", "library's tanh")
+    assert_result(check.tanh(lambda a: tanh(a)), "failed", "library's tanh")
     assert_result(check.tanh(stub), "not done")
     assert_result(check.tanh(tanh_with(lambda x, t: (1 - x ** 2,))), "failed", "1 - x²",
                   "the output")
@@ -196,8 +199,21 @@ def test_backward_blames_the_topological_order_it_uses():
                                           )["backward"]), "failed", "+=")
 
 
+GRAD = """
+def grad(f):
+    def grad_f(*numbers):
+        values = [Value(number) for number in numbers]
+        backward(f(*values))
+        return tuple(v.grad for v in values)
+    return grad_f
+"""
+
+
 def test_grad():
-    assert_result(check.grad(own(grad)), "passed", "7 functions")
+    assert_result(check.grad(notebook(GRAD)["grad"]), "passed", "7 functions")
+    # the library's grad behind a def, called at once or by the function handed back (W1)
+    assert_result(check.grad(own(grad)), "failed", "library's grad")
+    assert_result(check.grad(lambda f: lambda *xs: grad(f)(*xs)), "failed", "library's grad")
     assert_result(check.grad(stub), "not done")
 
     def no_values(f):

@@ -184,6 +184,9 @@ def tanh(student_tanh: Any) -> str:
                             "says {want:.6g}. d tanh(x)/dx = 1 - tanh(x)², and t = "
                             "tanh(x)").format(got=got, x=x, want=want))
         _expect_op(out, what, "tanh")
+    # right: but is it the library's, behind a def or a lambda? (its alias, call refuses)
+    expect_own_code(student_tanh, (beside(student_tanh, autodiff.Value, 0.7),), what,
+                    "nn_from_scratch.autodiff", ("tanh",))
     return N_("tanh(a), with d tanh(a)/da = 1 - t² as jax.grad(jnp.tanh) says, at 4 points")
 
 
@@ -366,6 +369,9 @@ def grad(student_grad: Any) -> str:
                         "return their .grad").format(
                           what=what, tolist=np.round(got, 4).tolist(),
                           tolist2=np.round(want, 4).tolist()))
+    # right: but is it the library's grad, called by grad(f) or by the function it returns?
+    expect_own_code(student_grad, (fn,), what, "nn_from_scratch.autodiff", ("grad",))
+    expect_own_code(grad_fn, point, what, "nn_from_scratch.autodiff", ("grad",))
     return _("equals jax.grad(f, argnums=(0, 1, ...)) on {len_GRAD_CASES} functions").format(
                len_GRAD_CASES=len(GRAD_CASES))
 
