@@ -363,6 +363,15 @@ def test_count_transformer_params():
     # the walk's C2: a str, which jit refuses, is named, not a raw JAX error
     assert_result(check.count_transformer_params(lambda *a: str(formula(*a))), "failed",
                   "returned '", "whole number")
+    # a student's walk: the library's network built and counted (right in class, whose
+    # images are square)
+    def library_count(patches, patch_pixels, width, heads, depth, mlp_width, classes):
+        size = round(math.sqrt(patch_pixels))
+        side = round(math.sqrt(patches)) * size
+        return count_params(init_transformer_params(
+            jax.random.key(0), (side, side), size, width, heads, depth, mlp_width, classes))
+    assert_result(check.count_transformer_params(library_count), "failed",
+                  "init_transformer_params")
     # the walk's C9: the positions written for 16 patches, the depth written as 2: named
     assert_result(check.count_transformer_params(
         lambda n, p, d, heads, depth, m, classes: formula(16, p, d, heads, depth, m, classes)),

@@ -184,6 +184,10 @@ def test_backward():
     seeded = notebook(BACKWARD.format(update="parent.grad += local * v.grad").replace(
         "root.grad = 1.0", "root.grad += 1.0"))
     assert_result(check.backward(seeded["backward"]), "failed", "twice", "+=")
+    # the walk's: intermediate grads set back to 0 once passed on (the root's too)
+    freed = BACKWARD.format(update="parent.grad += local * v.grad\n        if v.parents:\n"
+                                   "            v.grad = 0.0")
+    assert_result(check.backward(notebook(freed)["backward"]), "failed", "in place")
 
 
 def test_backward_blames_the_topological_order_it_uses():

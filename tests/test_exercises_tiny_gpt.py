@@ -469,6 +469,25 @@ def position_losses(logits, targets):
     p = jax.nn.softmax(logits, axis=-1)
     return -jnp.log(jnp.take_along_axis(p, targets[..., None], -1)[..., 0] + 1e-7)
 """, False, "caps the loss"),
+    "p30 Optax's loss": ("position_losses", """
+import optax
+def position_losses(logits, targets):
+    return optax.softmax_cross_entropy_with_integer_labels(logits, targets)
+""", False, "optax"),
+    "k30 int(position), a Python loop": ("cached_step", """
+def cached_step(q, k, v, cache_k, cache_v, position):
+    cache_k, cache_v = cache_k.at[position].set(k), cache_v.at[position].set(v)
+    s = cache_k @ q / jnp.sqrt(q.shape[0])
+    s = jnp.array([s[i] if i <= int(position) else -jnp.inf for i in range(cache_k.shape[0])])
+    return jax.nn.softmax(s) @ cache_v, cache_k, cache_v
+""", False, "works only outside jit"),
+    "k31 masked after the softmax, renormalised": ("cached_step", """
+def cached_step(q, k, v, cache_k, cache_v, position):
+    cache_k, cache_v = cache_k.at[position].set(k), cache_v.at[position].set(v)
+    seen = jnp.arange(cache_k.shape[0]) <= position
+    weights = jax.nn.softmax(cache_k @ q / jnp.sqrt(q.shape[0])) * seen
+    return (weights / weights.sum()) @ cache_v, cache_k, cache_v
+""", False, "underflows"),
     "p21 lesson 08's one_hot": ("position_losses", """
 from nn_from_scratch.losses import one_hot
 def position_losses(logits, targets):

@@ -84,6 +84,7 @@ ENGLISH_ON_PURPOSE = {
     "out of range": "matched against Python's error (an index past a str)",
     "must be static": "matched against JAX 0.10's error (a slice of traced length)",
     "must have static": "matched against JAX 0.12's error (a slice of traced length)",
+    "has no attribute 'at'": "matched against NumPy's error (.at on a NumPy array, after jit)",
     "is not a valid JAX type": "matched against jit's error (a function that returns a str)",
     "cannot reshape": "matched against JAX's error",
     "reshape total size": "matched against JAX's error (another wording)",

@@ -2,7 +2,7 @@
 through JupyterLab's UI as a student uses it (tests/jupyterlab_ui.py drives it).
 
 One JupyterLab server (the installed one, in a fresh home) serves every case: for lesson 03
-(an early one) and lesson 14 (the newest), in English and in Chinese, the test opens the
+(an early one) and lesson 16 (the newest), in English and in Chinese, the test opens the
 student edition, checks that its kernel starts without asking, runs Run > Run All Cells,
 and reads the page: every check shows "not done" as the HTML box (exercises/_display). Then
 it types the solution into one exercise cell through the editor, runs it and its check
@@ -29,7 +29,7 @@ import notebooks  # noqa: E402
 # CI's second run (the newest JAX) sets this to stay within its time (.ci/run): there only the
 # early lesson is used, in both languages; the first run uses them all.
 LIGHTER = "NN_FROM_SCRATCH_STUDENT"
-RUN_ALL = 600  # seconds for Run All Cells: lesson 14 runs in ~41 s on an idle 2-core machine,
+RUN_ALL = 600  # seconds for Run All Cells: lesson 14 ran in ~41 s on an idle 2-core machine,
 # 170 s at a load average of 10-13, and past 300 s at 66
 
 
@@ -54,18 +54,21 @@ class Case:
                 return Value(a.data * b.data, parents=(a, b),
                              local_grads=(float(a.data), float(b.data)), op="*")
             return check.mul(mul).message
-        import jax
+        import jax.numpy as jnp
 
-        from nn_from_scratch.exercises import attention_from_scratch as check
-        return check.attention(lambda q, k, v: jax.nn.softmax(k @ q) @ v).message
+        from nn_from_scratch.exercises import tiny_gpt as check
+        return check.bigram_log_probs(lambda counts, alpha: jnp.log(counts + alpha) - jnp.log(
+            jnp.sum(counts + alpha, axis=0, keepdims=True))).message
 
 
 CASES = [
     Case("03_autodiff_from_scratch", "03.1", "local_grads = ...",
          "local_grads = (b.data, a.data)", "local_grads = (a.data, b.data)"),
-    Case("14_attention_from_scratch", "14.1", "raise NotImplementedError",
-         "return jax.nn.softmax(keys @ query / jnp.sqrt(query.shape[0])) @ values",
-         "return jax.nn.softmax(keys @ query) @ values"),
+    Case("16_tiny_gpt", "16.2", "raise NotImplementedError",
+         "return jnp.log(counts + alpha) - jnp.log(jnp.sum(counts + alpha, axis=1, "
+         "keepdims=True))",
+         "return jnp.log(counts + alpha) - jnp.log(jnp.sum(counts + alpha, axis=0, "
+         "keepdims=True))"),
 ]
 
 

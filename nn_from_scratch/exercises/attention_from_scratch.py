@@ -618,6 +618,10 @@ def count_transformer_params(student_fn: Any) -> str:
             N_("count the blocks' parameters depth times"): want - (depth - 1) * block,
             **{hint: count((*case[:i], cases[0][i], *case[i + 1:])) for hint, i in frozen.items()},
         }))
+    # right in class by building the library's network and counting it? (a student's walk:
+    # the class's images are square, so the library's model fits every case)
+    expect_own_code(student_fn, tuple(cases[0]), answers[0][0], "nn_from_scratch.transformer",
+                    ("init_transformer_params",))
     wrong = [answer for answer in answers if answer[1] != answer[2]]
     if wrong:
         what, got, _want, mistakes = wrong[0]

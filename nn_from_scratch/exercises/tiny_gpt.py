@@ -42,14 +42,15 @@ FAR = 0.07  # largest total-variation distance of SAMPLES right draws (typically
 
 
 def _own_code(student_fn: Any, args: tuple[Any, ...], what: str,
-              allowed: tuple[str, ...] = ()) -> None:
-    """A Mistake if ``student_fn(*args)`` calls the library's own version of the exercise."""
+              allowed: tuple[str, ...] = (), modules: tuple[str, ...] = GPT_MODULES) -> None:
+    """A Mistake if ``student_fn(*args)`` calls a function of ``modules`` (the course's
+    library; Optax's losses too where an exercise asks for a loss)."""
     if not callable(student_fn) or library_name(student_fn):
         return  # call() says what it is
-    used = beside(student_fn, library_calls_on_jax, student_fn, args, allowed)
+    used = beside(student_fn, library_calls_on_jax, student_fn, args, allowed, modules)
     if used:
-        raise Mistake(_("{what} calls {name}, a function of the course's library: this "
-                        "exercise is written without the library, with jax.numpy and jax.nn "
+        raise Mistake(_("{what} calls {name}, ready-made code (the course's library, or "
+                        "another): this exercise is written with jax.numpy and jax.nn "
                         "alone").format(what=what, name=used[0]))
 
 
@@ -60,24 +61,24 @@ def _jaxpr_of(fn: Any, *args: Any) -> None:
     jax.make_jaxpr(lambda *a: fn(*a))(*args)
 
 
-def library_calls_on_jax(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = ()
-                         ) -> list[str]:
+def library_calls_on_jax(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (),
+                         modules: tuple[str, ...] = GPT_MODULES) -> list[str]:
     """:func:`._fixtures.library_calls` of :data:`GPT_MODULES` for ``fn(*args)`` with every
     NumPy array made a ``jax.numpy`` one, as the lesson passes them (``cache.at[...]`` fails
     on a NumPy array before the library is reached). Traced (``make_jaxpr``: milliseconds,
     where running each operation of a new shape compiles it) unless it cannot be traced."""
     import jax.numpy as jnp
     if any(isinstance(a, str) for a in args):  # 16.1: text, and ids as NumPy gives them
-        return _fixtures.library_calls(fn, args, allowed, GPT_MODULES)
+        return _fixtures.library_calls(fn, args, allowed, modules)
     jax_args = tuple(jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
-    used = _fixtures.library_calls(_jaxpr_of, (fn, *jax_args), allowed, GPT_MODULES)
+    used = _fixtures.library_calls(_jaxpr_of, (fn, *jax_args), allowed, modules)
     if used:
         return used
     try:
         _jaxpr_of(fn, *jax_args)
         return []
     except Exception:  # Python on values (int(position), float(...)): run it instead
-        return _fixtures.library_calls(fn, jax_args, allowed, GPT_MODULES)
+        return _fixtures.library_calls(fn, jax_args, allowed, modules)
 
 
 def _log_softmax(x: Any, axis: int = -1) -> np.ndarray:
@@ -238,7 +239,7 @@ def position_losses(student_fn: Any) -> str:
         logits = logits.astype(np.float32)
         what = _("position_losses(logits, targets) for logits {shape} (batch, positions, "
                  "vocabulary)").format(shape=shape)
-        _own_code(student_fn, (logits, targets), what)
+        _own_code(student_fn, (logits, targets), what, modules=(*GPT_MODULES, "optax"))
         got = fast_call(student_fn, logits, targets.astype(np.int32), what=what, hints={
             ("ncompatible shapes", "cannot reshape", "broadcast"): _(
                 "{what} failed on its shapes: read B, T and V from logits.shape (a size "
@@ -525,7 +526,9 @@ def cached_step(student_fn: Any) -> str:
             out = fast_call(student_fn, *args, what=what, needs_jit=outside_jit,
                             # JAX 0.10 says "must be static integers", 0.12 "must have static"
                             hints={"must be static": outside_jit,
-                                   "must have static": outside_jit})
+                                   "must have static": outside_jit,
+                                   # run as written after jit refused it, on NumPy caches
+                                   "has no attribute 'at'": outside_jit})
             if not (isinstance(out, (tuple, list)) and len(out) == 3):
                 raise Mistake(_("{what} should return (output, cache_k, cache_v); got "
                                 "{got}").format(what=what, got=summary(out)))
@@ -544,10 +547,17 @@ def cached_step(student_fn: Any) -> str:
                     what=what, p=position))
             got = expect_shape(out[0], (d_v,), what)
             want = _step(q[position], filled_k, filled_v, position)
-            if not np.isfinite(got).all():
+            if not np.isfinite(got).all() and number == 0:  # ordinary scores: no overflow
                 raise Mistake(_("{what} gave {got}: position {p} sees itself too (rows 0 to "
-                                "{p}, <=), and exp of scores of hundreds overflows unless the "
-                                "largest is subtracted first (jax.nn.softmax)").format(
+                                "{p}, <=); with every row hidden, the softmax divides 0 by "
+                                "0").format(what=what, got=np.round(got, 3).tolist(),
+                                            p=position))
+            if not np.isfinite(got).all():
+                raise Mistake(_("{what} gave {got}: exp of scores of hundreds overflows, "
+                                "and of scores of -300 underflows to 0 (then 0 / 0), unless "
+                                "the largest SEEN score is subtracted first. Mask before the "
+                                "softmax, -inf for the rows after position (rows 0 to {p}, "
+                                "<=), and let jax.nn.softmax subtract the largest").format(
                     what=what, got=np.round(got, 3).tolist(), p=position))
             stale = filled_v[position + 1:].astype(np.float64)
             finite = [_step(q[position], filled_k, filled_v, position, hidden=c)
