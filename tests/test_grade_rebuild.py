@@ -125,7 +125,18 @@ def test_rebuilding_leaves_the_submission_as_it_was(release):
      "touches __main__ (names bound where the grader does not read them)"),
     ("_nn_from_scratch_answers.answer = forged", "touches the grader's answering object"),
     ("import sys\nsys.setprofile = lambda f: None",
-     "switches Python's profiler or tracer (sys.setprofile)"),
+     "reads or switches Python's profiler or tracer (sys.setprofile, sys.getprofile)"),
+    # red team, round five: full-width letters (Python reads them NFKC-normalised), the
+    # profiler read, names reached through globals()
+    ("import ｎn_from_scratch.autodiff as A", "imports nn_from_scratch (the library's own code)"),
+    ("import sys as _s\n_s.ｓetprofile = lambda *a: None",
+     "reads or switches Python's profiler or tracer (sys.setprofile, sys.getprofile)"),
+    ("from ｃoncurrent.futures import ＴhreadPoolExecutor", "runs code in other threads"),
+    ("import _＿main＿＿", "touches __main__ (names bound where the grader does not read them)"),
+    ("if sys.getprofile() is not None:\n    x = []",
+     "reads or switches Python's profiler or tracer (sys.setprofile, sys.getprofile)"),
+    ("_a = globals()['_nn_from_scratch_' + 'answers']",
+     "reaches names through globals(), vars() or locals()"),
     ("with ThreadPoolExecutor(1) as ex:\n    ex.submit(f).result()", "runs code in other threads"),
 ])
 def test_student_code_that_reaches_for_the_grader_is_flagged(source, note):
@@ -136,6 +147,11 @@ def test_ordinary_exercise_code_is_not_flagged():
     honest = ("def relu(x):\n    return jnp.maximum(0, x)\n\nif check_ok == 1:\n    pass\n"
               "batched_predict = jax.vmap(predict, in_axes=(None, 0))")
     assert flags("the exercise cell of 07.1", honest) == []
+    # red team, round five: an honest student's comments and self-test were called cheating
+    commented = ("# compare it with nn_from_scratch's listing; no threading, as in the "
+                 "exercises\ndef relu(x):\n    return jnp.maximum(0, x)  # sys.modules? no\n\n"
+                 "if __name__ == \"__main__\":\n    print(relu(-1.0))")
+    assert flags("the exercise cell of 07.1", commented) == []
 
 
 def test_a_comment_or_docstring_is_no_edit_but_a_change_to_the_code_is(release):
@@ -166,3 +182,9 @@ def test_a_cell_added_between_a_stub_and_its_check_may_hold_the_answer(release):
     nb.cells.insert(6, nbformat.v4.new_code_cell("def predict(params, image):\n    return image"))
     nb.cells.insert(1, nbformat.v4.new_code_cell("x = 1"))  # before every stub: no answer
     assert left_as_released(rebuild(nb, release)) == {"07.1"}
+    # red team, round five: a note, or a copy of the stub, between a stub and its check is
+    # no answer
+    nb = student_edition()
+    nb.cells.insert(3, nbformat.v4.new_code_cell("# I'll come back to this one\n\"\"\"todo\"\"\""))
+    nb.cells.insert(7, nbformat.v4.new_code_cell(nb.cells[6].source))  # 07.4's stub, again
+    assert left_as_released(rebuild(nb, release)) == {"07.1", "07.4"}

@@ -7,7 +7,10 @@ student wrote (exercise cells and added cells) is read, and what no exercise
 needs is named in the notebook's notes for the instructor to look at. A flag
 changes no points.
 """
+import io
 import re
+import tokenize
+import unicodedata
 
 __all__ = ["flags"]
 
@@ -18,7 +21,10 @@ SIGNS = (
     (r"\bnn_from_scratch\b", "imports nn_from_scratch (the library's own code)"),
     (r"_nn_from_scratch_answers", "touches the grader's answering object"),
     (r"\b__main__\b", "touches __main__ (names bound where the grader does not read them)"),
-    (r"\bset(?:profile|trace)\b", "switches Python's profiler or tracer (sys.setprofile)"),
+    (r"\b[sg]et(?:profile|trace)\b",
+     "reads or switches Python's profiler or tracer (sys.setprofile, sys.getprofile)"),
+    (r"\bglobals\s*\(|\bvars\s*\(|\blocals\s*\(",
+     "reaches names through globals(), vars() or locals()"),
     (r"\bthreading\b|\b_thread\b|\bThreadPoolExecutor\b|\bconcurrent\.futures\b",
      "runs code in other threads"),
     (r"\bsys\.modules\b", "touches sys.modules"),
@@ -33,6 +39,25 @@ SIGNS = (
 )
 
 
+# the script idiom, which names __main__ without touching it
+MAIN_IDIOM = r"""\b__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__\b"""
+
+
+def _code(source: str) -> str:
+    """``source`` as Python reads it: identifiers NFKC-normalised (``ｎn_from_scratch`` IS
+    ``nn_from_scratch`` to Python: red team, round five), comments left out (an honest note
+    that mentions the library is no code), the script idiom ``__name__ == "__main__"`` too."""
+    text = unicodedata.normalize("NFKC", source)
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+        text = tokenize.untokenize(t._replace(string="") if t.type == tokenize.COMMENT else t
+                                   for t in tokens)  # full tokens: the spacing is kept
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass  # read as it is: a cell that does not tokenize does not run either
+    return re.sub(MAIN_IDIOM, "", text)
+
+
 def flags(label: str, source: str) -> list[str]:
     """The notes for one student cell, e.g. ``"exercise cell of 07.4 touches sys.modules"``."""
-    return [f"{label} {what}" for pattern, what in SIGNS if re.search(pattern, source)]
+    code = _code(source)
+    return [f"{label} {what}" for pattern, what in SIGNS if re.search(pattern, code)]
