@@ -188,3 +188,20 @@ def test_a_cell_added_between_a_stub_and_its_check_may_hold_the_answer(release):
     nb.cells.insert(3, nbformat.v4.new_code_cell("# I'll come back to this one\n\"\"\"todo\"\"\""))
     nb.cells.insert(7, nbformat.v4.new_code_cell(nb.cells[6].source))  # 07.4's stub, again
     assert left_as_released(rebuild(nb, release)) == {"07.1", "07.4"}
+
+
+def test_solved_cells_with_neither_id_nor_tag_are_still_the_students(release):
+    """Red team, round five: an honest notebook whose cells lost their ids and tags (a
+    converter, a copy into a fresh notebook) was graded with the stubs: 0/5."""
+    nb = student_edition()
+    nb.nbformat_minor = 4
+    answers = {2: "def relu(x):\n    return jnp.maximum(0, x)",
+               5: "def predict(params, image):\n    return image"}
+    for index, cell in enumerate(nb.cells):
+        cell.pop("id", None)
+        cell.metadata.pop("tags", None)
+        cell.source = answers.get(index, cell.source)
+    rebuilt = rebuild(nb, release)
+    assert [c for c in code(rebuilt) if c in answers.values()] == list(answers.values())
+    assert left_as_released(rebuilt) == set()
+    assert not [note for note in rebuilt.notes if "missing" in note], rebuilt.notes

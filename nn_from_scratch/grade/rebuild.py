@@ -86,7 +86,33 @@ def _match(cells: list[Any], release: Release) -> dict[int, int]:
                 call.group(1))]
             if j not in matched and role_of(cell) == role and free:
                 take(j, (hinted or free)[0])
+    # cells with neither id nor tag (a converter, or a copy into a fresh notebook, dropped
+    # both: red team, round five, an honest notebook got 0/5): an exercise cell is the one that
+    # defines every name its stub defines
+    wanted = {i: _defines(r.source) for i, r in enumerate(released) if r.role == EXERCISE_TAG}
+    for j, cell in enumerate(cells):
+        if j in matched or role_of(cell) != "code":  # untagged code cells only
+            continue
+        names = _defines(cell.source)
+        take(j, next((i for i, want in wanted.items() if want and want <= names
+                      and i not in matched.values()), None))
     return matched
+
+
+def _defines(source: str) -> set[str]:
+    """The names a cell binds at its top level (``def``, ``class``, ``=``)."""
+    try:
+        tree = parse(source)
+    except SyntaxError:
+        return set()
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
 
 
 def _in_order(sequence: list[int]) -> set[int]:
