@@ -119,18 +119,26 @@ def mlp_loss_and_grads(params: Any, x: Any, y: Any) -> tuple[float, list[tuple[n
     return float(-np.mean(np.sum(log_p * y, axis=1))), grads[::-1]
 
 
-def expect_own_code(student_fn: Any, args: tuple[Any, ...], what: str, module: str,
-                    names: tuple[str, ...] = ()) -> None:
-    """A Mistake if ``student_fn(*args)`` calls a function of the library's ``module``
-    (``"nn_from_scratch.optim"``), or one of its ``names`` only, however it is reached (a
-    ``def`` or ``lambda`` around it, ``getattr``): the exercise asks for that code. Run beside
-    the answer (in class here, when graded in the student's kernel), on inputs it may change.
+def expect_own_code(student_fn: Any, args: tuple[Any, ...], what: str,
+                    modules: str | tuple[str, ...], names: tuple[str, ...] = (),
+                    allowed: tuple[str, ...] = (), calls: Any = None,
+                    message: str | None = None) -> None:
+    """A Mistake if ``student_fn(*args)`` calls a function of the library's ``modules``
+    (``"nn_from_scratch.optim"``, or several), or one of its ``names`` only, however it is
+    reached (a ``def`` or ``lambda`` around it, ``getattr``): the exercise asks for that code.
+    Run beside the answer (in class here, when graded in the student's kernel), on inputs it
+    may change. ``allowed``: functions the lesson itself hands the student; ``calls``: how the
+    calls are found (:func:`._fixtures.library_calls`, or a lesson's own that traces under
+    JAX); ``message``: the lesson's words, with ``{what}`` and ``{name}``.
     """
     if not callable(student_fn) or library_name(student_fn):
         return  # the check's call says what it is
-    used = [name for name in beside(student_fn, _fixtures.library_calls, student_fn, args, (),
-                                    (module,))
+    modules = (modules,) if isinstance(modules, str) else modules
+    used = [name for name in beside(student_fn, calls or _fixtures.library_calls, student_fn,
+                                    args, allowed, modules)
             if not names or name.rpartition(".")[2] in names]
+    if used and message:
+        raise Mistake(message.format(what=what, name=used[0]))
     if used:
         raise Mistake(_("{what} calls the library's {name}: the exercise wants your own "
                         "code, not the library's").format(

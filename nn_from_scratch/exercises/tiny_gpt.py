@@ -23,11 +23,10 @@ import numpy as np
 
 from ..i18n import N_, _
 from . import _fixtures
-from ._calls import call, fast_call, generator, library_name, prng_key, scaled
-from ._compare import as_array, expect_close, expect_shape, reject_known_wrong
+from ._calls import call, fast_call, generator, prng_key, scaled
+from ._compare import as_array, expect_close, expect_own_code, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
 from ._hints import summary
-from ._remote import beside
 
 LESSON = "16_tiny_gpt"
 UNKNOWN = "\ufffd"  # what decode shows for id 0, as the library's Tokenizer does
@@ -45,13 +44,10 @@ def _own_code(student_fn: Any, args: tuple[Any, ...], what: str,
               allowed: tuple[str, ...] = (), modules: tuple[str, ...] = GPT_MODULES) -> None:
     """A Mistake if ``student_fn(*args)`` calls a function of ``modules`` (the course's
     library; Optax's losses too where an exercise asks for a loss)."""
-    if not callable(student_fn) or library_name(student_fn):
-        return  # call() says what it is
-    used = beside(student_fn, library_calls_on_jax, student_fn, args, allowed, modules)
-    if used:
-        raise Mistake(_("{what} calls {name}, ready-made code (the course's library, or "
-                        "another): this exercise is written with jax.numpy and jax.nn "
-                        "alone").format(what=what, name=used[0]))
+    expect_own_code(student_fn, args, what, modules, allowed=allowed,
+                    calls=library_calls_on_jax, message=_(
+                        "{what} calls {name}, ready-made code (the course's library, or "
+                        "another): this exercise is written with jax.numpy and jax.nn alone"))
 
 
 def _jaxpr_of(fn: Any, *args: Any) -> None:

@@ -23,8 +23,14 @@ import numpy as np
 
 from ..i18n import N_, _
 from . import _fixtures
-from ._calls import call, fast_call, finish_first, generator, library_name, scaled
-from ._compare import expect_close, expect_shape, mlp_loss_and_grads, reject_known_wrong
+from ._calls import call, fast_call, finish_first, generator, scaled
+from ._compare import (
+    expect_close,
+    expect_own_code,
+    expect_shape,
+    mlp_loss_and_grads,
+    reject_known_wrong,
+)
 from ._core import Mistake, exercise
 from ._hints import summary
 from ._remote import beside, session_of, transformed
@@ -67,15 +73,11 @@ def _own_code(student_fn: Any, args: tuple[Any, ...], what: str,
     for, however it is reached (a wrapper, ``partial``, ``getattr`` by name). ``allowed``:
     functions the lesson itself hands the student (``adam_step`` behind 15.3's
     ``adam_update``)."""
-    if not callable(student_fn) or library_name(student_fn):
-        return  # call() says what it is
-    used = beside(student_fn, _fixtures.library_calls, student_fn, args,
-                  (*allowed, *_HANDED.get()))
-    if used:
-        raise Mistake(_("{what} calls {name}, a ready-made version of what this exercise "
-                        "asks you to write: write the formula yourself with jax.numpy (the "
-                        "lesson compares yours with the library's and Optax's "
-                        "afterwards)").format(what=what, name=used[0]))
+    expect_own_code(student_fn, args, what, _fixtures.OPTIMIZER_MODULES,
+                    allowed=(*allowed, *_HANDED.get()), message=_(
+                        "{what} calls {name}, a ready-made version of what this exercise asks "
+                        "you to write: write the formula yourself with jax.numpy (the lesson "
+                        "compares yours with the library's and Optax's afterwards)"))
 
 
 def _optax() -> Any:
