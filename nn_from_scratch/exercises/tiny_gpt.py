@@ -59,8 +59,8 @@ def _jaxpr_of(fn: Any, *args: Any) -> None:
 
 def library_calls_on_jax(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (),
                          modules: tuple[str, ...] = GPT_MODULES) -> list[str]:
-    """:func:`._fixtures.library_calls` of :data:`GPT_MODULES` for ``fn(*args)`` with every
-    NumPy array made a ``jax.numpy`` one, as the lesson passes them (``cache.at[...]`` fails
+    """:func:`._fixtures.library_calls` of ``modules`` (:data:`GPT_MODULES`) for ``fn(*args)``,
+    every NumPy array made a ``jax.numpy`` one, as the lesson passes them (``cache.at[...]`` fails
     on a NumPy array before the library is reached). Traced (``make_jaxpr``: milliseconds,
     where running each operation of a new shape compiles it) unless it cannot be traced."""
     import jax.numpy as jnp

@@ -114,8 +114,8 @@ def _row(exercise: Any, verdict: dict | None, exercise_run: CellRun | None,
          copied: Copy | None = None, stub: bool = False) -> Row:
     if stub and verdict:  # nothing the student wrote is what the check was handed: whatever
         # the kernel answered (a kernel that died or ran out of memory is said as it was)
-        status, message = "not done", (verdict["message"] if verdict and verdict["status"] == (
-            "not done") else "the exercise cell is still the released stub")
+        status, message = "not done", (verdict["message"] if verdict["status"] == "not done"
+                                       else "the exercise cell is still the released stub")
     elif copied:  # what a check in class says of it too, in the grader's language
         status, message = "failed", copied.message
     elif verdict and verdict["status"] == "passed":

@@ -4,8 +4,9 @@ Like nbgrader's ``OverwriteCells``, every released cell that is not an exercise
 cell (setup, prose, check cells, the lesson's own code) is taken from the
 release, and one that was edited, deleted or moved is restored, with a note
 saying so. Cells are matched by id first, then by identical source, then by tag
-and order (for notebooks whose ids were lost). Cells the student added are kept
-and run where they stand: after the released cell that precedes them.
+and order (for notebooks whose ids were lost), then, for a cell with no tag either, by
+the names it defines (an exercise's cell defines every name its stub does). Cells the
+student added are kept and run where they stand: after the released cell that precedes them.
 """
 import ast
 import io
