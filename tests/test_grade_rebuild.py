@@ -205,3 +205,27 @@ def test_solved_cells_with_neither_id_nor_tag_are_still_the_students(release):
     assert [c for c in code(rebuilt) if c in answers.values()] == list(answers.values())
     assert left_as_released(rebuilt) == set()
     assert not [note for note in rebuilt.notes if "missing" in note], rebuilt.notes
+
+
+def test_an_untagged_cell_that_binds_a_stubs_name_earlier_is_exploration_not_the_answer(release):
+    """Red team, round six: the first untagged cell that bound `predict` was taken for 07.4's
+    and run after the answer, which it overrode; the answer is the one nearest the check."""
+    nb = student_edition()
+    nb.nbformat_minor = 4
+    for cell in nb.cells:
+        cell.pop("id", None)
+        cell.metadata.pop("tags", None)
+    nb.cells[2].source = "def relu(x):\n    return jnp.maximum(0, x)"
+    nb.cells[5].source = "def predict(params, image):\n    return image"
+    nb.cells.insert(5, nbformat.v4.new_code_cell("predict = None  # a first look"))
+    nb.cells.insert(2, nbformat.v4.new_code_cell("relu = 0"))
+    for cell in nb.cells:
+        cell.pop("id", None)
+    rebuilt = rebuild(nb, release)
+    sources = code(rebuilt)
+    assert sources.index("def predict(params, image):\n    return image") == sources.index(
+        "check.predict(predict)") - 1
+    assert sources.index("predict = None  # a first look") < sources.index(
+        "def predict(params, image):\n    return image")
+    assert left_as_released(rebuilt) == set()
+    assert not [note for note in rebuilt.notes if "moved" in note or "missing" in note]

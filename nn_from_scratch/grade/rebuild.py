@@ -88,15 +88,23 @@ def _match(cells: list[Any], release: Release) -> dict[int, int]:
             if j not in matched and role_of(cell) == role and free:
                 take(j, (hinted or free)[0])
     # cells with neither id nor tag (a converter, or a copy into a fresh notebook, dropped
-    # both: red team, round five, an honest notebook got 0/5): an exercise cell is the one that
-    # defines every name its stub defines
-    wanted = {i: _defines(r.source) for i, r in enumerate(released) if r.role == EXERCISE_TAG}
-    for j, cell in enumerate(cells):
-        if j in matched or role_of(cell) != "code":  # untagged code cells only
+    # both: red team, round five, an honest notebook got 0/5): an exercise's cell is the last
+    # untagged cell before its check, after the cell matched before it, that defines every
+    # name its stub defines (the one whose definitions the check meets, as in Jupyter; an
+    # earlier cell that binds the same name is exploration: red team, round six)
+    at = {i: j for j, i in matched.items()}
+    for i, r in enumerate(released):
+        check = next((k for k in range(i + 1, len(released)) if released[k].role == "check"
+                      and released[k].exercise == r.exercise), None)
+        want = _defines(r.source) if r.role == EXERCISE_TAG else set()
+        if not want or i in at or check not in at:
             continue
-        names = _defines(cell.source)
-        take(j, next((i for i, want in wanted.items() if want and want <= names
-                      and i not in matched.values()), None))
+        j = at[check] - 1
+        while j >= 0 and j not in matched:
+            if role_of(cells[j]) == "code" and want <= _defines(cells[j].source):
+                take(j, i)
+                break
+            j -= 1
     return matched
 
 
