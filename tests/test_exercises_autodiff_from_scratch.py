@@ -276,14 +276,7 @@ def test_grad_wants_a_tuple_and_never_names_the_checkers_insides():
 
 
 def test_grad_blames_the_backward_it_uses():
-    source = """
-    def grad(f):
-        def grad_f(*numbers):
-            values = [Value(x) for x in numbers]
-            backward(f(*values))
-            return tuple(v.grad for v in values)
-        return grad_f
-    """
+    source = GRAD
     assert_result(check.grad(notebook(source)["grad"]), "passed")
     unfinished = notebook(source, "def backward(root):\n    raise NotImplementedError")
     assert_result(check.grad(unfinished["grad"]), "not done", "finish 03.4")

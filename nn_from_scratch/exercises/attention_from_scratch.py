@@ -580,10 +580,12 @@ def count_transformer_params(student_fn: Any) -> str:
         lambda draw: (int(draw.integers(2, 65)), int(draw.integers(4, 65)),
                       4 * int(draw.integers(2, 17)), 4, int(draw.integers(1, 5)),
                       int(draw.integers(8, 129)), int(draw.integers(2, 20))))
+    def block_params(d: int, m: int) -> int:  # two norms, w_qkv and w_o, the MLP
+        return 2 * d + 4 * d * d + 2 * d + 2 * m * d + m + d
+
     def count(case: tuple[int, ...]) -> int:
         n, p, d, heads, depth, m, classes = case
-        block = 2 * d + 4 * d * d + 2 * d + 2 * m * d + m + d
-        return p * d + n * d + depth * block + 2 * d + classes * (d + 1)
+        return p * d + n * d + depth * block_params(d, m) + 2 * d + classes * (d + 1)
 
     names = ("patches", "patch_pixels", "width", "heads", "depth", "mlp_width", "classes")
     # an argument written as a number: the count the first case's value gives in every case
@@ -593,7 +595,7 @@ def count_transformer_params(student_fn: Any) -> str:
     answers = []  # (what, got, want, {hint: what that mistake gives}) for every case
     for case in cases:
         n, p, d, heads, depth, m, classes = case
-        block = 2 * d + 4 * d * d + 2 * d + 2 * m * d + m + d
+        block = block_params(d, m)
         want = count(tuple(case))
         what = f"count_transformer_params({n}, {p}, {d}, {heads}, {depth}, {m}, {classes})"
         got = expect_int(fast_call(student_fn, n, p, d, heads, depth, m, classes, what=what,

@@ -275,8 +275,8 @@ def backward(student_backward: Any) -> str:
         what = _("backward(root) for {name}").format(name=_(name))
         _run_backward(student_backward, root, what)
         got = np.array([float(v.grad) for v in inputs])
-        if root.grad != 1.0 and np.allclose(got, _right_grads(fn, point), rtol=1e-4,
-                                            atol=1e-5):
+        want = _right_grads(fn, point)
+        if root.grad != 1.0 and np.allclose(got, want, rtol=1e-4, atol=1e-5):
             raise Mistake(_("after {what} the inputs' grads are right but root.grad is "
                             "{summary_grad}: leave every Value's .grad in place once it is "
                             "passed on (the root's stays 1.0; the check reads them "
@@ -285,7 +285,6 @@ def backward(student_backward: Any) -> str:
             raise Mistake(_("after {what}, root.grad is {summary_grad}; start with "
                             "root.grad = 1.0 (d root / d root = 1), or nothing flows "
                             "back").format(what=what, summary_grad=summary(root.grad)))
-        want = _right_grads(fn, point)
         if np.allclose(got, want, rtol=1e-4, atol=1e-5):
             continue
         for mistake, hint in BACKWARD_HINTS.items():

@@ -215,8 +215,9 @@ def left_as_released(rebuilt: Rebuilt) -> set[str]:
     for cell, placed in zip(rebuilt.nb.cells, rebuilt.placed):
         released = placed.released
         if released is not None and released.role == EXERCISE_TAG and released.exercise:
-            stubs.add(_what_runs(released.source))
-            same = _what_runs(cell.source) == _what_runs(released.source)
+            stub = _what_runs(released.source)
+            stubs.add(stub)
+            same = _what_runs(cell.source) == stub
             if not same:
                 pending.clear()  # a changed cell may define any exercise's answer
             pending[released.exercise] = pending.get(released.exercise, True) and same
