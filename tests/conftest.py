@@ -40,6 +40,9 @@ jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 
 from nn_from_scratch import i18n, init_network_params, load_dataset  # noqa: E402
 
+# Which worker runs which test, and in what order (tests/scheduling.py).
+pytest_plugins = ["scheduling"]
+
 LANGUAGES = ("en", "zh_CN")
 
 
@@ -109,8 +112,11 @@ def pytest_generate_tests(metafunc):
     # the checkers' tests; _core's own (test_exercises_core) test the machinery, in English
     if metafunc.module.__name__.startswith("test_exercises_") and \
             metafunc.module.__name__ != "test_exercises_core":
-        metafunc.parametrize("language", MODES, indirect=True,
-                             ids=[f"{lang}-{mode}" for lang, mode in MODES])
+        # In Chinese, a check runs the very code it runs in English on the very inputs: only
+        # its words differ, and they do not depend on JAX's version (marked ``once``).
+        metafunc.parametrize("language", [
+            pytest.param(mode, marks=[pytest.mark.once] if mode[0] != "en" else [])
+            for mode in MODES], indirect=True, ids=[f"{lang}-{mode}" for lang, mode in MODES])
 
 
 def assert_trees_close(a, b, rtol=1e-5, atol=1e-6):
@@ -209,74 +215,16 @@ def browser(tmp_path_factory):
     chrome.close()
 
 
-# How the suite is shared between pytest-xdist's two workers (pyproject.toml: ``-n 2 --dist
-# loadgroup --no-loadscope-reorder``): each test goes to whichever worker is free, the longest
-# first, so that the two end together; and the tests of a module that share a fixture built
-# once per module or session (a graded class, the website, a JupyterLab server) go to one
-# worker together, so that it is built once, not once on each.
-# Seconds, roughly (measured under load; only their order matters): the modules whose tests
-# share one costly fixture. A lesson's own tests weigh its time in the README's lesson map.
-SHARED_FIXTURE_SECONDS = {"test_jupyterlab": 170, "test_grade_redteam": 160, "test_site": 60,
-                          "test_grade_class": 40, "test_grade": 40, "test_grade_install": 40}
-
-
-@functools.cache
-def _lesson_seconds() -> dict[str, int]:
-    """The README's lesson map: lesson number ("07") -> its "~N s" on a 2-core machine."""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    return {number: int(seconds) for number, seconds
-            in re.findall(r"^\| (\d\d) \| \[.*\| ~(\d+) s \|$", readme, re.M)}
-
-
-def _shares_a_fixture(item) -> bool:
-    """Does ``item`` use a fixture of this project's built once per module or session?"""
-    definitions = getattr(item, "_fixtureinfo", None)
-    return definitions is not None and any(
-        d.scope in ("module", "session") and d.baseid
-        for defs in definitions.name2fixturedefs.values() for d in defs)
-
-
-def _executed_lesson(item) -> str | None:
-    """The number ("14") of the lesson that ``item`` executes in a kernel of its own: the full
-    edition (test_lessons.py) or the student one with the mutation test (test_mutants.py)."""
-    module = item.module.__name__
-    if module == "test_mutants" or (module == "test_lessons" and "executes" in item.name):
-        lesson = str(item.callspec.params.get("slug", item.callspec.params.get("lesson")))
-        return Path(lesson).name[:2]
-    return None
-
-
-def _weight(item) -> float:
-    """About how long ``item`` (or the group it goes with) takes: only the order matters."""
-    lesson = _executed_lesson(item)
-    if lesson is not None:
-        seconds = _lesson_seconds().get(lesson, 0)
-        if item.module.__name__ == "test_mutants":  # the student edition, and a check per mutant
-            return 2 * seconds + 10
-        return seconds
-    module = item.module.__name__
-    return SHARED_FIXTURE_SECONDS.get(module, 0) if _shares_a_fixture(item) else 0
-
-
 # CI's second run (the newest JAX, .ci/run) sets this to "off": tests marked ``once`` do not
 # depend on JAX's version, and the first run has run them.
 ONCE = os.environ.get("NN_FROM_SCRATCH_ONCE", "on") != "off"
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if not ONCE and item.get_closest_marker("once"):
             item.add_marker(pytest.mark.skip(
                 reason="NN_FROM_SCRATCH_ONCE=off: does not depend on JAX's version"))
-        if _shares_a_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
-        elif _executed_lesson(item) is not None:
-            # A lesson's two executions, one after the other on one worker: the second finds
-            # the training steps that the first compiled (tools/notebooks.py,
-            # compilation_cache), where side by side both would compile them.
-            item.add_marker(pytest.mark.xdist_group(f"lesson-{_executed_lesson(item)}"))
-    items.sort(key=_weight, reverse=True)  # stable: the rest keep their order
 
 
 def pytest_unconfigure(config):

@@ -10,6 +10,11 @@ from grading_fixtures import notebook, small_release
 from nn_from_scratch.grade import grade_paths
 from nn_from_scratch.notebook_runner import Limits
 
+# How the grader treats a class (its sandboxes, limits, records and order) does not depend on
+# JAX's version; the graded verdicts of the lessons' own solutions are tested on both of CI's
+# runs (tests/test_grade.py).
+pytestmark = pytest.mark.once
+
 # One call that fills 4 GB: an interrupt cannot stop it halfway, so the hog keeps growing through
 # the 10 s limit and the 15 s the runner then waits (GRACE) until the watchdog stops it. A loop of
 # 50 MB allocations stopped at the interrupt: on a loaded CI machine it once grew by less than
