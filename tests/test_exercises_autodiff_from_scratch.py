@@ -151,7 +151,12 @@ def backward_with(mistake):
             root.grad = 1.0
         order = topological_order(root)
         for v in (order if mistake == "forward order" else reversed(order)):
-            for parent, local in zip(v.parents, v.local_grads):
+            pairs = zip(v.parents, v.local_grads)
+            if mistake == "first parent":  # a student's walk: v.parents[0] only
+                pairs = list(pairs)[:1]
+            elif mistake == "merged parents":  # the walk's dict(zip(...)): x * x keeps one x
+                pairs = dict(pairs).items()
+            for parent, local in pairs:
                 if mistake == "assign":
                     parent.grad = local * v.grad
                 elif mistake == "no chain":
@@ -163,7 +168,8 @@ def backward_with(mistake):
 
 @pytest.mark.parametrize("mistake, hint", [
     ("assign", "+="), ("forward order", "reversed("), ("no chain", "local * v.grad"),
-    ("no seed", "root.grad = 1.0")])
+    ("no seed", "root.grad = 1.0"), ("first parent", "every parent"),
+    ("merged parents", "x * x has x twice")])
 def test_backward_mistakes(mistake, hint):
     assert_result(check.backward(backward_with(mistake)), "failed", hint)
 
@@ -188,6 +194,12 @@ def test_backward():
     freed = BACKWARD.format(update="parent.grad += local * v.grad\n        if v.parents:\n"
                                    "            v.grad = 0.0")
     assert_result(check.backward(notebook(freed)["backward"]), "failed", "in place")
+    # the walk's: the grads returned in a dict, the Values' .grad never set
+    returned = BACKWARD.format(update="grads[parent] = grads.get(parent, 0.0) + local * "
+                                      "grads[v]").replace(
+        "    root.grad = 1.0\n", "    grads = {root: 1.0}\n") + "    return grads\n"
+    assert_result(check.backward(notebook(returned)["backward"]), "failed", "returned dict",
+                  "store each grad in its Value")
 
 
 def test_backward_blames_the_topological_order_it_uses():

@@ -241,12 +241,24 @@ def _reference_backward(root: autodiff.Value, mistake: str) -> None:
     if mistake != "no seed":
         root.grad = 1.0
     for v in (order if mistake == "forward order" else reversed(order)):
-        for parent, local in zip(v.parents, v.local_grads):
+        pairs = list(zip(v.parents, v.local_grads))
+        if mistake == "first parent":  # v.parents[0].grad += v.local_grads[0] * v.grad
+            pairs = pairs[:1]
+        elif mistake == "merged parents":  # dict(zip(v.parents, v.local_grads)): x * x once
+            pairs = list(dict(pairs).items())
+        for parent, local in pairs:
             share = local if mistake == "no chain" else local * v.grad
             parent.grad = share if mistake == "assign" else parent.grad + share
 
 
+# A mistake is named only if it gives the student's grads on EVERY graph (x * x alone cannot
+# tell a grad assigned with = from parents merged in a dict: each gives x one share).
 BACKWARD_HINTS = {
+    "first parent": N_("only each Value's first parent got its share: pass the grad to every "
+                       "parent, for parent, local in zip(v.parents, v.local_grads)"),
+    "merged parents": N_("x * x has x twice among its parents, and each is a use with its own "
+                         "share: keep both (zip(v.parents, v.local_grads)), never merge them in "
+                         "a dict or a set"),
     "assign": N_("a Value used twice got only one use's share: add with +=, never =; the chain "
                  "rule sums over every use"),
     "forward order": N_("grads flowed in the forward order: walk "
@@ -257,25 +269,50 @@ BACKWARD_HINTS = {
 }
 
 
-def _run_backward(student_backward: Any, root: autodiff.Value, what: str) -> None:
-    """The student's ``backward(root)``, through :func:`call`; it returns nothing, rightly."""
+def _mistaken_grads(index: int, mistake: str) -> list[float]:
+    """The input grads of graph ``index`` after a backward pass with ``mistake``."""
+    inputs, root = _graph(index)
+    _reference_backward(root, mistake)
+    return [v.grad for v in inputs]
+
+
+def _run_backward(student_backward: Any, root: autodiff.Value, what: str) -> Any:
+    """The student's ``backward(root)``, through :func:`call`; what it returns (rightly
+    nothing: the grads are left in the Values)."""
+    returned = []
+
     def ran(r: autodiff.Value) -> bool:
-        student_backward(r)
+        returned.append(student_backward(r))
         return True
     plain = callable(student_backward) and not library_name(student_backward)
     call(ran if plain else student_backward, root, what=what)
+    return returned[0] if returned else None
 
 
 @exercise(LESSON, 4, "backward")
 @_blaming_earlier("topological_order")
 def backward(student_backward: Any) -> str:
+    answers = []  # (what, the student's input grads, jax.grad's) for every graph
     for index, (name, fn, _unused) in enumerate(GRAPHS):
         inputs, root = _graph(index, beside_answer=student_backward)
         point = _point(index)
         what = _("backward(root) for {name}").format(name=_(name))
-        _run_backward(student_backward, root, what)
+        try:
+            returned = _run_backward(student_backward, root, what)
+        except Mistake:
+            if any(not np.allclose(got, want, rtol=1e-4, atol=1e-5)
+                   for _what, got, want in answers):
+                break  # an earlier graph's wrong grads are the mistake to name
+            raise
         got = np.array([float(v.grad) for v in inputs])
         want = _right_grads(fn, point)
+        if returned is not None and not (root.grad == 1.0 and np.allclose(got, want, rtol=1e-4,
+                                                                          atol=1e-5)):
+            # a student's walk: the grads handed back in a dict, the Values' left at 0
+            raise Mistake(_("{what} returned {summary_returned} and left the Values' .grad "
+                            "wrong: store each grad in its Value (v.grad, parent.grad += ...), "
+                            "where the check reads it; backward returns nothing").format(
+                                what=what, summary_returned=summary(returned)))
         if root.grad != 1.0 and np.allclose(got, want, rtol=1e-4, atol=1e-5):
             raise Mistake(_("after {what} the inputs' grads are right but root.grad is "
                             "{summary_grad}: leave every Value's .grad in place once it is "
@@ -285,12 +322,14 @@ def backward(student_backward: Any) -> str:
             raise Mistake(_("after {what}, root.grad is {summary_grad}; start with "
                             "root.grad = 1.0 (d root / d root = 1), or nothing flows "
                             "back").format(what=what, summary_grad=summary(root.grad)))
-        if np.allclose(got, want, rtol=1e-4, atol=1e-5):
-            continue
+        answers.append((what, got, want))
+    wrong = [answer for answer in answers
+             if not np.allclose(answer[1], answer[2], rtol=1e-4, atol=1e-5)]
+    if wrong:
+        what, got, want = wrong[0]
         for mistake, hint in BACKWARD_HINTS.items():
-            wrong_inputs, wrong_root = _graph(index)
-            _reference_backward(wrong_root, mistake)
-            if np.allclose(got, [v.grad for v in wrong_inputs], rtol=1e-4, atol=1e-5):
+            if all(np.allclose(answer[1], _mistaken_grads(index, mistake), rtol=1e-4, atol=1e-5)
+                   for index, answer in enumerate(answers)):
                 raise Mistake(_("{what}: {hint}").format(what=what, hint=_(hint)))
         raise Mistake(_("{what} gives input grads {tolist}; jax.grad says {tolist2}. In "
                         "reverse topological order, add local * v.grad to each parent's "
