@@ -106,6 +106,32 @@ def test_text_run_as_code_in_an_earlier_cell_puts_what_it_may_bind_in_doubt(rele
         "07.1": "relu: exec()"}
 
 
+@pytest.mark.parametrize("look", [
+    "print(vars())", "print(sorted(locals().keys()))", "names = sorted(globals())",
+    "n = len(vars())", "shown = {k for k in globals() if not k.startswith('_')}",
+    "'relu' in globals()", "f = globals().get('relu')", "w = params.__dict__['w']",
+    "print(relu.__globals__['jnp'])", "loaded = 'jax' in sys.modules",
+    "print(getattr(m, 're' + 'lu'))"])
+def test_a_namespace_only_read_puts_no_answer_in_doubt(release, look):
+    """Round six of the red team (honest students): a cell that looks at a namespace between
+    an answer and its check cost the answer its point ("hides what it runs")."""
+    before = ("import sys\nimport nn_from_scratch.model as m\nparams = type('P', (), {})()\n"
+              "params.w = 1", "def relu(x):\n    return jnp.maximum(0, x)")
+    assert copies(release, look, *before) == {}
+
+
+@pytest.mark.parametrize("write, how", [
+    ('globals()["relu"] = m.relu', "globals()"), ("globals().update(relu=m.relu)", "globals()"),
+    ('vars()["relu"] = m.relu', "vars()"), ("g = globals()", "globals()"),
+    ("keep(globals())", "globals()"), ('sys.modules["__main__"].relu = m.relu', "modules"),
+    ('setattr(sys.modules[__name__], "relu", m.relu)', "setattr()"),
+    ('(lambda: 0).__globals__["relu"] = m.relu', "__globals__")])
+def test_a_namespace_written_puts_the_answers_bound_before_in_doubt(release, write, how):
+    before = ("import sys\nimport nn_from_scratch.model as m\ndef keep(ns):\n    pass",
+              "def relu(x):\n    return jnp.maximum(0, x)")
+    assert copies(release, write, *before) == {"07.1": f"relu: {how}"}
+
+
 def test_the_honest_solution_with_jit_compile_and_getattr_of_its_own_is_its_own(release):
     honest = ("def relu(x):\n    text = jax.jit(jnp.tanh).lower(x).compile()\n"
               "    return getattr(jnp, 'maximum')(0, x)")

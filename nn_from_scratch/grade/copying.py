@@ -22,8 +22,11 @@ runs text as code (``exec``, ``eval``, ``compile``), imports by string (``__impo
 ``vars()``, ``__dict__``, ``__globals__``), sets names by string (``setattr``) or
 looks up one of the package's attributes by a computed string (``getattr(model,
 "pre" + "dict")``; a constant string is followed like ``model.predict``); and a
-statement of the student's that hides what it binds (``exec(...)`` on its own in a
-cell) puts in doubt every name bound before it, until one is visibly bound again.
+statement of the student's that may bind names unseen (``exec(...)`` on its own in a
+cell, ``globals()["predict"] = ...``, ``setattr``) puts in doubt every name bound
+before it, until one is visibly bound again. A namespace only read
+(``print(vars(params))``, ``"relu" in globals()``) puts nothing in doubt
+(:func:`.reading.hides_a_binding`).
 The reading (:mod:`.reading`) follows imports inside functions, callable objects (a class's body),
 ``functools.partial`` and lambdas (their arguments and bodies are code), and
 tuple assignments. It cannot tell the library's code retyped by hand from the

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..parsing import parse
 
-__all__ = ["Hidden", "Reader", "hiding"]
+__all__ = ["Hidden", "Reader", "hides_a_binding", "hiding"]
 
 _CHECKERS = "nn_from_scratch.exercises"
 _DEPTH = 4  # how far through the student's own functions a reference is followed
@@ -39,6 +39,67 @@ def hiding(node: ast.AST) -> str:
             if name in _HIDING_CALLS and not (isinstance(func, ast.Attribute)
                                               and name == "compile"):  # jit(f).lower().compile()
                 return f"{name}()"
+        elif isinstance(part, ast.Attribute) and part.attr in _HIDING_ATTRIBUTES:
+            return part.attr
+    return ""
+
+
+# A namespace (``globals()``, ``vars()``, ``locals()``, ``x.__dict__``, ``sys.modules``...) read
+# and nothing more: its methods that only read, and the builtins that only read what they get
+_READ_METHODS = {"get", "keys", "values", "items", "copy", "__contains__", "__getitem__",
+                 "__len__", "__iter__"}
+_READERS = {"print", "display", "pprint", "len", "sorted", "list", "tuple", "set", "frozenset",
+            "dict", "repr", "str", "type", "sum", "any", "all", "isinstance", "id", "iter",
+            "enumerate", "zip", "reversed", "min", "max", "format"}
+_NAMESPACE_CALLS = {"globals", "vars", "locals"}
+_NAMESPACE_ATTRIBUTES = {"__dict__", "__globals__", "__builtins__", "modules"}
+
+
+def _namespace_written(use: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Whether the namespace expression ``use`` may be written through where it stands: a
+    subscript stored or deleted, a method that writes (``update``...), handed to a function
+    that is not a plain reader (it may write it), or kept in a name (``g = globals()``: a later
+    ``g["f"] = ...`` is not seen)."""
+    parent = parents.get(use)
+    if isinstance(parent, ast.Subscript) and parent.value is use:
+        # sys.modules' entries are namespaces too (sys.modules["__main__"].f = ...)
+        return not isinstance(parent.ctx, ast.Load) or (
+            isinstance(use, ast.Attribute) and use.attr in ("modules", "__builtins__")
+            and _namespace_written(parent, parents))
+    if isinstance(parent, ast.Attribute) and parent.value is use:
+        return parent.attr not in _READ_METHODS
+    if isinstance(parent, ast.Call) and use is not parent.func:
+        return not (isinstance(parent.func, ast.Name) and parent.func.id in _READERS)
+    if isinstance(parent, ast.keyword):
+        return True
+    return isinstance(parent, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr |
+                      ast.Return | ast.Yield | ast.Lambda)
+
+
+def hides_a_binding(statement: ast.AST) -> str:
+    """What in ``statement`` may bind a name the reading cannot see (``exec``, ``setattr``,
+    ``globals()["f"] = ...``), so that every name bound before it is in doubt; "" if nothing.
+
+    A namespace only read (``print(vars(params))``, ``locals().keys()``, ``x.__dict__["w"]``)
+    binds nothing: an honest student's look around does not put the answers in doubt (what a
+    name handed in reaches through such a read is judged with that name's own code). An entry
+    of ``sys.modules`` is followed as a namespace too: ``sys.modules["__main__"]`` is one.
+    """
+    parents = {child: node for node in ast.walk(statement) for child in ast.iter_child_nodes(node)}
+    for part in ast.walk(statement):
+        if isinstance(part, ast.Call):
+            func = part.func
+            name = func.id if isinstance(func, ast.Name) else \
+                func.attr if isinstance(func, ast.Attribute) else ""
+            if name in _NAMESPACE_CALLS:
+                if _namespace_written(part, parents):
+                    return f"{name}()"
+            elif name in _HIDING_CALLS and not (isinstance(func, ast.Attribute)
+                                                and name == "compile"):
+                return f"{name}()"  # exec, setattr, import_module...: anything may follow
+        elif isinstance(part, ast.Attribute) and part.attr in _NAMESPACE_ATTRIBUTES:
+            if _namespace_written(part, parents):
+                return part.attr
         elif isinstance(part, ast.Attribute) and part.attr in _HIDING_ATTRIBUTES:
             return part.attr
     return ""
@@ -125,7 +186,7 @@ class Reader:
         for statement in tree.body:
             self.count += 1
             if student and not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef |
-                                          ast.ClassDef) and (how := self.dynamic(statement)):
+                                          ast.ClassDef) and (how := hides_a_binding(statement)):
                 self.hidden = (self.count, how)
             self.statement(statement, student)
 
