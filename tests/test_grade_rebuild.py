@@ -152,6 +152,16 @@ def test_ordinary_exercise_code_is_not_flagged():
                  "exercises\ndef relu(x):\n    return jnp.maximum(0, x)  # sys.modules? no\n\n"
                  "if __name__ == \"__main__\":\n    print(relu(-1.0))")
     assert flags("the exercise cell of 07.1", commented) == []
+    # round six: a docstring (or a bare string) naming the library runs nothing either
+    documented = ('def relu(x):\n    """Like nn_from_scratch.model.relu, by hand;\n    no '
+                  'sys.modules, no threading."""\n    return jnp.maximum(0, x)\n\n'
+                  '"see nn_from_scratch/model.py"\nrelu_too = relu')
+    assert flags("the exercise cell of 07.1", documented) == []
+    # a string that is used is code: a module imported by name, a path put on sys.path
+    for used in ('m = __import__("nn_from_scratch.model")',
+                 'path = "/srv/nn_from_scratch"\nimport model',
+                 'print("""\n""", "nn_from_scratch")'):
+        assert flags("the exercise cell of 07.1", used) != [], used
 
 
 def test_a_comment_or_docstring_is_no_edit_but_a_change_to_the_code_is(release):

@@ -7,10 +7,13 @@ student wrote (exercise cells and added cells) is read, and what no exercise
 needs is named in the notebook's notes for the instructor to look at. A flag
 changes no points.
 """
+import ast
 import io
 import re
 import tokenize
 import unicodedata
+
+from ..parsing import parse
 
 __all__ = ["flags"]
 
@@ -43,11 +46,34 @@ SIGNS = (
 MAIN_IDIOM = r"""\b__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__\b"""
 
 
+def _without_docstrings(text: str) -> str:
+    """``text`` with every string that stands alone as a statement (a docstring, a note
+    written as a bare string) blanked: it runs nothing, whatever it names. A string that is
+    used (``import_module("nn_from_scratch.model")``, a path) is code and kept."""
+    try:
+        tree = parse(text)
+    except (SyntaxError, ValueError):
+        return text
+    lines = text.splitlines(keepends=True)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and \
+                isinstance(node.value.value, str) and node.end_lineno is not None:
+            for number in range(node.lineno - 1, node.end_lineno):
+                line = lines[number]
+                start = node.col_offset if number == node.lineno - 1 else 0
+                end = node.end_col_offset if number == node.end_lineno - 1 else len(line)
+                encoded = line.encode()  # ast's columns count UTF-8 bytes
+                kept = encoded[:start] + b" " * (end - start) + encoded[end:]
+                lines[number] = kept.decode(errors="replace")
+    return "".join(lines)
+
+
 def _code(source: str) -> str:
     """``source`` as Python reads it: identifiers NFKC-normalised (``ｎn_from_scratch`` IS
-    ``nn_from_scratch`` to Python: red team, round five), comments left out (an honest note
-    that mentions the library is no code), the script idiom ``__name__ == "__main__"`` too."""
-    text = unicodedata.normalize("NFKC", source)
+    ``nn_from_scratch`` to Python: red team, round five), comments and docstrings left out (an
+    honest note that mentions the library is no code: rounds five and six), the script idiom
+    ``__name__ == "__main__"`` too."""
+    text = _without_docstrings(unicodedata.normalize("NFKC", source))
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
         text = tokenize.untokenize(t._replace(string="") if t.type == tokenize.COMMENT else t
