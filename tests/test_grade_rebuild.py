@@ -90,6 +90,25 @@ def test_a_deleted_exercise_cell_is_graded_as_its_stub(release):
     assert rebuilt.notes == ["the exercise cell of 07.4 is missing; graded with the stub"]
 
 
+@pytest.mark.parametrize("where", ["the exercise before", "a cell of its own"])
+def test_a_deleted_exercise_whose_answer_is_written_earlier_meets_that_answer(release, where):
+    """Round six of the red team (honest students): 07.4's answer written in 07.1's cell, or
+    in a cell added before, and 07.4's own cell deleted; the stub put back hid the answer, as
+    it does not in Jupyter, and the point was lost."""
+    nb = student_edition()
+    answer = "def predict(params, image):\n    return image"
+    if where == "the exercise before":
+        nb.cells[2].source = "def relu(x):\n    return jnp.maximum(0, x)\n\n" + answer
+    else:
+        nb.cells.insert(4, nbformat.v4.new_code_cell(answer))
+    del nb.cells[6 if where == "a cell of its own" else 5]
+    rebuilt = rebuild(nb, release)
+    assert CELLS[5][2] not in code(rebuilt)
+    assert rebuilt.notes == ["the exercise cell of 07.4 is missing; its check meets what an "
+                             "earlier cell of the student's defines (predict)"]
+    assert left_as_released(rebuilt) == ({"07.1"} if where == "a cell of its own" else set())
+
+
 def test_a_cell_of_another_kind_with_a_released_id_is_an_added_cell(release):
     nb = student_edition()
     impostor = nbformat.v4.new_markdown_cell("notes")

@@ -139,13 +139,18 @@ def _in_order(sequence: list[int]) -> set[int]:
     return set(kept)
 
 
-def _notes(release: Release, cells: list[Any], matched: dict[int, int]) -> list[str]:
+def _notes(release: Release, cells: list[Any], matched: dict[int, int],
+           answered_before: set[int]) -> list[str]:
     code = {j: i for j, i in sorted(matched.items()) if release.cells[i].cell_type == "code"}
     kept_in_place = _in_order(list(code.values()))
     found = {i: j for j, i in matched.items()}
     notes = []
     for i, cell in enumerate(release.cells):
         if cell.cell_type != "code":
+            continue
+        if i in answered_before:
+            notes.append(f"the {cell.label} is missing; its check meets what an earlier cell "
+                         f"of the student's defines ({', '.join(sorted(_defines(cell.source)))})")
             continue
         if i not in found:
             notes.append(f"the {cell.label} is missing; graded with the stub"
@@ -191,14 +196,22 @@ def rebuild(submission: Any, release: Release) -> Rebuilt:
             placed.append(Placed(None, j))
 
     add_students(-1)
+    answered_before: set[int] = set()  # exercise cells deleted after an answer written earlier
     for i, cell in enumerate(release.cells):
         source = cell.source
         if cell.role == EXERCISE_TAG and i in found:
             source = cells[found[i]].source
+        elif cell.role == EXERCISE_TAG and _defines(source) and _defines(source) <= set().union(
+                *(_defines(c.source) for c, p in zip(nb.cells, placed) if c.cell_type == "code"
+                  and (p.released is None or p.released.role == EXERCISE_TAG))):
+            # deleted, its answer written in an earlier cell of the student's: in Jupyter the
+            # check meets that answer; the stub put back would hide it (red team, round six)
+            source = ""
+            answered_before.add(i)
         nb.cells.append(_new_cell(cell.cell_type, source, cell.id, cell.role))
         placed.append(Placed(cell, found.get(i)))
         add_students(i)
-    return Rebuilt(nb, placed, _notes(release, cells, matched))
+    return Rebuilt(nb, placed, _notes(release, cells, matched, answered_before))
 
 
 def left_as_released(rebuilt: Rebuilt) -> set[str]:
