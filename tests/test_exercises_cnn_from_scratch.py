@@ -225,14 +225,17 @@ def test_im2col():
     assert_result(check.im2col(im2col), "passed")
     assert_result(check.im2col(stub), "not done")
     assert_result(check.im2col(lambda image, kh, kw: im2col(image, kh, kw).T), "failed",
-                  "one ROW per window", "(20, 18)")
+                  "one ROW per window")
 
     def unmoved(image, kh, kw):  # (C, oh, ow, k) reshaped as it is
-        return jax.vmap(conv.image_patches, in_axes=(0, None, None))(image, kh, kw).reshape(20, -1)
+        windows = (image.shape[1] - kh + 1) * (image.shape[2] - kw + 1)
+        return jax.vmap(conv.image_patches, in_axes=(0, None, None))(image, kh, kw).reshape(
+            windows, -1)
     assert_result(check.im2col(unmoved), "failed", "(oh, ow, C, kh*kw)")
 
     def channels_fastest(image, kh, kw):  # each window's numbers as (kh*kw, C): channels last
-        return conv.image_patches(jnp.moveaxis(image, 0, -1), kh, kw).reshape(20, -1)
+        windows = (image.shape[1] - kh + 1) * (image.shape[2] - kw + 1)
+        return conv.image_patches(jnp.moveaxis(image, 0, -1), kh, kw).reshape(windows, -1)
     assert_result(check.im2col(channels_fastest), "failed", "w.reshape(C_out, -1)")
     assert_result(check.im2col(lambda image, kh, kw: im2col(image, kh, kw) * 1.01), "failed",
                   "image[:, i:i+kh, j:j+kw].ravel()")
@@ -255,7 +258,7 @@ def test_conv2d_input_grad():
     assert_result(check.conv2d_input_grad(lambda g, k: conv2d_input_grad(g, k[::-1, ::-1])),
                   "failed", "did not flip", "kernel[::-1, ::-1]")
     assert_result(check.conv2d_input_grad(lambda g, k: conv.conv2d(jnp.pad(g, 1), k[::-1, ::-1])),
-                  "failed", "(4, 4)", "(6, 8)", "kh - 1 rows")
+                  "failed", "the image's shape", "kh - 1 rows")
     assert_result(check.conv2d_input_grad(lambda g, k: conv.conv2d(g, k[::-1, ::-1])), "failed",
                   "the image's shape")
 
@@ -271,7 +274,7 @@ def test_conv_matrix():
     assert_result(check.conv_matrix(conv_matrix), "passed")
     assert_result(check.conv_matrix(stub), "not done")
     assert_result(check.conv_matrix(lambda k, h, w: conv_matrix(k, h, w).T), "failed",
-                  "the transpose", "(15, 30)")
+                  "the transpose", "one row per output pixel")
     assert_result(check.conv_matrix(lambda k, h, w: conv_matrix(k[::-1, ::-1], h, w)), "failed",
                   "flipped the kernel")
 

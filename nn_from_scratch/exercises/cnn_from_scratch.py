@@ -200,8 +200,14 @@ def batched_conv(student_fn: Any) -> str:
 
 @exercise(LESSON, 5, "max_pool")
 def max_pool(student_fn: Any) -> str:
-    for number, shape in enumerate(((6, 8), (7, 9))):  # even, and odd: the last row and
-        x = np.asarray(_normal(*shape, source=_source(150 + number)))  # column are dropped
+    source = generator(150)
+    # drawn halves: an even map, an odd one (its last row and column are dropped), a mixed one
+    halves = draw_sizes(source, 3, h=(2, 6), w=(2, 6))
+    shapes = [(2 * halves[0]["h"], 2 * halves[0]["w"]),
+              (2 * halves[1]["h"] + 1, 2 * halves[1]["w"] + 1),
+              (2 * halves[2]["h"], 2 * halves[2]["w"] + 1)]
+    for shape in shapes:
+        x = np.asarray(_normal(*shape, source=source))
         want = _pool(x)
         what = _("max_pool(x) for x of shape {shape}").format(shape=shape)
         got = as_array(fast_call(student_fn, jnp.asarray(x), what=what, hints={
@@ -218,7 +224,8 @@ def max_pool(student_fn: Any) -> str:
                             "overlap (a stride of 2), so the output is (H // 2, W // 2)").format(
                               shape=got.shape, shape2=shape))
         h, w = want.shape
-        if got.shape in ((2, 2), (h, w, 2), (h, 2, w), (2, w), (h, 2)):
+        if got.shape != want.shape and got.shape in ((2, 2), (h, w, 2), (h, 2, w), (2, w),
+                                                      (h, 2)):
             raise Mistake(_("returned {shape} for {shape2}: the max was taken over the wrong "
                             "axes. Of the blocks (H // 2, 2, W // 2, 2), axes 1 and 3 run "
                             "inside a block: jnp.max(blocks, axis=(1, 3))").format(
@@ -233,7 +240,7 @@ def max_pool(student_fn: Any) -> str:
                "// 2, 2) and take the max over axes 1 and 3"): scrambled,
         }, rtol=1e-5, atol=1e-6, want=want)
         expect_close(got, want, what, hint=_("the largest value of each non-overlapping 2x2 block"))
-    return N_("2x2 blocks, the largest of each, on an even and an odd size")
+    return N_("2x2 blocks, the largest of each, on even, odd and mixed sizes")
 
 
 def _tiny_cnn(seed: int) -> list[tuple[jax.Array, jax.Array]]:
@@ -372,10 +379,20 @@ def _im2col(image: Any, kh: int, kw: int) -> np.ndarray:
 
 @exercise(LESSON, 9, "im2col")
 def im2col(student_fn: Any) -> str:
-    image = _normal(3, 5, 7, source=_source(190))  # (C_in, H, W): no size equal to another's
-    kh, kw = 2, 3
-    want = _im2col(image, kh, kw)  # (4 * 5, 3 * 2 * 3)
-    what = _("im2col(image, {kh}, {kw}) for an image (3, 5, 7)").format(kh=kh, kw=kw)
+    source = generator(190)
+    # (C_in, H, W) and the window: no size equal to another's, nor to the output's oh and ow
+    for s in draw_sizes(source, 2, c=(2, 5), h=(6, 11), w=(6, 12), kh=(2, 4), kw=(2, 5),
+                        keep=lambda s: len({*s.values(), s["h"] - s["kh"] + 1,
+                                            s["w"] - s["kw"] + 1}) == 7):
+        _im2col_case(student_fn, _normal(s["c"], s["h"], s["w"], source=source), s["kh"],
+                     s["kw"])
+    return N_("one row per window, channel by channel: the matrix that makes a layer one product")
+
+
+def _im2col_case(student_fn: Any, image: Any, kh: int, kw: int) -> None:
+    want = _im2col(image, kh, kw)  # (oh * ow, C * kh * kw)
+    what = _("im2col(image, {kh}, {kw}) for an image {shape}").format(
+        kh=kh, kw=kw, shape=tuple(image.shape))
     got = as_array(fast_call(student_fn, image, kh, kw, what=what, static_argnums=(1, 2)))
     if got.shape == want.shape[::-1]:
         raise Mistake(_("returned {shape}: one COLUMN per window; im2col makes one ROW per "
@@ -383,10 +400,11 @@ def im2col(student_fn: Any) -> str:
                         "w.reshape(C_out, -1).T").format(
                           shape=got.shape, rows=want.shape[0], cols=want.shape[1]))
     got = expect_shape(got, want.shape, what)
-    oh, ow = 4, 5
+    channels, height, width = image.shape
+    oh, ow = height - kh + 1, width - kw + 1
     windows = np.asarray(image, np.float64)  # (C, H, W)
-    by_position = np.array([[windows[c, i:i + kh, j:j + kw].ravel() for c in range(3)]
-                            for i in range(oh) for j in range(ow)])  # (16, C, kh*kw)
+    by_position = np.array([[windows[c, i:i + kh, j:j + kw].ravel() for c in range(channels)]
+                            for i in range(oh) for j in range(ow)])  # (oh*ow, C, kh*kw)
     reject_known_wrong(got, {
         N_("the columns are in the wrong order: a row must follow w.reshape(C_out, -1), all of "
            "channel 0's window first, then channel 1's, ...; yours runs over the channels "
@@ -398,7 +416,6 @@ def im2col(student_fn: Any) -> str:
     }, rtol=1e-5, atol=1e-6, want=want)
     expect_close(got, want, what, hint=_("row i * ow + j is the window at (i, j), "
                                          "image[:, i:i+kh, j:j+kw].ravel()"))
-    return N_("one row per window, channel by channel: the matrix that makes a layer one product")
 
 
 def _input_grad(grad_out: Any, kernel: Any) -> np.ndarray:
@@ -414,22 +431,27 @@ def _input_grad(grad_out: Any, kernel: Any) -> np.ndarray:
 
 @exercise(LESSON, 10, "the gradient with respect to the image")
 def conv2d_input_grad(student_fn: Any) -> str:
-    source = _source(200)
-    grad_out, kernel = _normal(4, 5, source=source), _normal(3, 4, source=source)
-    want = _input_grad(grad_out, kernel)  # (6, 8): kh - 1 and kw - 1 differ, neither is 1
-    what = _("conv2d_input_grad(grad_out, kernel) for grad_out (4, 5) and a kernel (3, 4)")
-    got = as_array(fast_call(student_fn, grad_out, kernel, what=what))
-    if got.shape != want.shape:
-        raise Mistake(_("returned shape {shape}; the gradient has the image's shape, {shape2}: "
-                        "pad grad_out with kh - 1 rows and kw - 1 columns on each side, then "
-                        "convolve").format(shape=got.shape, shape2=want.shape))
-    padded = np.pad(np.asarray(grad_out, np.float64), ((2, 2), (3, 3)))
-    reject_known_wrong(got, {
-        N_("you did not flip the kernel: the gradient is a convolution with kernel[::-1, ::-1]"):
-            _window_sums(padded, np.asarray(kernel), *want.shape),
-    }, rtol=1e-4, atol=1e-4, want=want)
-    expect_close(got, want, what, hint=_("pixel (y, x) gets grad_out[i, j] * kernel[y - i, x - j] "
-                                         "from every window (i, j) that covers it"))
+    source = generator(200)
+    # kh - 1 and kw - 1 differ, and neither is 1: a padding of the wrong side or of 1 shows
+    for s in draw_sizes(source, 2, oh=(3, 6), ow=(3, 7), kh=(3, 5), kw=(3, 5)):
+        grad_out = _normal(s["oh"], s["ow"], source=source)
+        kernel = _normal(s["kh"], s["kw"], source=source)
+        want = _input_grad(grad_out, kernel)  # (oh + kh - 1, ow + kw - 1)
+        what = _("conv2d_input_grad(grad_out, kernel) for grad_out {shape} and a kernel "
+                 "{shape2}").format(shape=(s["oh"], s["ow"]), shape2=(s["kh"], s["kw"]))
+        got = as_array(fast_call(student_fn, grad_out, kernel, what=what))
+        if got.shape != want.shape:
+            raise Mistake(_("returned shape {shape}; the gradient has the image's shape, "
+                            "{shape2}: pad grad_out with kh - 1 rows and kw - 1 columns on each "
+                            "side, then convolve").format(shape=got.shape, shape2=want.shape))
+        padded = np.pad(np.asarray(grad_out, np.float64), ((s["kh"] - 1, s["kh"] - 1),
+                                                           (s["kw"] - 1, s["kw"] - 1)))
+        reject_known_wrong(got, {
+            N_("you did not flip the kernel: the gradient is a convolution with "
+               "kernel[::-1, ::-1]"): _window_sums(padded, np.asarray(kernel), *want.shape),
+        }, rtol=1e-4, atol=1e-4, want=want)
+        expect_close(got, want, what, hint=_("pixel (y, x) gets grad_out[i, j] * kernel[y - i, "
+                                             "x - j] from every window (i, j) that covers it"))
     return N_("a full convolution with the flipped kernel: jax.vjp's numbers")
 
 
@@ -448,23 +470,29 @@ def _dense_matrix(kernel: Any, h: int, w: int) -> np.ndarray:
 
 @exercise(LESSON, 11, "a convolution as a dense matrix")
 def conv_matrix(student_fn: Any) -> str:
-    kernel = _normal(2, 3, source=_source(210))
-    h, w = 6, 5  # no side minus the kernel's equal to the kernel's
-    want = _dense_matrix(kernel, h, w)  # (5 * 3, 6 * 5)
-    what = _("conv_matrix(kernel, {h}, {w}) for a kernel (2, 3)").format(h=h, w=w)
-    got = as_array(fast_call(student_fn, kernel, h, w, what=what, static_argnums=(1, 2)))
-    if got.shape == want.shape[::-1]:
-        raise Mistake(_("returned {shape}, the transpose: M @ image.ravel() must give the "
-                        "output, so M has one row per output pixel, {shape2}").format(
-                          shape=got.shape, shape2=want.shape))
-    got = expect_shape(got, want.shape, what)
-    by_columns = want.reshape(-1, h, w).transpose(0, 2, 1).reshape(-1, h * w)  # (y, x) at x*H+y
-    reject_known_wrong(got, {
-        N_("you flipped the kernel: row (i, j) holds kernel[a, b] at pixel (i + a, j + b)"):
-            _dense_matrix(np.asarray(kernel)[::-1, ::-1], h, w),
-        N_("the pixels are numbered column by column: image.ravel() goes row by row, so pixel "
-           "(y, x) is column y * W + x"): by_columns,
-    }, rtol=1e-5, atol=1e-6, want=want)
-    expect_close(got, want, what, hint=_("M @ image.ravel() == conv2d(image, kernel).ravel() "
-                                         "for every image: row i * ow + j is window (i, j)"))
+    source = generator(210)
+    # no side, nor an output side, equal to another size
+    for s in draw_sizes(source, 2, kh=(2, 4), kw=(2, 5), h=(5, 10), w=(5, 11),
+                        keep=lambda s: len({*s.values(), s["h"] - s["kh"] + 1,
+                                            s["w"] - s["kw"] + 1}) == 6):
+        kernel, h, w = _normal(s["kh"], s["kw"], source=source), s["h"], s["w"]
+        want = _dense_matrix(kernel, h, w)  # (oh * ow, h * w)
+        what = _("conv_matrix(kernel, {h}, {w}) for a kernel {shape}").format(
+            h=h, w=w, shape=(s["kh"], s["kw"]))
+        got = as_array(fast_call(student_fn, kernel, h, w, what=what, static_argnums=(1, 2)))
+        if got.shape == want.shape[::-1]:
+            raise Mistake(_("returned {shape}, the transpose: M @ image.ravel() must give the "
+                            "output, so M has one row per output pixel, {shape2}").format(
+                              shape=got.shape, shape2=want.shape))
+        got = expect_shape(got, want.shape, what)
+        by_columns = want.reshape(-1, h, w).transpose(0, 2, 1).reshape(-1, h * w)  # x*H+y
+        reject_known_wrong(got, {
+            N_("you flipped the kernel: row (i, j) holds kernel[a, b] at pixel (i + a, j + b)"):
+                _dense_matrix(np.asarray(kernel)[::-1, ::-1], h, w),
+            N_("the pixels are numbered column by column: image.ravel() goes row by row, so "
+               "pixel (y, x) is column y * W + x"): by_columns,
+        }, rtol=1e-5, atol=1e-6, want=want)
+        expect_close(got, want, what, hint=_("M @ image.ravel() == conv2d(image, kernel)"
+                                             ".ravel() for every image: row i * ow + j is "
+                                             "window (i, j)"))
     return N_("the convolution's matrix: sparse, every row the same kernel")
