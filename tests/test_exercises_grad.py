@@ -12,6 +12,13 @@ def g(x):
     return x ** 3 + 2 * x
 
 
+def notebook(source):
+    """The names ``source`` defines as a notebook's cell does: in one namespace, __main__."""
+    namespace = {"jax": jax, "jnp": jnp, "__name__": "__main__"}
+    exec(source, namespace)
+    return namespace
+
+
 def test_derivatives_at():
     dg = jax.grad(g)
     d2g = jax.grad(dg)
@@ -24,6 +31,16 @@ def test_derivatives_at():
     assert_result(check.derivatives_at(lambda x: (dg(x), d2g(x))), "failed", "3 numbers; got 2")
     assert_result(check.derivatives_at(lambda x: (dg(x), dg(x), dg(x))), "failed",
                   "jax.grad(jax.grad(g))")
+    # a student's walk (A16): the right numbers from formulas typed in
+    assert_result(check.derivatives_at(lambda x: (3 * x ** 2 + 2, 6 * x, 6.0)), "failed",
+                  "reads neither g nor jax.grad", "not from formulas typed in")
+    typed = notebook("def derivatives_at(x):\n    return 3 * jnp.square(x) + 2, 6 * x, 6.0")
+    assert_result(check.derivatives_at(typed["derivatives_at"]), "failed", "typed in")
+    # derivatives made before, in the cell, and read as globals: g's, so right
+    made = notebook("g = lambda x: x ** 3 + 2 * x\ndg = jax.grad(g)\nd2g = jax.grad(dg)\n"
+                    "d3g = jax.grad(d2g)\n\ndef derivatives_at(x):\n"
+                    "    return dg(x), d2g(x), d3g(x)")
+    assert_result(check.derivatives_at(made["derivatives_at"]), "passed")
 
 
 def test_grad_sum_tanh():

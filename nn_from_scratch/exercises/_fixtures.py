@@ -300,6 +300,35 @@ OPTIMIZER_MODULES = ("nn_from_scratch.optim", "nn_from_scratch.schedules", "opta
                      "jax.example_libraries.optimizers")
 
 
+def derivative_sources(fn: Any, names: tuple[str, ...]) -> list[str]:
+    """The names ``fn``'s code reads (its nested functions' too) that are in ``names``, or are
+    bound in its globals (or its closure) to a function of the student's own (not a module,
+    nor NumPy's, JAX's or Python's): what it may compute its numbers from, rather than from
+    formulas typed in.
+    ``["?"]`` where ``fn`` has no Python code to read (a compiled or built-in function)."""
+    import inspect
+    import types
+
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    if code is None:
+        return ["?"]
+    read, pending = set(), [code]
+    while pending:
+        current = pending.pop()
+        read.update(current.co_names)
+        pending += [c for c in current.co_consts if isinstance(c, types.CodeType)]
+    namespace = getattr(inspect.unwrap(fn), "__globals__", {})
+
+    def own(value: Any) -> bool:
+        module = str(getattr(value, "__module__", "") or "")
+        return callable(value) and not isinstance(value, types.ModuleType) and not \
+            module.startswith(("numpy", "jax", "math", "builtins", "nn_from_scratch"))
+    closure = dict(zip(code.co_freevars, (cell.cell_contents for cell in
+                                           getattr(inspect.unwrap(fn), "__closure__", None) or ())))
+    return sorted({name for name in read if name in names or own(namespace.get(name))} |
+                  {name for name, value in closure.items() if name in names or own(value)})
+
+
 def _library_files(modules: tuple[str, ...]) -> tuple[str, ...]:
     """The files of ``modules`` (each only if installed): a package's folder, a module's file."""
     import importlib.util

@@ -70,7 +70,19 @@ def derivatives_at(student_fn: Any) -> str:
                         "{tuple_tolist2}. Compose grad: d2g = jax.grad(jax.grad(g))").format(
                           x=x, tuple_tolist=tuple(want.tolist()),
                           tuple_tolist2=tuple(got.tolist())))
+    # right numbers from formulas typed in (a student's walk, A16): its code reads neither g,
+    # nor jax.grad (or another of JAX's derivatives), nor a function of the student's own
+    if callable(student_fn) and beside(student_fn, _fixtures.derivative_sources, student_fn,
+                                       _DERIVATIVE_NAMES) == []:
+        raise Mistake(_("derivatives_at gives the right numbers but reads neither g nor "
+                        "jax.grad: the exercise asks for them from g, by composing jax.grad "
+                        "(d2g = jax.grad(jax.grad(g))), not from formulas typed in"))
     return N_("14, 12 and 6 at x = 2, and right at two other points too")  # drawn when graded
+
+
+# What a derivatives_at that differentiates g reads: g, or one of JAX's derivatives
+_DERIVATIVE_NAMES = ("g", "grad", "value_and_grad", "hessian", "jacfwd", "jacrev", "jvp", "vjp",
+                     "linearize")
 
 
 @exercise(LESSON, 2, "gradient of an array function")
