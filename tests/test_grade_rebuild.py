@@ -179,7 +179,8 @@ def test_ordinary_exercise_code_is_not_flagged():
     # a string that is used is code: a module imported by name, a path put on sys.path
     for used in ('m = __import__("nn_from_scratch.model")',
                  'path = "/srv/nn_from_scratch"\nimport model',
-                 'print("""\n""", "nn_from_scratch")'):
+                 'print("""\n""", "nn_from_scratch")',
+                 '"""文档：一个字符串。"""; import nn_from_scratch'):  # after it on its line
         assert flags("the exercise cell of 07.1", used) != [], used
 
 

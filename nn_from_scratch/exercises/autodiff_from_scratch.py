@@ -292,7 +292,8 @@ def _run_backward(student_backward: Any, root: autodiff.Value, what: str) -> Any
 @exercise(LESSON, 4, "backward")
 @_blaming_earlier("topological_order")
 def backward(student_backward: Any) -> str:
-    answers = []  # (what, the student's input grads, jax.grad's) for every graph
+    answers: list[tuple[str, np.ndarray, np.ndarray]] = []  # (what, the student's input
+    # grads, jax.grad's) for every graph
     for index, (name, fn, _unused) in enumerate(GRAPHS):
         inputs, root = _graph(index, beside_answer=student_backward)
         point = _point(index)

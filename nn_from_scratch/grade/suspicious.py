@@ -59,10 +59,10 @@ def _without_docstrings(text: str) -> str:
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and \
                 isinstance(node.value.value, str) and node.end_lineno is not None:
             for number in range(node.lineno - 1, node.end_lineno):
-                line = lines[number]
+                encoded = lines[number].encode()  # ast's columns count UTF-8 bytes
                 start = node.col_offset if number == node.lineno - 1 else 0
-                end = node.end_col_offset if number == node.end_lineno - 1 else len(line)
-                encoded = line.encode()  # ast's columns count UTF-8 bytes
+                end = node.end_col_offset if number == node.end_lineno - 1 and \
+                    node.end_col_offset is not None else len(encoded)
                 kept = encoded[:start] + b" " * (end - start) + encoded[end:]
                 lines[number] = kept.decode(errors="replace")
     return "".join(lines)
