@@ -92,6 +92,37 @@ def library_functions():
     return nb
 
 
+def hidden_bindings():
+    """Red team, round seven: each answer a stub-like def, and the library's function bound
+    over it where the reading did not look: code run by a class body, a decorator, a default
+    argument or a helper called on its own line, from a docstring or IPython's history (7/7 with
+    no note, until the reading followed them)."""
+    q = '"' * 3
+
+    def library(name):  # what each hidden binding puts in the student's place
+        return f"global {name}; {name} = __import__('nn_from_scratch').{FUNCTIONS[name]}.{name}"
+    sources = {
+        "relu": f"def relu(x):\n    return x\n\n\nclass _Notes:\n    {q}{library('relu')}{q}\n"
+                f"    exec(__doc__)\n",
+        "random_layer_params": "def random_layer_params(m, n, key, scale=1e-2):\n    return None"
+                               f"\n\n\ndef _keep(f):\n    exec(f.__doc__)\n    return f\n\n\n"
+                               f"@_keep\ndef _notes():\n    {q}{library('random_layer_params')}"
+                               f"{q}\n",
+        "init_network_params": f"def init_network_params(sizes, key):\n    {q}"
+                               f"{library('init_network_params')}{q}\n    return None\n\n\n"
+                               f"def _warm(_=exec(init_network_params.__doc__)):\n    pass\n",
+        "predict": f"def predict(params, image):\n    {q}{library('predict')}{q}\n    return None"
+                   f"\n\n\ndef _tidy():\n    exec(predict.__doc__)\n\n\n_tidy()\n",
+        "batched_predict": f"batched_predict = None\n{q}{library('batched_predict')}{q}\n\n\n"
+                           f"def _tidy():\n    exec(In[-1].split(chr(34) * 3)[1])\n\n\n_tidy()\n",
+    }
+    nb = student_edition()
+    for cell in tagged(nb, "exercise"):
+        name = re.search(r"(?:def |^)(\w+)", cell.source, re.M).group(1)
+        cell.source = sources.get(name, cell.source)
+    return nb
+
+
 def answers_patched():
     """Red team, round four (W3): every stub left as released, and one added cell that makes
     the kernel's answering object hand the check the library's functions by name."""
@@ -119,7 +150,8 @@ def graded(tmp_path_factory):
     for name, nb in (("a_honest", SOLUTION), ("b_extra_cell", extra_cell()),
                      ("c_edited_checks", edited_check_cells()), ("d_rebound", rebound_check()),
                      ("e_library", library_functions()), ("g_answers", answers_patched()),
-                     ("f_honest_zh", translations.translate(SOLUTION, catalog))):
+                     ("f_honest_zh", translations.translate(SOLUTION, catalog)),
+                     ("h_hidden", hidden_bindings())):
         nbformat.write(nb, folder / f"{name}.ipynb")
     results = grade_paths([folder], Limits(timeout=240, cell_timeout=60), jobs=2,
                           release_dir=released)
@@ -209,6 +241,19 @@ def test_the_checkers_reject_the_librarys_own_function_in_class_too():
 
     result = check.predict(predict)
     assert result.status == "failed" and "library's own predict" in result.message
+
+
+def test_the_librarys_functions_bound_where_the_reading_did_not_look_earn_nothing(graded):
+    """Red team, round seven, beside the honest notebook (which keeps every point, and no
+    note: test_the_honest_solution_passes_every_exercise_with_no_notes)."""
+    hidden = graded["h_hidden"]
+    rows = {row.exercise: row for row in hidden.rows}
+    for exercise in EXERCISES:
+        if exercise.name in FUNCTIONS:
+            assert rows[exercise.id].points == 0, rows[exercise.id]
+            assert "uses exec(), which hides what it runs" in rows[exercise.id].message
+    assert any("runs text as code" in note for note in hidden.notes), hidden.notes
+    assert any("input or output history" in note for note in hidden.notes), hidden.notes
 
 
 def test_stubs_left_as_released_are_not_done_whatever_the_kernel_answers(graded):

@@ -109,9 +109,14 @@ def test_text_run_as_code_in_an_earlier_cell_puts_what_it_may_bind_in_doubt(rele
 @pytest.mark.parametrize("look", [
     "print(vars())", "print(sorted(locals().keys()))", "names = sorted(globals())",
     "n = len(vars())", "shown = {k for k in globals() if not k.startswith('_')}",
-    "'relu' in globals()", "f = globals().get('relu')", "w = params.__dict__['w']",
+    "'relu' in globals()", "print(globals().get('relu'))", "print(params.__dict__['w'])",
     "print(relu.__globals__['jnp'])", "loaded = 'jax' in sys.modules",
-    "print(getattr(m, 're' + 'lu'))"])
+    "print(getattr(m, 're' + 'lu'))", "for name in vars(params).keys():\n    print(name)",
+    "print(', '.join(vars(params)))", "print('{params}'.format(**locals()))",
+    # round seven's honest looks: vars() and __dict__ of an object the notebook made
+    "import pprint\npprint.pprint(vars(params))",
+    "import json\nprint(json.dumps(params.__dict__, default=str))",
+    "fields = vars(params)\nprint(sorted(fields))"])
 def test_a_namespace_only_read_puts_no_answer_in_doubt(release, look):
     """Round six of the red team (honest students): a cell that looks at a namespace between
     an answer and its check cost the answer its point ("hides what it runs")."""
@@ -125,11 +130,59 @@ def test_a_namespace_only_read_puts_no_answer_in_doubt(release, look):
     ('vars()["relu"] = m.relu', "vars()"), ("g = globals()", "globals()"),
     ("keep(globals())", "globals()"), ('sys.modules["__main__"].relu = m.relu', "modules"),
     ('setattr(sys.modules[__name__], "relu", m.relu)', "setattr()"),
-    ('(lambda: 0).__globals__["relu"] = m.relu', "__globals__")])
+    ('(lambda: 0).__globals__["relu"] = m.relu', "__globals__"),
+    # round seven: writes spelt so that a list of write shapes missed them
+    ('[globals()][0]["relu"] = m.relu', "globals()"),
+    ('globals().get.__self__["relu"] = m.relu', "globals()"),
+    ('(globals() or 0)["relu"] = m.relu', "globals()"),
+    ('(globals() if 1 else 0)["relu"] = m.relu', "globals()"),
+    ('next(iter([globals()]))["relu"] = m.relu', "globals()"),
+    ('dict.__setitem__(*[globals()], "relu", m.relu)', "__setitem__"),
+    ('sys.modules.get("__main__").relu = m.relu', "modules"),
+    ('sys.modules.__getitem__("__main__").relu = m.relu', "modules"),
+    # kept as a write: an alias may be written through later, unseen
+    ("f = globals().get('relu')", "globals()"),
+    # vars() of what is no object the notebook made (a module, an unknown name)
+    ("import __main__ as data\nvars(data)['relu'] = m.relu", "vars()"),
+    ("if True:\n    import __main__ as data\nvars(data)['relu'] = m.relu", "vars()"),
+    ("vars(m)['relu'] = m.relu", "vars()"), ("m.__dict__['relu'] = m.relu", "__dict__"),
+    # round seven: code that runs when a def or a class statement runs, or a helper called
+    ("def _setup():\n    globals()['relu'] = m.relu\n\n_setup()", "globals()"),
+    ('class _Notes:\n    """relu = m.relu"""\n    exec(__doc__)', "exec()"),
+    ("def _warm(_=exec('relu = m.relu')):\n    pass", "exec()"),
+    ("def _keep(f):\n    exec('relu = m.relu')\n    return f\n\n@_keep\ndef other():\n"
+     "    pass", "exec()"),
+    ('def _tidy():\n    exec(relu.__doc__)\n\n_tidy()', "exec()"),
+    ])
 def test_a_namespace_written_puts_the_answers_bound_before_in_doubt(release, write, how):
-    before = ("import sys\nimport nn_from_scratch.model as m\ndef keep(ns):\n    pass",
-              "def relu(x):\n    return jnp.maximum(0, x)")
+    before = ("import sys\nimport nn_from_scratch.model as m\ndef keep(ns):\n    pass\n"
+              "params = type('P', (), {})()", "def relu(x):\n    return jnp.maximum(0, x)")
     assert copies(release, write, *before) == {"07.1": f"relu: {how}"}
+
+
+def test_a_hook_puts_even_the_names_bound_after_it_in_doubt(release):
+    """Round seven: a post_run_cell hook registered before a visible def rebinds the answer
+    after the cell; a tracer or a change to builtins can do the same."""
+    hook = ("get_ipython().events.register('post_run_cell', lambda *a: globals().update("
+            "relu=lambda x: __import__('nn_from_scratch').model.relu(x)))")
+    for source, how in ((hook, "register"), ("sys.settrace(None)", "settrace"),
+                        ("import builtins\nbuiltins.print = print", "builtins")):
+        found = copies(release, "def relu(x):\n    return jnp.maximum(0, x)", "import sys",
+                       source)
+        assert found["07.1"] == f"relu: {how}" and len(found) == len(set(found)) > 1, found
+
+
+@pytest.mark.parametrize("binder", [
+    "for relu in [lambda x: m.relu(x)]:\n    pass",
+    "if True:\n    relu = lambda x: m.relu(x)",
+    "(relu := lambda x: m.relu(x))",
+    "with open('/dev/null') as f:\n    relu = m.relu",
+    "if True:\n    from nn_from_scratch.model import relu",
+    "try:\n    relu = m.relu\nexcept Exception:\n    pass"])
+def test_a_name_bound_in_a_block_a_loop_or_a_walrus_is_read(release, binder):
+    """Round three, still open in round seven: binders other than a plain assignment."""
+    before = ("import nn_from_scratch.model as m", "def relu(x):\n    return jnp.maximum(0, x)")
+    assert copies(release, binder, *before) == {"07.1": "relu"}
 
 
 def test_the_honest_solution_with_jit_compile_and_getattr_of_its_own_is_its_own(release):

@@ -157,6 +157,11 @@ def test_rebuilding_leaves_the_submission_as_it_was(release):
     ("_a = globals()['_nn_from_scratch_' + 'answers']",
      "reaches names through globals(), vars() or locals()"),
     ("with ThreadPoolExecutor(1) as ex:\n    ex.submit(f).result()", "runs code in other threads"),
+    # round seven: a docstring's text run as code, IPython's history, an event hook
+    ("def _t():\n    exec(relu.__doc__)", "runs text as code (exec, eval, compile)"),
+    ("def _t():\n    exec(relu.__doc__)", "reads a docstring (__doc__) as data"),
+    ("code = In[-1].split(chr(34) * 3)[1]", "reads IPython's input or output history"),
+    ("get_ipython().events.register('post_run_cell', f)", "registers an IPython event hook"),
 ])
 def test_student_code_that_reaches_for_the_grader_is_flagged(source, note):
     assert f"the exercise cell of 07.1 {note}" in flags("the exercise cell of 07.1", source)
@@ -180,7 +185,12 @@ def test_ordinary_exercise_code_is_not_flagged():
     for used in ('m = __import__("nn_from_scratch.model")',
                  'path = "/srv/nn_from_scratch"\nimport model',
                  'print("""\n""", "nn_from_scratch")',
-                 '"""文档：一个字符串。"""; import nn_from_scratch'):  # after it on its line
+                 '"""文档：一个字符串。"""; import nn_from_scratch',  # after it on its line
+                 # round seven: a line end only str.splitlines knows shifted the blanking
+                 'K = 0  # a\x0c b\nfrom nn_from_scratch.model import predict\n"doc"',
+                 'K = 0  # a\u2028 b\nfrom nn_from_scratch.model import predict\n"doc"',
+                 # round seven: NFKC makes one string of a line Python runs as code
+                 '"＂＂"; import nn_from_scratch.model as M  # ＂＂＂'):
         assert flags("the exercise cell of 07.1", used) != [], used
 
 

@@ -17,16 +17,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..parsing import parse
+from .unseen import (
+    BINDING_ATTRIBUTES,
+    BINDING_CALLS,
+    NAMESPACE_ATTRIBUTES,
+    NAMESPACE_CALLS,
+    hides_a_binding,
+    lasting,
+)
 
-__all__ = ["Hidden", "Reader", "hides_a_binding", "hiding"]
+__all__ = ["Hidden", "Reader", "hiding"]
 
 _CHECKERS = "nn_from_scratch.exercises"
 _DEPTH = 4  # how far through the student's own functions a reference is followed
-# What hides from a static reading what code reaches: calls by name, and attributes
-_HIDING_CALLS = {"exec", "eval", "compile", "__import__", "import_module", "globals", "vars",
-                 "locals", "setattr", "delattr", "attrgetter", "methodcaller"}
-_HIDING_ATTRIBUTES = {"__dict__", "__globals__", "__builtins__", "__closure__", "__code__",
-                      "modules", "__getattribute__"}
+# What hides from a static reading what code reaches: what may bind a name unseen, and any
+# namespace, read or written (handed-in code has no need of either)
+_HIDING_CALLS = BINDING_CALLS | NAMESPACE_CALLS
+_HIDING_ATTRIBUTES = BINDING_ATTRIBUTES | NAMESPACE_ATTRIBUTES
 
 
 def hiding(node: ast.AST) -> str:
@@ -39,67 +46,6 @@ def hiding(node: ast.AST) -> str:
             if name in _HIDING_CALLS and not (isinstance(func, ast.Attribute)
                                               and name == "compile"):  # jit(f).lower().compile()
                 return f"{name}()"
-        elif isinstance(part, ast.Attribute) and part.attr in _HIDING_ATTRIBUTES:
-            return part.attr
-    return ""
-
-
-# A namespace (``globals()``, ``vars()``, ``locals()``, ``x.__dict__``, ``sys.modules``...) read
-# and nothing more: its methods that only read, and the builtins that only read what they get
-_READ_METHODS = {"get", "keys", "values", "items", "copy", "__contains__", "__getitem__",
-                 "__len__", "__iter__"}
-_READERS = {"print", "display", "pprint", "len", "sorted", "list", "tuple", "set", "frozenset",
-            "dict", "repr", "str", "type", "sum", "any", "all", "isinstance", "id", "iter",
-            "enumerate", "zip", "reversed", "min", "max", "format"}
-_NAMESPACE_CALLS = {"globals", "vars", "locals"}
-_NAMESPACE_ATTRIBUTES = {"__dict__", "__globals__", "__builtins__", "modules"}
-
-
-def _namespace_written(use: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
-    """Whether the namespace expression ``use`` may be written through where it stands: a
-    subscript stored or deleted, a method that writes (``update``...), handed to a function
-    that is not a plain reader (it may write it), or kept in a name (``g = globals()``: a later
-    ``g["f"] = ...`` is not seen)."""
-    parent = parents.get(use)
-    if isinstance(parent, ast.Subscript) and parent.value is use:
-        # sys.modules' entries are namespaces too (sys.modules["__main__"].f = ...)
-        return not isinstance(parent.ctx, ast.Load) or (
-            isinstance(use, ast.Attribute) and use.attr in ("modules", "__builtins__")
-            and _namespace_written(parent, parents))
-    if isinstance(parent, ast.Attribute) and parent.value is use:
-        return parent.attr not in _READ_METHODS
-    if isinstance(parent, ast.Call) and use is not parent.func:
-        return not (isinstance(parent.func, ast.Name) and parent.func.id in _READERS)
-    if isinstance(parent, ast.keyword):
-        return True
-    return isinstance(parent, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr |
-                      ast.Return | ast.Yield | ast.Lambda)
-
-
-def hides_a_binding(statement: ast.AST) -> str:
-    """What in ``statement`` may bind a name the reading cannot see (``exec``, ``setattr``,
-    ``globals()["f"] = ...``), so that every name bound before it is in doubt; "" if nothing.
-
-    A namespace only read (``print(vars(params))``, ``locals().keys()``, ``x.__dict__["w"]``)
-    binds nothing: an honest student's look around does not put the answers in doubt (what a
-    name handed in reaches through such a read is judged with that name's own code). An entry
-    of ``sys.modules`` is followed as a namespace too: ``sys.modules["__main__"]`` is one.
-    """
-    parents = {child: node for node in ast.walk(statement) for child in ast.iter_child_nodes(node)}
-    for part in ast.walk(statement):
-        if isinstance(part, ast.Call):
-            func = part.func
-            name = func.id if isinstance(func, ast.Name) else \
-                func.attr if isinstance(func, ast.Attribute) else ""
-            if name in _NAMESPACE_CALLS:
-                if _namespace_written(part, parents):
-                    return f"{name}()"
-            elif name in _HIDING_CALLS and not (isinstance(func, ast.Attribute)
-                                                and name == "compile"):
-                return f"{name}()"  # exec, setattr, import_module...: anything may follow
-        elif isinstance(part, ast.Attribute) and part.attr in _NAMESPACE_ATTRIBUTES:
-            if _namespace_written(part, parents):
-                return part.attr
         elif isinstance(part, ast.Attribute) and part.attr in _HIDING_ATTRIBUTES:
             return part.attr
     return ""
@@ -135,6 +81,8 @@ class Reader:
         self.count = 0  # statements read
         self.hidden: tuple[int, str] = (-1, "")  # the last student statement that hid what it
         # bound (exec...): every name bound before it is in doubt
+        self.always = ""  # a hook that may rebind any name after any cell: every name in doubt
+        self.plain: set[str] = set()  # names last bound to an object the notebook made
 
     def resolve(self, node: ast.AST) -> Any:
         """The package object ``node`` (a name, an attribute chain, ``getattr`` with a constant
@@ -166,10 +114,14 @@ class Reader:
         """What hid, after ``name`` was last bound where the grader could see it, what the
         student's code bound (so ``name`` may be anything); "" if nothing did."""
         after, how = self.hidden
-        return how if self.when.get(name, -1) < after else ""
+        return self.always or (how if self.when.get(name, -1) < after else "")
 
     def _bind(self, name: str, value: Any, student: bool, code: ast.AST | None = None) -> None:
         self.bound[name] = value if value is not None and _package_object(value) else None
+        if code is not None and self.bound[name] is None:  # made by the notebook's own code
+            self.plain.add(name)
+        else:
+            self.plain.discard(name)
         self.when[name] = self.count
         self.by_student.discard(name)
         self.code.pop(name, None)
@@ -185,9 +137,12 @@ class Reader:
             return
         for statement in tree.body:
             self.count += 1
-            if student and not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef |
-                                          ast.ClassDef) and (how := hides_a_binding(statement)):
-                self.hidden = (self.count, how)
+            if student:
+                self.always = self.always or lasting(statement)
+                how = hides_a_binding(statement, set(self.when), self.plain, lambda name: (
+                    self.code.get(name) if name in self.by_student else None))
+                if how:
+                    self.hidden = (self.count, how)
             self.statement(statement, student)
 
     def statement(self, statement: ast.stmt, student: bool) -> None:
@@ -210,6 +165,13 @@ class Reader:
                 statement.target]
             for target in targets:
                 self._assign(target, statement.value, student)
+        else:  # for, with, if, try, walrus...: each name it binds gets the whole statement as
+            # its code (round three's and seven's binders the reading did not see)
+            for name in _bound_within(statement):
+                self._bind(name, None, student, statement)
+            for part in ast.walk(statement):  # imports in a block bind as imports do
+                if isinstance(part, ast.Import | ast.ImportFrom):
+                    self.statement(part, student)
 
     def _assign(self, target: ast.AST, value: ast.AST, student: bool) -> None:
         """``target = value``: a name gets what ``value`` stands for; ``a, b = x, y`` pairs
@@ -257,6 +219,21 @@ class Reader:
                 if found is not None:
                     return found
         return None
+
+
+def _bound_within(statement: ast.stmt) -> list[str]:
+    """The names a statement other than an import, a ``def`` or an assignment binds, at any
+    depth: loop and ``with`` targets, ``except ... as``, walrus, a ``def`` or an assignment in
+    a block, ``del`` (its imports are bound by :meth:`Reader.statement`)."""
+    names = []
+    for part in ast.walk(statement):
+        if isinstance(part, ast.Name) and isinstance(part.ctx, ast.Store | ast.Del):
+            names.append(part.id)
+        elif isinstance(part, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.append(part.name)
+        elif isinstance(part, ast.ExceptHandler) and part.name:
+            names.append(part.name)
+    return list(dict.fromkeys(names))
 
 
 def _import(name: str) -> Any:

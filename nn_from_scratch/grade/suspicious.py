@@ -39,6 +39,12 @@ SIGNS = (
      "inspects the call stack"),
     (r"\bget_ipython\b|\bdisplay_pub\b|\bpublish_display_data\b|vnd\.nn-from-scratch",
      "reaches into IPython's display"),
+    # round seven: text run as code (a docstring's, IPython's input history), event hooks
+    (r"\b(?:exec|eval)\s*\(|(?<!\.)\bcompile\s*\(", "runs text as code (exec, eval, compile)"),
+    (r"\b__doc__\b", "reads a docstring (__doc__) as data"),
+    (r"\bIn\s*\[|\bOut\s*\[|\b_i(?:h|i{1,2}|\d+)\b|\b_oh\b",
+     "reads IPython's input or output history"),
+    (r"\bevents\s*\.\s*register\b", "registers an IPython event hook"),
 )
 
 
@@ -54,7 +60,8 @@ def _without_docstrings(text: str) -> str:
         tree = parse(text)
     except (SyntaxError, ValueError):
         return text
-    lines = text.splitlines(keepends=True)
+    lines = re.split(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)", text)  # Python's own line ends only
+    # (not \x0c, \u2028...: one in a comment shifted the blanking onto code, round seven)
     for node in ast.walk(tree):
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and \
                 isinstance(node.value.value, str) and node.end_lineno is not None:
@@ -73,7 +80,9 @@ def _code(source: str) -> str:
     ``nn_from_scratch`` to Python: red team, round five), comments and docstrings left out (an
     honest note that mentions the library is no code: rounds five and six), the script idiom
     ``__name__ == "__main__"`` too."""
-    text = _without_docstrings(unicodedata.normalize("NFKC", source))
+    # the docstrings of the source Python runs, then normalised: NFKC makes quotes of ＂
+    # (inside a string to Python), and a line of code a string (round seven)
+    text = unicodedata.normalize("NFKC", _without_docstrings(source))
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
         text = tokenize.untokenize(t._replace(string="") if t.type == tokenize.COMMENT else t

@@ -1,0 +1,172 @@
+"""What a student's statement may bind where a reading of the source cannot see it.
+
+The copying reader (:mod:`.reading`) follows names as the cells visibly bind them. A
+statement that may bind a name some other way (``exec``, ``setattr``, a namespace written
+through: ``globals()["relu"] = ...``, ``sys.modules["__main__"].relu = ...``) puts in doubt
+every name bound before it; a hook that runs after every cell (an IPython event, a tracer)
+or a change to ``builtins`` puts in doubt every name, before or after it.
+
+A namespace only *read* binds nothing, and an honest student's look around must not cost a
+point (red team, round six): :func:`hides_a_binding` counts a namespace expression as read
+only in a few shapes it can prove are (an argument of a builtin reader such as ``print`` or
+``len`` that the notebook has not rebound, ``name in globals()``, a loop over it, ``.keys()``,
+``.get(...)`` and the like whose result is itself only read, ``"...".format(**locals())``,
+``", ".join(vars(x))``); anything else, however it is spelt (``[globals()][0][...] = ...``,
+``globals().get.__self__[...] = ...``: round seven), counts as a write.
+
+Code that runs when a ``def`` or ``class`` statement runs (decorators, default arguments, a
+class's body) is read as a statement too, and so is the body of a student's function that a
+statement calls (``_setup()``), a few calls deep: round seven hid ``exec`` in each of them.
+"""
+import ast
+from collections.abc import Callable
+
+__all__ = ["BINDING_ATTRIBUTES", "BINDING_CALLS", "NAMESPACE_ATTRIBUTES", "NAMESPACE_CALLS",
+           "hides_a_binding", "lasting"]
+
+# builtins that only read what they are handed, and hand back a new object
+_READERS = {"print", "len", "sorted", "list", "tuple", "set", "frozenset", "dict", "repr", "str",
+            "sum", "any", "all", "isinstance", "id", "enumerate", "zip", "reversed", "min",
+            "max", "format"}
+_READ_METHODS = {"get", "keys", "values", "items", "copy"}
+NAMESPACE_CALLS = {"globals", "vars", "locals"}
+NAMESPACE_ATTRIBUTES = {"__dict__", "__globals__", "__builtins__", "modules"}
+# calls that run text as code, import by name, or set names by string
+BINDING_CALLS = {"exec", "eval", "compile", "__import__", "import_module", "setattr", "delattr",
+                  "attrgetter", "methodcaller", "run_line_magic", "run_cell_magic"}
+BINDING_ATTRIBUTES = {"__closure__", "__code__", "__getattribute__", "__setattr__",
+                       "__setitem__"}
+# hooks that run after any later cell, and Python's own builtins: every name is in doubt
+_LASTING_ATTRIBUTES = {"settrace", "setprofile", "addaudithook", "register", "events"}
+_LASTING_NAMES = {"builtins", "__builtins__", "get_ipython"}
+_DEPTH = 4  # how far through the student's own functions a call is followed
+
+
+def _only_read(node: ast.AST, parents: dict[ast.AST, ast.AST], rebound: set[str]) -> bool:
+    """Whether the namespace expression ``node`` is provably only read where it stands."""
+    parent = parents.get(node)
+    if isinstance(parent, ast.Expr | ast.FormattedValue):
+        return True
+    if isinstance(parent, ast.Compare):
+        return node is not parent.left and all(isinstance(op, ast.In | ast.NotIn)
+                                                for op in parent.ops)
+    if isinstance(parent, ast.comprehension | ast.For):
+        return parent.iter is node
+    if isinstance(parent, ast.Call) and node in parent.args:
+        func = parent.func
+        if isinstance(func, ast.Name):
+            return func.id in _READERS and func.id not in rebound
+        return isinstance(func, ast.Attribute) and func.attr == "join" and \
+            isinstance(func.value, ast.Constant) and isinstance(func.value.value, str)
+    if isinstance(parent, ast.keyword) and parent.arg is None:  # "...".format(**locals())
+        call = parents.get(parent)
+        return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
+            call.func.attr == "format" and isinstance(call.func.value, ast.Constant)
+    if isinstance(parent, ast.Attribute) and parent.value is node and \
+            parent.attr in _READ_METHODS:  # .get(...), .keys(): read if what they give is
+        call = parents.get(parent)
+        return isinstance(call, ast.Call) and call.func is parent and \
+            _only_read(call, parents, rebound)
+    if isinstance(parent, ast.Subscript) and parent.value is node and \
+            isinstance(parent.ctx, ast.Load):  # an entry: read if it is only read
+        return _only_read(parent, parents, rebound)
+    return False
+
+
+def _running_parts(statement: ast.stmt) -> list[ast.AST]:
+    """What runs when ``statement`` runs: all of it, but of a ``def`` only its decorators,
+    default arguments and annotations, and of a ``class`` everything but its methods'
+    bodies (their running parts are read in turn)."""
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+        arguments = statement.args
+        return [*statement.decorator_list, *arguments.defaults,
+                *[d for d in arguments.kw_defaults if d is not None],
+                *[a.annotation for a in (*arguments.posonlyargs, *arguments.args,
+                                         *arguments.kwonlyargs) if a.annotation is not None],
+                *([statement.returns] if statement.returns else [])]
+    if isinstance(statement, ast.ClassDef):
+        parts: list[ast.AST] = [*statement.decorator_list, *statement.bases,
+                                *statement.keywords]
+        for inner in statement.body:
+            parts += _running_parts(inner)
+        return parts
+    return [statement]
+
+
+def _of_an_object(node: ast.AST, plain: frozenset[str] | set[str]) -> bool:
+    """Whether ``node`` is ``vars(x)`` or ``x.__dict__`` of an ``x`` that is an object the
+    notebook made itself (a name last bound by an assignment, a ``def`` or a ``class``, not
+    an import): writing through it changes that object's attributes, never a name."""
+    target = node.args[0] if isinstance(node, ast.Call) and len(node.args) == 1 and \
+        isinstance(node.func, ast.Name) and node.func.id == "vars" else \
+        node.value if isinstance(node, ast.Attribute) and node.attr == "__dict__" else None
+    return isinstance(target, ast.Name) and target.id in plain
+
+
+def _how(node: ast.AST, rebound: set[str], plain: frozenset[str] | set[str]) -> str:
+    """The first thing in ``node`` that may bind a name unseen, or ""."""
+    parents = {child: part for part in ast.walk(node) for child in ast.iter_child_nodes(part)}
+    for part in ast.walk(node):
+        if _of_an_object(part, plain):
+            continue
+        if isinstance(part, ast.Call):
+            func = part.func
+            name = func.id if isinstance(func, ast.Name) else \
+                func.attr if isinstance(func, ast.Attribute) else ""
+            if name in NAMESPACE_CALLS and not _only_read(part, parents, rebound):
+                return f"{name}()"
+            if name in BINDING_CALLS and not (isinstance(func, ast.Attribute)
+                                               and name == "compile"):  # jit(f).lower()...
+                return f"{name}()"
+        elif isinstance(part, ast.Attribute) and (
+                part.attr in BINDING_ATTRIBUTES or part.attr in NAMESPACE_ATTRIBUTES
+                and not _only_read(part, parents, rebound)):
+            return part.attr
+    return ""
+
+
+def hides_a_binding(statement: ast.stmt, rebound: set[str],
+                    plain: frozenset[str] | set[str] = frozenset(),
+                    called: Callable[[str], ast.AST | None] = lambda name: None,
+                    depth: int = _DEPTH) -> str:
+    """What in ``statement`` may bind a name the reading cannot see, so that every name bound
+    before it is in doubt (see the module's docstring); "" if nothing.
+
+    ``rebound``: the names the notebook has bound so far (a builtin reader such as ``print``
+    that the notebook rebound is no longer trusted to only read). ``plain``: those last bound
+    to an object the notebook made (an assignment, a ``def``, a ``class``): ``vars(x)`` and
+    ``x.__dict__`` of such an ``x`` are no namespace of names. ``called``: the student's
+    own function (its ``def``, ``lambda`` or ``class``) of a name, whose body runs when the
+    statement calls it, or None.
+    """
+    for part in _running_parts(statement):
+        if how := _how(part, rebound, plain):
+            return how
+        if depth <= 0:
+            continue
+        names = [c.func.id for c in ast.walk(part) if isinstance(c, ast.Call)
+                 and isinstance(c.func, ast.Name)]
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names += [d.id for d in statement.decorator_list if isinstance(d, ast.Name)]
+        for name in names:  # a decorator is called with the function it decorates
+            code = called(name)
+            body = code.body if isinstance(code, ast.FunctionDef | ast.AsyncFunctionDef) else \
+                [ast.Expr(code.body)] if isinstance(code, ast.Lambda) else \
+                [s for method in code.body if isinstance(method, ast.FunctionDef)
+                 for s in method.body] if isinstance(code, ast.ClassDef) else []
+            for inner in body:
+                if how := hides_a_binding(inner, rebound, plain, called, depth - 1):
+                    return how
+    return ""
+
+
+def lasting(statement: ast.stmt) -> str:
+    """What in ``statement`` (all of it, a ``def``'s body too) may rebind names after any
+    later cell (an IPython event hook, a tracer, ``builtins``), so that every name is in
+    doubt from here on; "" if nothing."""
+    for part in ast.walk(statement):
+        if isinstance(part, ast.Attribute) and part.attr in _LASTING_ATTRIBUTES:
+            return part.attr
+        if isinstance(part, ast.Name) and part.id in _LASTING_NAMES:
+            return part.id
+    return ""
