@@ -87,6 +87,9 @@ def test_data_parallel_grads():
         lambda p, x, y: lax.pmean(jax.grad(loss)(p, x, y), "devices")), "failed", "AXIS")
     assert_result(check.data_parallel_grads(lambda p, x, y: lax.pmean(loss(p, x, y), AXIS)),
                   "failed", "list of (dW, db)")
+    assert_result(check.data_parallel_grads(  # JAX's NotImplementedError: no derivative of pmax
+        lambda p, x, y: jax.grad(lambda q: lax.pmax(loss(q, x, y), AXIS))(p)), "failed",
+        "NotImplementedError")
 
 
 def test_simulated_update():

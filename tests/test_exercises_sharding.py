@@ -51,6 +51,11 @@ def test_per_device_grads():
         "named an axis the mesh does not have", "AXIS")
     assert_result(check.per_device_grads(lambda p, x, y: lax.pmean(loss(p, x, y), AXIS)),
                   "failed", "list of (dW, db)")
+    # a student's walk: JAX has no derivative of pmax, and says so with a NotImplementedError,
+    # which is a wrong answer's, not the stub's "not done"
+    assert_result(check.per_device_grads(
+        lambda p, x, y: jax.grad(lambda q: lax.pmax(loss(q, x, y), AXIS))(p)), "failed",
+        "NotImplementedError")
 
 
 def test_process_rows():

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..i18n import _
 from ._core import CheckResult, Mistake, NotDone
-from ._hints import first_line, summary
+from ._hints import first_line, summary, the_stubs
 from ._remote import Remote, beside
 
 __all__ = ["Hints", "call", "fast_call", "finish_first", "fresh_inputs", "generator", "graded",
@@ -160,9 +160,11 @@ def call(fn: Any, *args: Any, what: str, hints: Hints | None = None) -> Any:
                         "again, then this check").format(name=own))
     try:
         out = fn(*args)
-    except (NotImplementedError, NotDone, Mistake):
+    except (NotDone, Mistake):
         raise
     except Exception as err:
+        if the_stubs(err):
+            raise
         message = _("{what} raised {error}").format(what=what, error=first_line(err))
         for signs, hint in (hints or {}).items():
             if any(sign in message for sign in ((signs,) if isinstance(signs, str) else signs)):
@@ -243,8 +245,12 @@ def fast_call(fn: Any, *args: Any, what: str, static_argnums: tuple[int, ...] = 
         return call(fn, *args, what=what)  # "expected a function", "the library's own"
     try:
         out = beside(fn, jax.jit, fn, static_argnums=static_argnums)(*args)
-    except (NotImplementedError, NotDone, Mistake):
+    except (NotDone, Mistake):
         raise
+    except NotImplementedError as err:
+        if the_stubs(err):
+            raise
+        return _call_raising(err, args, what, hints)
     except (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
             jax.errors.TracerIntegerConversionError, jax.errors.UnexpectedTracerError,
             jax.errors.NonConcreteBooleanIndexError) as err:
