@@ -302,3 +302,38 @@ def test_a_table_of_the_written_cases_earns_nothing_when_graded():
                           "passed")
             assert_result(check.conv_param_count(lambda c_in, c_out, k: c_out * (c_in * k * k + 1)),
                           "passed")
+
+
+def test_the_walks_answers_to_the_checks_that_draw_their_shapes():
+    """A student's walk of 13.5, 13.9, 13.10 and 13.11 once they drew their shapes: a right
+    answer through SciPy's convolve2d, and hints for the raw errors and the misnamed ones."""
+    from jax.scipy.signal import convolve2d, correlate2d
+
+    def typed_pool(x):  # the seed's 28 x 28 map, halved, written as numbers
+        return x.reshape(14, 2, 14, 2).max(axis=(1, 3))
+    assert_result(check.max_pool(typed_pool), "failed", "a size written as a number",
+                  "H, W = x.shape")
+    assert_result(check.conv2d_input_grad(lambda g, k: convolve2d(g, k, mode="full")),
+                  "passed")
+    assert_result(check.conv2d_input_grad(lambda g, k: correlate2d(g, k, mode="full")),
+                  "failed", "did not flip")
+
+    def square_windows(image, kh, kw):  # ow taken for oh: windows past the image's side
+        oh = image.shape[1] - kh + 1
+        return jnp.stack([image[:, i:i + kh, j:j + kw].ravel() for i in range(oh)
+                          for j in range(oh)])
+    result = check.im2col(square_windows)
+    assert result.status == "failed" and "raised" not in result.message, result.line
+
+    def square_matrix(kernel, h, w):  # h used for both sides
+        kh, kw = kernel.shape
+        oh = h - kh + 1
+        m = np.zeros((oh * oh, h * h))
+        for i in range(oh):
+            for j in range(oh):
+                for a in range(kh):
+                    for b in range(kw):
+                        m[i * oh + j, (i + a) * h + j + b] = kernel[a, b]
+        return jnp.asarray(m)
+    result = check.conv_matrix(square_matrix)
+    assert result.status == "failed" and "raised" not in result.message, result.line

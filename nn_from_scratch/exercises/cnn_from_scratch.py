@@ -210,11 +210,15 @@ def max_pool(student_fn: Any) -> str:
         x = np.asarray(_normal(*shape, source=source))
         want = _pool(x)
         what = _("max_pool(x) for x of shape {shape}").format(shape=shape)
+        odd = shape[0] % 2 or shape[1] % 2
         got = as_array(fast_call(student_fn, jnp.asarray(x), what=what, hints={
             ("reshape", "cannot reshape"): _("{what} failed to reshape: with an odd "
                                              "size, drop the last row or column first, "
                                              "x[:H // 2 * 2, :W // 2 * 2]").format(
-                                               what=what),
+                                               what=what) if odd else
+            _("{what} failed to reshape, on a map whose sides are both even: a size written "
+              "as a number? Reshape with the map's own, H, W = x.shape: (H // 2, 2, W // 2, "
+              "2)").format(what=what),
             ("Incompatible shapes", "broadcast"): _(
                 "{what} failed: with an odd size, x[0::2] has one more row (or column) than "
                 "x[1::2], so they do not line up; drop the last row and column first, "
@@ -393,7 +397,12 @@ def _im2col_case(student_fn: Any, image: Any, kh: int, kw: int) -> None:
     want = _im2col(image, kh, kw)  # (oh * ow, C * kh * kw)
     what = _("im2col(image, {kh}, {kw}) for an image {shape}").format(
         kh=kh, kw=kw, shape=tuple(image.shape))
-    got = as_array(fast_call(student_fn, image, kh, kw, what=what, static_argnums=(1, 2)))
+    got = as_array(fast_call(student_fn, image, kh, kw, what=what, static_argnums=(1, 2),
+                             hints={("same shape", "out of bounds", "cannot reshape"): _(
+                                 "{what} failed: the windows are oh = H - kh + 1 rows by "
+                                 "ow = W - kw + 1 columns of the image, H and W its own "
+                                 "(they differ here; C, H, W = image.shape)").format(
+                                     what=what)}))
     if got.shape == want.shape[::-1]:
         raise Mistake(_("returned {shape}: one COLUMN per window; im2col makes one ROW per "
                         "window, ({rows}, {cols}), so that it multiplies "
@@ -433,7 +442,10 @@ def _input_grad(grad_out: Any, kernel: Any) -> np.ndarray:
 def conv2d_input_grad(student_fn: Any) -> str:
     source = generator(200)
     # kh - 1 and kw - 1 differ, and neither is 1: a padding of the wrong side or of 1 shows
-    for s in draw_sizes(source, 2, oh=(3, 6), ow=(3, 7), kh=(3, 5), kw=(3, 5)):
+    # and grad_out larger than the kernel both ways, as a layer's are (convolve2d's "full"
+    # mode, a right answer, wants one input the larger in every dimension)
+    for s in draw_sizes(source, 2, oh=(5, 9), ow=(5, 10), kh=(3, 4), kw=(3, 4),
+                        keep=lambda s: s["oh"] > s["kh"] and s["ow"] > s["kw"]):
         grad_out = _normal(s["oh"], s["ow"], source=source)
         kernel = _normal(s["kh"], s["kw"], source=source)
         want = _input_grad(grad_out, kernel)  # (oh + kh - 1, ow + kw - 1)
@@ -479,7 +491,12 @@ def conv_matrix(student_fn: Any) -> str:
         want = _dense_matrix(kernel, h, w)  # (oh * ow, h * w)
         what = _("conv_matrix(kernel, {h}, {w}) for a kernel {shape}").format(
             h=h, w=w, shape=(s["kh"], s["kw"]))
-        got = as_array(fast_call(student_fn, kernel, h, w, what=what, static_argnums=(1, 2)))
+        got = as_array(fast_call(student_fn, kernel, h, w, what=what, static_argnums=(1, 2),
+                                 hints={("out of bounds", "index"): _(
+                                     "{what} failed with an index past the matrix: row "
+                                     "i * ow + j, column (i + a) * w + (j + b), where oh = h - "
+                                     "kh + 1 and ow = w - kw + 1 (h and w differ here, and so "
+                                     "do kh and kw)").format(what=what)}))
         if got.shape == want.shape[::-1]:
             raise Mistake(_("returned {shape}, the transpose: M @ image.ravel() must give the "
                             "output, so M has one row per output pixel, {shape2}").format(
