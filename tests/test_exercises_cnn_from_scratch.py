@@ -106,7 +106,10 @@ def test_batched_conv():
 
 
 def test_max_pool():
-    assert_result(check.max_pool(own(conv.max_pool)), "passed")
+    def max_pool(x):  # the lesson's answer, as a student writes it
+        h, w = x.shape[0] // 2, x.shape[1] // 2
+        return x[:2 * h, :2 * w].reshape(h, 2, w, 2).max(axis=(1, 3))
+    assert_result(check.max_pool(max_pool), "passed")
     assert_result(check.max_pool(conv.max_pool), "failed", "library's own max_pool")
     assert_result(check.max_pool(stub), "not done")
 
@@ -313,6 +316,7 @@ def test_the_walks_answers_to_the_checks_that_draw_their_shapes():
         return x.reshape(14, 2, 14, 2).max(axis=(1, 3))
     assert_result(check.max_pool(typed_pool), "failed", "a size written as a number",
                   "H, W = x.shape")
+    assert_result(check.max_pool(lambda x: conv.max_pool(x)), "failed", "calls the library's")
     assert_result(check.conv2d_input_grad(lambda g, k: convolve2d(g, k, mode="full")),
                   "passed")
     assert_result(check.conv2d_input_grad(lambda g, k: correlate2d(g, k, mode="full")),

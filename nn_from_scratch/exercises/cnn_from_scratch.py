@@ -17,7 +17,14 @@ import numpy as np
 
 from ..i18n import N_, _
 from ._calls import fast_call, generator, graded, library_name, more_when_graded
-from ._compare import as_array, expect_close, expect_int, expect_shape, reject_known_wrong
+from ._compare import (
+    as_array,
+    expect_close,
+    expect_int,
+    expect_own_code,
+    expect_shape,
+    reject_known_wrong,
+)
 from ._core import Mistake, exercise
 from ._draws import draw_sizes
 
@@ -244,6 +251,7 @@ def max_pool(student_fn: Any) -> str:
                "// 2, 2) and take the max over axes 1 and 3"): scrambled,
         }, rtol=1e-5, atol=1e-6, want=want)
         expect_close(got, want, what, hint=_("the largest value of each non-overlapping 2x2 block"))
+    expect_own_code(student_fn, (jnp.asarray(x),), what, "nn_from_scratch.conv", ("max_pool",))
     return N_("2x2 blocks, the largest of each, on even, odd and mixed sizes")
 
 

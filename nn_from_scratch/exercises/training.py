@@ -18,7 +18,14 @@ import numpy as np
 from ..i18n import N_, _
 from ..train import History
 from ._calls import call, fast_call, finish_first, generator, more_when_graded, shuffled
-from ._compare import as_array, expect_close, expect_int, expect_shape, reject_known_wrong
+from ._compare import (
+    as_array,
+    expect_close,
+    expect_int,
+    expect_own_code,
+    expect_shape,
+    reject_known_wrong,
+)
 from ._core import Mistake, NotDone, exercise
 from ._hints import summary, the_stubs
 from ._remote import transformed, twins
@@ -109,6 +116,12 @@ def one_hot(student_fn: Any) -> str:
                               what=what, dtype=got.dtype))
         expect_close(got, np.eye(k, dtype=np.float32)[labels], what,
                      hint=_("row i must hold a single 1, in column labels[i], and 0 elsewhere"))
+    # right, through ready-made code behind a def of the student's (a student's walk): the
+    # library's one_hot, or JAX's own jax.nn.one_hot
+    expect_own_code(student_fn, (labels, k), what, ("nn_from_scratch.losses", "jax"),
+                    ("one_hot",), message=_("{what} calls {name}: the exercise wants your own "
+                                            "code (labels[:, None] == jnp.arange(k)), not "
+                                            "ready-made code"))
     return N_("(batch, k) float32 rows with a 1 at each label, also when a batch lacks the top "
               "classes")
 
@@ -154,6 +167,8 @@ def loss(student_fn: Any) -> str:
         reject_known_wrong(value, wrong, rtol=1e-4)
         expect_close(value, want, what, hint=_("-mean over examples of sum over classes of "
                                                "targets * log-probabilities"))
+        expect_own_code(student_fn, (params, images, targets), what, "nn_from_scratch.losses",
+                        ("loss",))
     params = _network(SIZES, 0)
     images, _unused, targets = _batch(10)
     try:
@@ -208,6 +223,8 @@ def accuracy(student_fn: Any) -> str:
         raise Mistake(_("got {value:.4g}, expected 0.75: take the argmax over the "
                         "classes (axis=1) of both the predictions and the targets, and "
                         "the mean of where they agree").format(value=value))
+    expect_own_code(student_fn, (params, images, targets), what, "nn_from_scratch.losses",
+                    ("accuracy",))
     return _("the fraction of examples whose argmax matches the target's (0.75 on {N} "
              "examples)").format(N=N)
 
@@ -269,6 +286,8 @@ def update(student_fn: Any) -> str:
             expect_close(nb, b - step_size * db, _("b of layer {i} after {what}").format(
                                                      i=i, what=what),
                          hint=_("b - step_size * db, with db from jax.grad(loss)"))
+    expect_own_code(student_fn, (params, images, targets, 0.1), "update(params, x, y, 0.1)",
+                    "nn_from_scratch.train", ("update",))
     return N_("params - step_size * grad(loss), for every W and b, at two step sizes")
 
 
