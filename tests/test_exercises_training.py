@@ -51,7 +51,7 @@ def seed_loss(params, images, targets):  # the seed tutorial's: averages over cl
 def test_loss():
     assert_result(check.loss(loss), "passed")
     assert_result(check.loss(stub), "not done")
-    assert_result(check.loss(seed_loss), "failed", "seed tutorial", "our loss / 5")
+    assert_result(check.loss(seed_loss), "failed", "seed tutorial", "our loss /")
 
     def probabilities(params, images, targets):
         probs = jnp.exp(batched_predict(params, images))
@@ -62,9 +62,13 @@ def test_loss():
         return -jnp.mean(jnp.sum(jnp.log(batched_predict(params, images)) * targets, axis=1))
     assert_result(check.loss(log_of_log), "failed", "nan", "jnp.log")
     assert_result(check.loss(lambda p, x, y: -loss(p, x, y)), "failed", "sign")
-    assert_result(check.loss(lambda p, x, y: 12 * loss(p, x, y)), "failed", "sum", "mean")
+    assert_result(check.loss(lambda p, x, y: len(x) * loss(p, x, y)), "failed", "sum", "mean")
+    # a student's walk: the sizes of a batch written as numbers (the check's were 12 and 5)
+    for typed in (lambda p, x, y: -jnp.sum(batched_predict(p, x) * y) / 12,
+                  lambda p, x, y: -5 * jnp.mean(batched_predict(p, x) * y)):
+        assert check.loss(typed).status == "failed"
     assert_result(check.loss(lambda p, x, y: -jnp.sum(batched_predict(p, x) * y, axis=1)),
-                  "failed", "shape (12,)", "mean")
+                  "failed", "one loss per example", "mean")
     assert_result(check.loss(lambda p, x, y: float(loss(p, x, y))), "failed",
                   "jax.grad could not", "float()")
 
@@ -83,10 +87,15 @@ def test_accuracy():
         return jnp.mean(jnp.argmax(batched_predict(params, images), axis=1) == targets)
     assert_result(check.accuracy(against_one_hot), "failed", "one-hot targets",
                   "jnp.argmax(targets, axis=1)")
-    assert_result(check.accuracy(lambda p, x, y: 12 * losses.accuracy(p, x, y)), "failed",
+    assert_result(check.accuracy(lambda p, x, y: len(x) * accuracy(p, x, y)), "failed",
                   "count")
-    assert_result(check.accuracy(lambda p, x, y: 100 * losses.accuracy(p, x, y)), "failed",
+    assert_result(check.accuracy(lambda p, x, y: 100 * accuracy(p, x, y)), "failed",
                   "percentage")
+    # a student's walk: the batch written as a number, and the check's old answer typed in
+    for typed in (lambda p, x, y: jnp.sum(jnp.argmax(batched_predict(p, x), axis=1)
+                                          == jnp.argmax(y, axis=1)) / 12,
+                  lambda p, x, y: 0.75):
+        assert check.accuracy(typed).status == "failed"
 
     def per_example(params, images, targets):
         return jnp.argmax(batched_predict(params, images), axis=1) == jnp.argmax(targets, axis=1)
@@ -139,7 +148,13 @@ def test_update():
     def seed_update(params, x, y, step_size):
         grads = jax.grad(seed_loss)(params, x, y)
         return [(w - step_size * dw, b - step_size * db) for (w, b), (dw, db) in zip(params, grads)]
-    assert_result(check.update(seed_update), "failed", "5x too small", "seed")
+    assert_result(check.update(seed_update), "failed", "x too small", "seed")
+
+    def typed_five(params, x, y, step_size):  # a student's walk: the seed's, times 5 typed in
+        grads = jax.grad(seed_loss)(params, x, y)
+        return [(w - 5 * step_size * dw, b - 5 * step_size * db)
+                for (w, b), (dw, db) in zip(params, grads)]
+    assert check.update(typed_five).status == "failed"
 
     def lists(params, x, y, step_size):
         return [list(layer) for layer in update(params, x, y, step_size)]
@@ -192,7 +207,9 @@ def norm_ratio(params, images, targets, ours=losses.loss, seeds=seed_loss, squar
 
 
 def test_seed_gradient_ratio():
-    assert_result(check.seed_gradient_ratio(norm_ratio), "passed", "5x")
+    assert_result(check.seed_gradient_ratio(norm_ratio), "passed", "exactly k x")
+    # a student's walk: the check's old number of classes typed in
+    assert check.seed_gradient_ratio(lambda *a: 5.0).status == "failed"
     assert_result(check.seed_gradient_ratio(lambda *a: float(norm_ratio(*a))), "passed")
     assert_result(check.seed_gradient_ratio(stub), "not done")
     assert_result(check.seed_gradient_ratio(...), "not done")
@@ -205,7 +222,7 @@ def test_seed_gradient_ratio():
     assert_result(check.seed_gradient_ratio(lambda *a: norm_ratio(*a, square=True)), "failed",
                   "square root")
     assert_result(check.seed_gradient_ratio(lambda *a: -norm_ratio(*a)), "failed", "negative")
-    assert_result(check.seed_gradient_ratio(lambda *a: 3.16), "failed", "expected 5")
+    assert_result(check.seed_gradient_ratio(lambda *a: 3.16), "failed", "expected")
 
 
 def last_gap(big, small):

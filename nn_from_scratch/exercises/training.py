@@ -27,6 +27,7 @@ from ._compare import (
     reject_known_wrong,
 )
 from ._core import Mistake, NotDone, exercise
+from ._draws import draw_sizes
 from ._hints import summary, the_stubs
 from ._remote import transformed, twins
 
@@ -35,10 +36,21 @@ LESSON = "08_training"
 # NumPy, and runs the student's function under jax.jit (fast_call): one compile of the whole
 # function, where eager JAX would compile each of its operations, a hundred of them for a
 # gradient. The reference is NumPy (backpropagation by hand in _grads): no compile at all.
-# 5 classes: neither a batch size nor 10, so mistakes show.
+# 5 classes: neither a batch size nor 10, so mistakes show. The checks of loss, accuracy,
+# update and the gradient ratio draw their sizes (_drawn): a size written as a number (a
+# batch of 12, 5 classes) is right for one case at most.
 SIZES = [8, 6, 6, 5]
 N_CLASSES = SIZES[-1]
 N = 12  # examples per batch
+
+
+def _drawn(seed: int, cases: int) -> list[tuple[list[int], int]]:
+    """``(layer sizes, batch size)`` for ``cases`` cases of a check (:func:`draw_sizes` with
+    ``generator(seed)``): the inputs, the hidden width, the classes (never the lesson's 10)
+    and the batch each take another value in each case, no two equal within one."""
+    return [([s["inputs"], s["hidden"], s["hidden"], s["classes"]], s["batch"])
+            for s in draw_sizes(generator(seed), cases, inputs=(5, 10), hidden=(4, 9),
+                                classes=(3, 9), batch=(11, 18))]
 
 
 def _network(sizes: list[int], seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -49,12 +61,13 @@ def _network(sizes: list[int], seed: int) -> list[tuple[np.ndarray, np.ndarray]]
             for m, n in zip(sizes[:-1], sizes[1:])]
 
 
-def _batch(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(images (N, 8), labels (N,), one-hot targets (N, N_CLASSES))`` as NumPy arrays."""
+def _batch(seed: int, n: int = N, inputs: int = SIZES[0],
+           classes: int = N_CLASSES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(images (n, inputs), labels (n,), one-hot targets (n, classes))`` as NumPy arrays."""
     rng = generator(seed)
-    images = rng.uniform(size=(N, SIZES[0])).astype(np.float32)
-    labels = rng.integers(0, N_CLASSES, size=N).astype(np.int32)
-    return images, labels, np.eye(N_CLASSES, dtype=np.float32)[labels]
+    images = rng.uniform(size=(n, inputs)).astype(np.float32)
+    labels = rng.integers(0, classes, size=n).astype(np.int32)
+    return images, labels, np.eye(classes, dtype=np.float32)[labels]
 
 
 def _forward(params: Any, images: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
@@ -128,9 +141,10 @@ def one_hot(student_fn: Any) -> str:
 
 @exercise(LESSON, 2, "loss")
 def loss(student_fn: Any) -> str:
-    for seed in range(2):
-        params = _network(SIZES, seed)
-        images, labels, targets = _batch(10 + seed)
+    for seed, (sizes, N) in enumerate(_drawn(111, 2)):  # noqa: N806 - the lesson's N
+        N_CLASSES = sizes[-1]  # noqa: N806
+        params = _network(sizes, seed)
+        images, labels, targets = _batch(10 + seed, N, sizes[0], N_CLASSES)
         what = _("loss(params, images, targets) for a batch of {N}").format(N=N)
         got = as_array(fast_call(student_fn, params, images, targets, what=what))
         want = _loss(params, images, targets)
@@ -181,20 +195,31 @@ def loss(student_fn: Any) -> str:
         raise Mistake(_("jax.grad could not differentiate your loss ({name}): build it "
                         "from jnp operations on batched_predict's output, with no np. "
                         "functions and no float()").format(name=type(err).__name__)) from None
-    return N_("mean cross-entropy, equal to the library's on 2 networks, and jax.grad works on it")
+    return N_("mean cross-entropy, equal to the library's on 2 networks and batches of drawn "
+              "sizes, and jax.grad works on it")
 
 
 @exercise(LESSON, 3, "accuracy")
 def accuracy(student_fn: Any) -> str:
-    params = _network(SIZES, 3)
-    images, _unused, _unused = _batch(20)
+    for number, (sizes, n) in enumerate(_drawn(112, 2)):
+        _accuracy_case(student_fn, sizes, n, number)
+    return N_("the fraction of examples whose argmax matches the target's, on two batches of "
+              "drawn sizes")
+
+
+def _accuracy_case(student_fn: Any, sizes: list[int], N: int, number: int) -> None:  # noqa: N803
+    N_CLASSES = sizes[-1]  # noqa: N806 - the lesson's names
+    params = _network(sizes, 3 + number)
+    images, _unused, _unused = _batch(20 + number, N, sizes[0], N_CLASSES)
     predicted = np.argmax(_log_probs(params, images), axis=1)
-    # 9 of the 12 targets are what the network predicts, 3 are another class: accuracy 0.75
-    right = np.arange(N) < 9
+    # most targets are what the network predicts, 2 to 4 are another class
+    right_count = N - int(generator(113 + number).integers(2, 5))
+    right = np.arange(N) < right_count
     target_class = np.where(right, predicted, (predicted + 1) % N_CLASSES)
     targets = np.eye(N_CLASSES, dtype=np.float32)[target_class]
-    want = 0.75
-    what = _("accuracy(params, images, targets) for {N} examples, 9 of them right").format(N=N)
+    want = right_count / N
+    what = _("accuracy(params, images, targets) for {N} examples, {right} of them "
+             "right").format(N=N, right=right_count)
     got = as_array(fast_call(student_fn, params, images, targets, what=what, hints={
         ("broadcast", "shapes"): N_("compared class indices (batch,) with the one-hot targets "
                                     "(batch, k): turn the targets into classes first, "
@@ -209,34 +234,36 @@ def accuracy(student_fn: Any) -> str:
     value = float(got)
     entrywise = 1 - 2 * (1 - want) / N_CLASSES  # a wrong row still matches in k - 2 places
     if np.isclose(value, entrywise):
-        raise Mistake(_("got {value:.3g}, not 0.75: one-hot rows were compared entry by "
-                        "entry, so a wrong row still agrees in {N_CLASSES} of its "
+        raise Mistake(_("got {value:.3g}, not {want:.3g}: one-hot rows were compared entry "
+                        "by entry, so a wrong row still agrees in {N_CLASSES} of its "
                         "{N_CLASSES2} places. Compare classes: jnp.argmax(predictions, "
                         "axis=1) == jnp.argmax(targets, axis=1)").format(
-                          value=value, N_CLASSES=N_CLASSES - 2, N_CLASSES2=N_CLASSES))
-    if np.isclose(value, 9):
-        raise Mistake("returned the count of right answers, 9; accuracy is the fraction, 0.75 "
-                      "(jnp.mean, not jnp.sum)")
-    if np.isclose(value, 75):
-        raise Mistake("returned a percentage, 75; return the fraction, 0.75")
+                          value=value, want=want, N_CLASSES=N_CLASSES - 2,
+                          N_CLASSES2=N_CLASSES))
+    if np.isclose(value, right_count):
+        raise Mistake(_("returned the count of right answers, {right}; accuracy is the "
+                        "fraction, {want:.3g} (jnp.mean, not jnp.sum)").format(
+                            right=right_count, want=want))
+    if np.isclose(value, 100 * want):
+        raise Mistake(_("returned a percentage, {percent:.3g}; return the fraction, "
+                        "{want:.3g}").format(percent=100 * want, want=want))
     if not np.isclose(value, want, atol=1e-6):
-        raise Mistake(_("got {value:.4g}, expected 0.75: take the argmax over the "
+        raise Mistake(_("got {value:.4g}, expected {want:.4g}: take the argmax over the "
                         "classes (axis=1) of both the predictions and the targets, and "
-                        "the mean of where they agree").format(value=value))
+                        "the mean of where they agree").format(value=value, want=want))
     expect_own_code(student_fn, (params, images, targets), what, "nn_from_scratch.losses",
                     ("accuracy",))
-    return _("the fraction of examples whose argmax matches the target's (0.75 on {N} "
-             "examples)").format(N=N)
 
 
 @exercise(LESSON, 4, "update")
 def update(student_fn: Any) -> str:
     finish_first(student_fn, "loss", loss)  # update takes the gradient of the student's loss
-    params = _network(SIZES, 4)
-    images, _unused, targets = _batch(40)
-    grads = _grads(params, images, targets)
-    structure = jax.tree.structure(params)
-    for step_size in (0.1, 0.5):
+    for (sizes, n), step_size in zip(_drawn(114, 2), (0.1, 0.5)):
+        N_CLASSES = sizes[-1]  # noqa: N806 - the lesson's name
+        params = _network(sizes, 4)
+        images, _unused, targets = _batch(40, n, sizes[0], N_CLASSES)
+        grads = _grads(params, images, targets)
+        structure = jax.tree.structure(params)
         what = f"update(params, x, y, {step_size})"
         got = fast_call(student_fn, params, images, targets, step_size, what=what, hints={
             "iteration over a 0-d array": N_("the loss is one number, with nothing to take "
@@ -288,7 +315,8 @@ def update(student_fn: Any) -> str:
                          hint=_("b - step_size * db, with db from jax.grad(loss)"))
     expect_own_code(student_fn, (params, images, targets, 0.1), "update(params, x, y, 0.1)",
                     "nn_from_scratch.train", ("update",))
-    return N_("params - step_size * grad(loss), for every W and b, at two step sizes")
+    return N_("params - step_size * grad(loss), for every W and b, at two step sizes, on "
+              "networks and batches of drawn sizes")
 
 
 def _history(anchor: Any, val_accuracy: list[float], val_loss: list[float],
@@ -348,8 +376,19 @@ def best_epoch(student_fn: Any) -> str:
 @exercise(LESSON, 6, "seed loss gradient ratio")
 def seed_gradient_ratio(student_fn: Any) -> str:
     finish_first(student_fn, "loss", loss)
-    params = _network([SIZES[0], 6, N_CLASSES], 6)  # one hidden layer: two gradients compile
-    images, _unused, targets = _batch(60)                 # faster, and the ratio is the same
+    drawn = _drawn(116, 2)
+    for number, (sizes, n) in enumerate(drawn):
+        _ratio_case(student_fn, sizes, n, number)
+    return (_("our gradients are exactly k x the seed's for k classes ({first} and {second} "
+              "here): the seed's loss at step size s trains like ours at s / (number of "
+              "classes)").format(first=drawn[0][0][-1], second=drawn[1][0][-1]))
+
+
+def _ratio_case(student_fn: Any, sizes: list[int], n: int, number: int) -> None:
+    N_CLASSES = sizes[-1]  # noqa: N806 - the lesson's name
+    # one hidden layer: two gradients compile faster, and the ratio is the same
+    params = _network([sizes[0], sizes[1], N_CLASSES], 6 + number)
+    images, _unused, targets = _batch(60 + number, n, sizes[0], N_CLASSES)
     what = (_("gradient_norm_ratio(params, images, targets) for a network with "
               "{N_CLASSES} classes").format(N_CLASSES=N_CLASSES))
     got = fast_call(student_fn, params, images, targets, what=what)
@@ -359,9 +398,7 @@ def seed_gradient_ratio(student_fn: Any) -> str:
                           what=what, summary_got=summary(got)))
     value = float(got)
     if np.isclose(value, N_CLASSES, rtol=1e-3):
-        return (_("our gradients are exactly {N_CLASSES}x the seed's for {N_CLASSES} "
-                  "classes: the seed's loss at step size s trains like ours at s / "
-                  "(number of classes)").format(N_CLASSES=N_CLASSES))
+        return
     if not np.isfinite(value):
         raise Mistake(_("{what} gave {value}; divide the global norm of our loss's "
                         "gradient by that of the seed's, both positive").format(
