@@ -173,3 +173,30 @@ def test_init_and_step_keys_keeps_init_key_apart_from_the_folding():
         return step_base, [jax.random.fold_in(step_base, step) for step in range(num_steps)]
     assert_result(check.init_and_step_keys(base_returned_as_init), "failed",
                   "folded into init_key")
+
+
+def test_sizes_written_as_numbers_and_epochs_that_repeat_fail():
+    """A student's walk of lesson 01: each check had one size, so the lesson's numbers typed
+    in passed (split(key, 3), range(5), (1000,), permutation(..., 20)); and an order that
+    repeats every other epoch passed, since only three equal orders were refused."""
+    def three_keys(key, n):
+        return jnp.stack([jax.random.uniform(k) for k in jax.random.split(key, 3)])
+
+    def five_steps(key, num_steps):
+        init_key, step_base = jax.random.split(key)
+        return init_key, jnp.stack([jax.random.fold_in(step_base, s) for s in range(5)])
+
+    def a_thousand(key, n):
+        key_a, key_b = jax.random.split(key)
+        return jax.random.normal(key_a, (1000,)), jax.random.normal(key_b, (1000,))
+
+    def twenty(key, epoch, n):
+        return jax.random.permutation(jax.random.fold_in(key, epoch), 20)
+
+    def every_other(key, epoch, n):
+        return jax.random.permutation(jax.random.fold_in(key, epoch % 2), n)
+    for checker, answer in ((check.uniform_per_key, three_keys),
+                            (check.init_and_step_keys, five_steps),
+                            (check.two_normals, a_thousand), (check.epoch_order, twenty)):
+        assert checker(answer).status == "failed", checker.__name__
+    assert_result(check.epoch_order(every_other), "failed", "0", "2", "fold_in(key, epoch)")

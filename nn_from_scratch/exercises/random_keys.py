@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..i18n import N_, _
-from ._calls import call, prng_key
+from ._calls import call, generator, prng_key
 from ._compare import as_array, expect_shape
 from ._core import Mistake, exercise
 from ._hints import summary
@@ -91,9 +91,20 @@ def foo(student_foo: Any) -> str:
     return N_("bar and baz draw from two subkeys of one split: same key, same foo; no reuse")
 
 
+def _sizes(number: int, first: int, low: int, high: int) -> tuple[int, int]:
+    """A check's two sizes: ``first`` (the lesson's, compiled already), then one drawn in
+    [low, high] (``generator(number)``), so that a size written as a number passes one case
+    at most (a student's walk: ``split(key, 3)``, ``range(5)``, ``(1000,)``)."""
+    return first, int(generator(number).integers(low, high + 1))
+
+
 @exercise(LESSON, 2, "one key per draw")
 def uniform_per_key(student_fn: Any) -> str:
-    n, key = 3, prng_key(7)  # 3 keys: the split the lesson made just before (compiled)
+    # 3 keys first: the split the lesson made just before (compiled)
+    return [_uniform_per_key(student_fn, n, prng_key(7)) for n in _sizes(72, 3, 4, 9)][0]
+
+
+def _uniform_per_key(student_fn: Any, n: int, key: Any) -> str:
     what = f"uniform_per_key(key, {n})"
     out = call(student_fn, key, n, what=what)
     if isinstance(out, (list, tuple)):
@@ -127,7 +138,11 @@ def uniform_per_key(student_fn: Any) -> str:
 
 @exercise(LESSON, 3, "keys for init and steps")
 def init_and_step_keys(student_fn: Any) -> str:
-    key, num_steps = prng_key(2024), 5
+    return [_init_and_step_keys(student_fn, prng_key(2024), num_steps)
+            for num_steps in _sizes(73, 5, 6, 12)][0]
+
+
+def _init_and_step_keys(student_fn: Any, key: Any, num_steps: int) -> str:
     what = f"init_and_step_keys(key, {num_steps})"
     out = call(student_fn, key, num_steps, what=what)
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
@@ -181,7 +196,10 @@ def init_and_step_keys(student_fn: Any) -> str:
 
 @exercise(LESSON, 4, "two independent normal vectors")
 def two_normals(student_fn: Any) -> str:
-    n, key = 1000, prng_key(11)
+    return [_two_normals(student_fn, n, prng_key(11)) for n in _sizes(74, 1000, 1200, 2400)][0]
+
+
+def _two_normals(student_fn: Any, n: int, key: Any) -> str:
     what = f"two_normals(key, {n})"
     out = call(student_fn, key, n, what=what)
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
@@ -218,7 +236,10 @@ def two_normals(student_fn: Any) -> str:
 
 @exercise(LESSON, 5, "a new order every epoch")
 def epoch_order(student_fn: Any) -> str:
-    key, n = prng_key(5), 20
+    return [_epoch_order(student_fn, n, prng_key(5)) for n in _sizes(75, 20, 24, 40)][0]
+
+
+def _epoch_order(student_fn: Any, n: int, key: Any) -> str:
     orders = []
     for epoch in range(3):
         what = f"epoch_order(key, {epoch}, {n})"
@@ -231,6 +252,12 @@ def epoch_order(student_fn: Any) -> str:
     if np.array_equal(orders[0], orders[1]) and np.array_equal(orders[1], orders[2]):
         raise Mistake("every epoch got the same order: all epochs shuffled with the same key. "
                       "Derive one key per epoch: jax.random.fold_in(key, epoch)")
+    same = next(((a, b) for a in range(3) for b in range(a + 1, 3)
+                 if np.array_equal(orders[a], orders[b])), None)
+    if same:  # a student's walk: fold_in(key, epoch % 2) repeats every other epoch
+        raise Mistake(_("epochs {a} and {b} got the same order: each epoch needs a key of its "
+                        "own, jax.random.fold_in(key, epoch) with the epoch itself").format(
+                            a=same[0], b=same[1]))
     again = call(student_fn, key, 1, n, what=_("epoch_order(key, 1, {n}) again").format(n=n))
     if not np.array_equal(np.asarray(again), orders[1]):
         raise Mistake("the same key and epoch gave another order: an epoch's order must follow "
