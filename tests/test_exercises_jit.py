@@ -209,3 +209,34 @@ def test_the_written_values_printed_as_constants_earn_nothing_when_graded():
         with fresh_inputs(seed):
             assert check.debug_print(jax.jit(constant)).status == "failed"
             assert_result(check.debug_print(jax.jit(shows)), "passed")
+
+
+def test_clip_norm_on_other_shapes_and_at_zero_with_another_limit():
+    """A student's walk: a norm along axis 0 (right for a vector only) and a norm taken as 1
+    at g = 0 followed by min(1, limit / norm) (a gradient of limit at 0, right for limit 1
+    only) passed, since every g was a vector of 3 and g = 0 came with limit 1."""
+    def along_axis_0(g, limit):
+        squared = jnp.sum(g * g, axis=0)
+        too_long = squared > limit ** 2
+        return jnp.where(too_long, g * (limit / jnp.sqrt(jnp.where(too_long, squared, 1.0))), g)
+
+    def min_of_one(g, limit):
+        squared = jnp.sum(g * g)
+        norm = jnp.sqrt(jnp.where(squared == 0, 1.0, squared))
+        return g * jnp.minimum(1.0, limit / norm)
+    for wrong in (along_axis_0, min_of_one):
+        assert check.clip_norm(wrong).status == "failed", wrong.__name__
+
+
+def test_debug_print_wants_every_value_of_x():
+    """A student's walk: printing x[0] alone, or x + 10 (whose 11.5 held the 1.5 the check
+    looked for), passed."""
+    def first_only(x):
+        jax.debug.print("{}", x[0])
+        return 2 * x
+
+    def plus_ten(x):
+        jax.debug.print("x = {x}", x=x + 10)
+        return 2 * x
+    for wrong in (first_only, plus_ten):
+        assert_result(check.debug_print(wrong), "failed", "print x itself")

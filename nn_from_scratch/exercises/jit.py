@@ -8,6 +8,7 @@ an f-string that runs only while tracing.
 """
 import functools
 import math
+import re
 from typing import Any
 
 import jax
@@ -185,11 +186,17 @@ def _reference_clip(g: np.ndarray, limit: float) -> tuple[np.ndarray, np.ndarray
     return g * limit / n, limit / n * (1 - g * g.sum() / n ** 2)
 
 
-# (what, g, limit): norms far and just either side of the limit, for three limits, and g = 0.
+# (what, g, limit): norms far and just either side of the limit, for three limits; g = 0 at
+# two limits (a norm taken as 1 at 0, then min(1, limit / norm), is right at limit 1 only);
+# and g of other shapes, a matrix among them (a norm along one axis is right for a vector
+# only: a student's walk)
 _CLIP_CASES = [(N_("a long g"), [3.0, 4.0, 0.0], 1.0), (N_("a short g"), [0.3, -0.4, 0.1], 1.0),
                ("g = 0", [0.0, 0.0, 0.0], 1.0), (N_("g of norm 2.6"), [2.4, 1.0, 0.0], 3.0),
                (N_("g of norm 4"), [2.4, -3.2, 0.0], 3.0),
-               (N_("g of norm 0.6"), [0.0, 0.36, -0.48], 0.5)]
+               (N_("g of norm 0.6"), [0.0, 0.36, -0.48], 0.5),
+               ("g = 0", [0.0, 0.0, 0.0, 0.0, 0.0], 0.5),
+               (N_("a long g of 5"), [0.5, -1.5, 2.0, 0.0, 1.0], 2.0),
+               (N_("a long matrix g"), [[1.2, -0.8, 0.0], [0.4, 2.0, -1.1]], 1.0)]
 
 
 @exercise(LESSON, 3, "clip_norm without NaN gradients")
@@ -236,8 +243,8 @@ def clip_norm(student_fn: Any) -> str:
                             "1.0)), before any sqrt").format(
                               what=what, tolist=got.tolist()))
         expect_close(got, _reference_clip(g, limit)[1], what)
-    return N_("right values for three limits, works under jit, finite and right gradients at "
-              "g = 0 too")
+    return N_("right values for three limits and three shapes, works under jit, finite and "
+              "right gradients at g = 0 too")
 
 
 @exercise(LESSON, 4, "jax.debug.print")
@@ -261,7 +268,10 @@ def debug_print(student_fn: Any) -> str:
                           name=type(err).__name__, str_err=str(err)[:150])) from err
     expect_close(results[0], 2 * first, f"double_and_show({first.tolist()})",
                  hint="return 2 * x")
-    if str(float(first[0])) in printed and str(float(second[0])) in printed:
+    # every value of both x's among the numbers printed (a student's walk: x[0] alone, or
+    # x + 10, whose "11.5" held the "1.5" looked for, passed)
+    numbers = [float(n) for n in re.findall(r"-?\d+(?:\.\d*)?(?:e[-+]?\d+)?", printed)]
+    if all(any(np.isclose(value, n) for n in numbers) for value in [*first, *second]):
         return N_("prints x on every call, with its values, from the compiled program")
     if "Trace" in printed:  # Traced<...> in older JAX, JitTracer(...) today
         raise Mistake("it printed a tracer: print(...) and f-strings run while tracing, once; "
