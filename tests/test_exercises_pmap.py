@@ -112,3 +112,24 @@ def test_checks_do_not_depend_on_the_device_count():
     assert jax.device_count() == 4 and check.DEVICES == 4  # conftest simulates 4; vmap needs none
     x = np.zeros((8, 2))
     assert shard_batch(x, 4).shape == (4, 2, 2)
+
+
+def test_a_device_count_or_step_size_written_as_a_number_fails():
+    """A student's walk of lesson 11: every check simulated 4 devices and stepped by 0.1, so
+    % 4, split(key, 8), / 4 and a typed 0.1 passed."""
+    def index_mod_4(key):
+        return jax.random.fold_in(key, lax.axis_index(AXIS) % 4)
+
+    def eight_keys(key):
+        return jax.random.split(key, 8)[lax.axis_index(AXIS)]
+
+    def sum_over_4(p, x, y):
+        return jax.tree.map(lambda t: t / 4, lax.psum(jax.grad(loss)(p, x, y), AXIS))
+
+    def step_of_0_1(params, x, y, step_size):
+        return jax.vmap(data_parallel_step, in_axes=(0, 0, 0, None), axis_name=AXIS)(
+            params, x, y, 0.1)
+    assert check.device_key(index_mod_4).status == "failed"
+    assert check.device_key(eight_keys).status == "failed"
+    assert check.data_parallel_grads(sum_over_4).status == "failed"
+    assert check.simulated_update(step_of_0_1).status == "failed"

@@ -25,6 +25,15 @@ from ._remote import transformed
 
 LESSON = "11_pmap"
 DEVICES = 4  # simulated by vmap; the lessons run on 8 devices, the tests on 4
+
+
+def _device_counts(number: int) -> tuple[int, int, int]:
+    """A check's numbers of simulated devices: 4, then one of 5 to 7 and one of 9 to 12
+    (``generator(number)``), more than the tests' 4 and the lessons' 8, so that a count
+    written as a number (``% 4``, ``/ 4``, ``split(key, 8)[index]``) fails (a student's
+    walk)."""
+    draw = generator(number)
+    return DEVICES, int(draw.integers(5, 8)), int(draw.integers(9, 13))
 SIZES = [6, 5, 3]  # a small network: 6 inputs, 5 hidden, 3 classes
 LOCAL_BATCH = 3  # examples per device
 
@@ -41,11 +50,11 @@ def _network(seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
             for m, n in zip(SIZES[:-1], SIZES[1:])]
 
 
-def _batch(seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """``x: (DEVICES, LOCAL_BATCH, 6)`` and one-hot ``y: (DEVICES, LOCAL_BATCH, 3)``."""
+def _batch(seed: int = 1, devices: int = DEVICES) -> tuple[np.ndarray, np.ndarray]:
+    """``x: (devices, LOCAL_BATCH, 6)`` and one-hot ``y: (devices, LOCAL_BATCH, 3)``."""
     rng = generator(seed)
-    x = rng.uniform(size=(DEVICES, LOCAL_BATCH, SIZES[0])).astype(np.float32)
-    labels = rng.integers(0, SIZES[-1], size=(DEVICES, LOCAL_BATCH))
+    x = rng.uniform(size=(devices, LOCAL_BATCH, SIZES[0])).astype(np.float32)
+    labels = rng.integers(0, SIZES[-1], size=(devices, LOCAL_BATCH))
     return x, np.eye(SIZES[-1], dtype=np.float32)[labels]
 
 
@@ -59,10 +68,10 @@ def _run_per_device(fn: Any, in_axes: tuple[Any, ...], *args: Any, what: str) ->
                                  what=what, AXIS=AXIS)})
 
 
-def _grad_leaves(grads: Any, what: str) -> list[np.ndarray]:
+def _grad_leaves(grads: Any, what: str, devices: int = DEVICES) -> list[np.ndarray]:
     """The leaves of a ``[(dW, db), ...]`` with a leading device axis, as NumPy arrays."""
     leaves = jax.tree.leaves(grads)
-    shapes = [(DEVICES, *a.shape) for layer in _network() for a in layer]
+    shapes = [(devices, *a.shape) for layer in _network() for a in layer]
     if len(leaves) != len(shapes):
         raise Mistake(_("{what} should return the gradients as params does, a list of "
                         "(dW, db) per layer: {len_shapes} arrays in all; got "
@@ -120,13 +129,13 @@ def shard(student_fn: Any) -> str:
     return N_("device d gets rows d*k to (d+1)*k - 1; an uneven batch is refused")
 
 
-def _key_data(keys: Any, what: str) -> np.ndarray:
-    """``(DEVICES, 2)`` uint32: the data of one key per simulated device, typed or raw."""
+def _key_data(keys: Any, what: str, devices: int) -> np.ndarray:
+    """``(devices, 2)`` uint32: the data of one key per simulated device, typed or raw."""
     dtype = getattr(keys, "dtype", None)
     if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
-        return expect_shape(jax.random.key_data(keys), (DEVICES, 2),
+        return expect_shape(jax.random.key_data(keys), (devices, 2),
                             _("the key data of {what}").format(what=what))
-    if dtype == np.uint32 and np.shape(keys) == (DEVICES, 2):
+    if dtype == np.uint32 and np.shape(keys) == (devices, 2):
         return np.asarray(keys)  # raw keys, jax.random.PRNGKey style
     raise Mistake(_("{what} should return ONE key per device, made with "
                     "jax.random.fold_in or split; got {name} of shape {shape_keys}").format(
@@ -135,15 +144,22 @@ def _key_data(keys: Any, what: str) -> np.ndarray:
 
 @exercise(LESSON, 2, "a key per device")
 def device_key(student_fn: Any) -> str:
-    what = _("device_key(key) on 4 devices sharing one key")
-    mapped = transformed(student_fn, (jax.vmap, {"in_axes": None, "axis_size": DEVICES,
+    for devices in _device_counts(112):
+        _device_key(student_fn, devices)
+    return N_("one program, a different key on every device, all from the one shared key (SPMD)")
+
+
+def _device_key(student_fn: Any, devices: int) -> None:
+    what = _("device_key(key) on {devices} devices sharing one key").format(devices=devices)
+    mapped = transformed(student_fn, (jax.vmap, {"in_axes": None, "axis_size": devices,
                                                  "axis_name": AXIS}), jax.jit)
 
     def keys_for(seed: int) -> np.ndarray:
         return _key_data(call(mapped, prng_key(seed), what=what, hints={
             "unbound axis name": _("{what} used an axis name that the map does not "
                                    "have: name the device axis AXIS (= {AXIS!r}) in "
-                                   "lax.axis_index").format(what=what, AXIS=AXIS)}), what)
+                                   "lax.axis_index").format(what=what, AXIS=AXIS)}), what,
+                         devices)
 
     keys, given = keys_for(5), np.asarray(jax.random.key_data(prng_key(5)))
     if all(np.array_equal(k, keys[0]) for k in keys):
@@ -155,24 +171,31 @@ def device_key(student_fn: Any) -> str:
         raise Mistake(_("device {reused} returned the key it was given, the one every "
                         "device shares: derive a new key on every device, fold_in(key, "
                         "index)").format(reused=reused[0]))
-    if len({k.tobytes() for k in keys}) < DEVICES:
+    if len({k.tobytes() for k in keys}) < devices:
         raise Mistake("some devices got the same key: each device needs its own")
     if not np.array_equal(keys_for(5), keys):
         raise Mistake("the same key gave other device keys: derive them only from the key")
     if np.array_equal(keys_for(6), keys):
         raise Mistake("another key gave the same device keys: derive them from the key you "
                       "are given")
-    return N_("one program, a different key on every device, all from the one shared key (SPMD)")
 
 
 @exercise(LESSON, 3, "data_parallel_grads")
 def data_parallel_grads(student_fn: Any) -> str:
-    params, (x, y) = _network(), _batch()
-    what = _("data_parallel_grads(params, x, y) on 4 devices")
-    got = _grad_leaves(_run_per_device(student_fn, (None, 0, 0), params, x, y, what=what), what)
+    for number, devices in enumerate(_device_counts(113)):
+        _data_parallel_grads(student_fn, devices, number)
+    return N_("on simulated devices (three numbers of them), every device ends with the "
+              "gradient of the whole batch")
+
+
+def _data_parallel_grads(student_fn: Any, devices: int, number: int) -> None:
+    params, (x, y) = _network(), _batch(1 + number, devices)
+    what = _("data_parallel_grads(params, x, y) on {devices} devices").format(devices=devices)
+    got = _grad_leaves(_run_per_device(student_fn, (None, 0, 0), params, x, y, what=what), what,
+                       devices)
     full = _reference_grads(params, x.reshape(-1, SIZES[0]), y.reshape(-1, SIZES[-1]))
     own = [np.stack(per_device) for per_device in zip(*(
-        _reference_grads(params, x[d], y[d]) for d in range(DEVICES)))]
+        _reference_grads(params, x[d], y[d]) for d in range(devices)))]
     if all(np.allclose(g, o, atol=1e-6) for g, o in zip(got, own)):
         raise Mistake("each device kept the gradient of its own slice: average them over the "
                       "devices with lax.pmean(grads, AXIS) after jax.grad (in pmap, a pmean "
@@ -180,24 +203,29 @@ def data_parallel_grads(student_fn: Any) -> str:
     if not all(np.allclose(g, g[:1], atol=1e-6) for g in got):
         raise Mistake("the devices ended with different gradients; after lax.pmean(grads, AXIS) "
                       "every device holds the same average")
-    if all(np.allclose(g[0], DEVICES * f, rtol=1e-4, atol=1e-6) for g, f in zip(got, full)):
+    if all(np.allclose(g[0], devices * f, rtol=1e-4, atol=1e-6) for g, f in zip(got, full)):
         raise Mistake(_("the gradients are {DEVICES}x too big: lax.psum adds the "
                         "devices' gradients; lax.pmean averages them").format(
-                          DEVICES=DEVICES))
+                          DEVICES=devices))
     for i, (g, f) in enumerate(zip(got, full)):
         expect_close(g[0], f, _("leaf {i} of the averaged gradient").format(i=i),
                      hint=_("each device computes jax.grad(loss)(params, x, y) on its slice, "
                             "then lax.pmean(grads, AXIS)"))
-    return (_("on {DEVICES} simulated devices, every device ends with the gradient of "
-              "the whole batch").format(DEVICES=DEVICES))
 
 
 @exercise(LESSON, 4, "pmap's step with vmap")
 def simulated_update(student_fn: Any) -> str:
-    params, (x, y) = _network(), _batch()
-    step_size = 0.1
-    replicated = jax.tree.map(lambda a: np.broadcast_to(a, (DEVICES, *a.shape)).copy(), params)
-    what = _("simulated_update(params, x, y, 0.1) with params replicated over 4 devices")
+    counts = _device_counts(114)
+    for number, (devices, step_size) in enumerate(zip(counts, (0.1, 0.25, 0.05))):
+        _simulated_update(student_fn, devices, step_size, number)
+    return N_("vmap with an axis name runs pmap's per-device code on one device: the same step")
+
+
+def _simulated_update(student_fn: Any, devices: int, step_size: float, number: int) -> None:
+    params, (x, y) = _network(), _batch(1 + number, devices)
+    replicated = jax.tree.map(lambda a: np.broadcast_to(a, (devices, *a.shape)).copy(), params)
+    what = _("simulated_update(params, x, y, {step_size}) with params replicated over "
+             "{devices} devices").format(step_size=step_size, devices=devices)
     got = call(transformed(student_fn, jax.jit), replicated, x, y, step_size, what=what, hints={
         "unbound axis name": _("the per-device step calls lax.pmean over the axis "
                                "{AXIS!r}: give vmap that name too, jax.vmap(..., "
@@ -205,7 +233,7 @@ def simulated_update(student_fn: Any) -> str:
         ("vmap", "dot_general", "shape"): N_("map every argument as pmap_update does: the "
                                              "params, x and y over their leading device axis "
                                              "(0) and the step size not at all (None)")})
-    leaves = _grad_leaves(got, what)
+    leaves = _grad_leaves(got, what, devices)
     want = [p - step_size * g for p, g in zip(jax.tree.leaves(params), _reference_grads(
         params, x.reshape(-1, SIZES[0]), y.reshape(-1, SIZES[-1])))]  # update on one device
     if not all(np.allclose(a, a[:1], atol=1e-6) for a in leaves):
@@ -216,4 +244,3 @@ def simulated_update(student_fn: Any) -> str:
         expect_close(a[0], w, _("leaf {i} of the new parameters").format(i=i),
                      hint=_("every simulated device should take the single-device step on the "
                             "whole batch"))
-    return N_("vmap with an axis name runs pmap's per-device code on one device: the same step")
