@@ -10,7 +10,7 @@ from jax.sharding import PartitionSpec as P
 
 from nn_from_scratch import loss
 from nn_from_scratch.exercises import sharding as check
-from nn_from_scratch.parallel import AXIS
+from nn_from_scratch.parallel import AXIS, data_parallel_mesh
 
 
 def place(spec):
@@ -105,3 +105,26 @@ def test_shard_weights():
     assert_result(check.shard_weights(lambda params, mesh: [(jax.device_put(w), b)
                                                             for w, b in params]),
                   "failed", "lives on 1 device")
+
+
+def test_the_whole_machine_written_into_an_answer_fails():
+    """A student's walk of lesson 12: each check used every device, so an answer that ignored
+    the mesh it was handed (a mesh of every device, the lesson's mesh_2d) or divided by the
+    device count written as a number passed; each check now also runs on half the devices."""
+    everything = data_parallel_mesh()
+
+    def global_mesh(x, mesh):
+        return jax.device_put(x, NamedSharding(everything, P(None, AXIS)))
+
+    def the_lessons_mesh_2d(params, mesh):
+        whole = check.mesh_2d()
+        return [(jax.device_put(w, NamedSharding(whole, P(None, "model"))),
+                 jax.device_put(b, NamedSharding(whole, P()))) for w, b in params]
+    count = jax.device_count()
+
+    def divided_by_the_count(p, x, y):
+        summed = jax.grad(lambda q: lax.psum(loss(q, x, y), AXIS))(p)
+        return jax.tree.map(lambda t: t / count, summed)
+    assert check.shard_columns(global_mesh).status == "failed"
+    assert check.shard_weights(the_lessons_mesh_2d).status == "failed"
+    assert check.per_device_grads(divided_by_the_count).status == "failed"

@@ -57,15 +57,38 @@ def placing(fn: Any, tree: bool = False) -> Any:
     return described
 
 
-def shard_mapped(fn: Any) -> Any:
-    """``jax.jit(jax.shard_map(fn, ...))`` over ``data_parallel_mesh()``: the params whole on
-    every device (``P()``), x and y split along AXIS, one result for all (``P()``)."""
+def half_of_the_devices() -> list[Any]:
+    """The first half of JAX's devices (at least 2): a mesh of them is another size than the
+    whole machine's, so that a count or a mesh of the whole machine written into an answer
+    shows (a student's walk of lesson 12: ``/ 8``, a global mesh, the lesson's ``mesh_2d``)."""
+    import jax
+
+    devices = jax.devices()
+    return devices[:max(2, len(devices) // 2)]
+
+
+def half_count() -> int:
+    """How many devices :func:`half_of_the_devices` has."""
+    return len(half_of_the_devices())
+
+
+def half_mesh() -> Any:
+    """A 1-D mesh, axis ``AXIS``, over :func:`half_of_the_devices`."""
+    from ..parallel import data_parallel_mesh
+
+    return data_parallel_mesh(half_of_the_devices())
+
+
+def shard_mapped(fn: Any, half: bool = False) -> Any:
+    """``jax.jit(jax.shard_map(fn, ...))`` over ``data_parallel_mesh()`` (or :func:`half_mesh`):
+    the params whole on every device (``P()``), x and y split along AXIS, one result for all
+    (``P()``)."""
     import jax
     from jax.sharding import PartitionSpec as P
 
     from ..parallel import AXIS, data_parallel_mesh
 
-    return jax.jit(jax.shard_map(fn, mesh=data_parallel_mesh(),
+    return jax.jit(jax.shard_map(fn, mesh=half_mesh() if half else data_parallel_mesh(),
                                  in_specs=(P(), P(AXIS), P(AXIS)), out_specs=P()))
 
 

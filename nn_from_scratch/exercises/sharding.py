@@ -36,9 +36,10 @@ def _reference_grads(params: Any, x: np.ndarray, y: np.ndarray) -> list[np.ndarr
     return [a for layer in mlp_loss_and_grads(params, x, y)[1] for a in layer]
 
 
-def mesh_2d() -> Mesh:
-    """The devices as a ``(devices // 2, 2)`` mesh with the axes ``("data", "model")``."""
-    devices = np.array(jax.devices())
+def mesh_2d(half: bool = False) -> Mesh:
+    """The devices (or the first half of them) as a ``(devices // 2, 2)`` mesh with the axes
+    ``("data", "model")``."""
+    devices = np.array(_placement.half_of_the_devices() if half else jax.devices())
     if len(devices) % 2:
         raise Mistake(_("this check needs an even number of devices, for a mesh of "
                         "{AXIS!r} x {MODEL!r}; JAX has {len_devices}: run the lesson's "
@@ -107,8 +108,13 @@ def _expect_split(leaf: dict[str, Any], full: np.ndarray, axis: int | None, devi
 
 @exercise(LESSON, 1, "shard_columns")
 def shard_columns(student_fn: Any) -> str:
-    devices = beside(student_fn, jax.device_count)  # where the student's code runs
-    mesh = beside(student_fn, data_parallel_mesh)
+    # a mesh of every device where the student's code runs, then of half of them
+    return [_shard_columns(student_fn, beside(student_fn, make))
+            for make in (data_parallel_mesh, _placement.half_mesh)][0]
+
+
+def _shard_columns(student_fn: Any, mesh: Any) -> str:
+    devices = beside(mesh, _placement.mesh_size, mesh)
     x = jittered(np.arange(2 * devices * devices, dtype=np.float32).reshape(devices,
                                                                               2 * devices),
                  120, 0.4)
@@ -125,8 +131,9 @@ def shard_columns(student_fn: Any) -> str:
              "the test array of shape {shape}").format(devices=devices, shape=x.shape)
 
 
-def _shard_map_grads(fn: Any, params: Any, x: np.ndarray, y: np.ndarray, what: str) -> Any:
-    mapped = wrapped(fn, _placement.shard_mapped)
+def _shard_map_grads(fn: Any, params: Any, x: np.ndarray, y: np.ndarray, what: str,
+                     half: bool = False) -> Any:
+    mapped = wrapped(fn, _placement.shard_mapped, half)
     try:
         return call(mapped, params, x, y, what=what)
     except Mistake as err:
@@ -148,10 +155,17 @@ def _shard_map_grads(fn: Any, params: Any, x: np.ndarray, y: np.ndarray, what: s
 
 @exercise(LESSON, 2, "per_device_grads for shard_map")
 def per_device_grads(student_fn: Any) -> str:
-    devices = beside(student_fn, jax.device_count)  # where the student's code runs
+    # over every device where the student's code runs, then over half of them
+    everything = beside(student_fn, jax.device_count)
+    half = beside(student_fn, _placement.half_count)
+    return [_per_device_grads(student_fn, devices, devices != everything)
+            for devices in (everything, half)][0]
+
+
+def _per_device_grads(student_fn: Any, devices: int, half: bool) -> str:
     params, (x, y) = _network(), _batch(3 * devices)
     what = _("per_device_grads in shard_map over {devices} devices").format(devices=devices)
-    got = jax.tree.leaves(_shard_map_grads(student_fn, params, x, y, what))
+    got = jax.tree.leaves(_shard_map_grads(student_fn, params, x, y, what, half))
     want = _reference_grads(params, x, y)
     if len(got) != len(want):
         raise Mistake(_("{what} should return the gradients as params does, a list of "
@@ -236,7 +250,12 @@ def _expect_layout(leaf: dict[str, Any], full: np.ndarray, mesh: Any, want: tupl
 
 @exercise(LESSON, 4, "shard_weights")
 def shard_weights(student_fn: Any) -> str:
-    mesh = beside(student_fn, mesh_2d)  # where the student's code runs
+    # a 2-D mesh of every device where the student's code runs, then of half of them
+    return [_shard_weights(student_fn, beside(student_fn, mesh_2d, half))
+            for half in (False, True)][0]
+
+
+def _shard_weights(student_fn: Any, mesh: Any) -> str:
     shape = beside(mesh, _placement.mesh_shape, mesh)
     params = _network(4)
     what = _("shard_weights(params, mesh) on a {dict_mesh_shape} mesh").format(
