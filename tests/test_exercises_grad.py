@@ -203,3 +203,13 @@ def test_central_difference_names_an_h_written_as_a_number():
     """The walk's C12: it got the bare numbers."""
     assert_result(check.central_difference(
         lambda f, x, h: (f(x + 1e-3) - f(x - 1e-3)) / (2 * 1e-3)), "failed", "h = 0.001")
+
+
+def test_an_int_of_x_gets_a_hint_not_jaxs_error():
+    """A student's walk: int(x) before jax.grad ended in JAX's 'grad requires real- or
+    complex-valued inputs'."""
+    def rounded(x):
+        x = int(x)
+        dg = jax.grad(g)
+        return dg(x), jax.grad(dg)(x), jax.grad(jax.grad(dg))(x)
+    assert_result(check.derivatives_at(rounded), "failed", "no int(x)")

@@ -128,3 +128,11 @@ def test_the_whole_machine_written_into_an_answer_fails():
     assert check.shard_columns(global_mesh).status == "failed"
     assert check.shard_weights(the_lessons_mesh_2d).status == "failed"
     assert check.per_device_grads(divided_by_the_count).status == "failed"
+
+
+def test_a_mesh_axis_the_mesh_lacks_gets_a_hint():
+    """A student's walk: P(None, "model") on lesson 12's 1-D mesh ended in JAX's 'Resource
+    axis: model ... not found in mesh'."""
+    def model_axis(x, mesh):
+        return jax.device_put(x, NamedSharding(mesh, P(None, "model")))
+    assert_result(check.shard_columns(model_axis), "failed", "its one axis is AXIS")

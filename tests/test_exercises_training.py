@@ -275,3 +275,25 @@ def test_ready_made_code_behind_a_def_of_ones_own_earns_nothing():
                   "calls the library's accuracy")
     assert_result(check.update(lambda p, x, y, s: train.update(p, x, y, s)), "failed",
                   "calls the library's update")
+
+
+def test_the_walks_raw_errors_and_misnamed_hints_in_lesson_08():
+    def no_column(labels, k):  # the lesson's very point missed: (batch,) == (k,)
+        return (labels == jnp.arange(k)).astype(jnp.float32)
+    assert_result(check.one_hot(no_column), "failed", "labels[:, None] == jnp.arange(k)")
+
+    def swapped(params, x, y, step_size):  # (db, dw) for (dw, db)
+        grads = jax.grad(loss)(params, x, y)
+        return [(w - step_size * dw, b - step_size * db) for (w, b), (db, dw) in zip(params,
+                                                                                  grads)]
+    assert_result(check.update(swapped), "failed", "zip(params, grads)")
+
+    def typed_step(params, x, y, step_size):  # the step size written as 0.1
+        return update(params, x, y, 0.1)
+    assert_result(check.update(typed_step), "failed", "not a number")
+
+    def steps_only(params, x, y, step_size):  # the step, not the new params: no "argument"
+        grads = jax.grad(loss)(params, x, y)
+        return [(w - 2 * step_size * dw, b - 2 * step_size * db)
+                for (w, b), (dw, db) in zip(params, grads)]
+    assert_result(check.update(steps_only), "failed", "exactly step_size x the gradient")

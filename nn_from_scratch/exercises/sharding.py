@@ -119,7 +119,10 @@ def _shard_columns(student_fn: Any, mesh: Any) -> str:
                                                                               2 * devices),
                  120, 0.4)
     what = _("shard_columns(x, mesh) for x of shape {x_shape}").format(x_shape=x.shape)
-    _kept, (got,) = call(wrapped(student_fn, _placement.placing), x, mesh, what=what)
+    _kept, (got,) = call(wrapped(student_fn, _placement.placing), x, mesh, what=what, hints={
+        ("not found in mesh", "Resource axis"): _(
+            "{what} named a mesh axis that this mesh does not have: its one axis is AXIS = "
+            "{AXIS!r}, P(None, AXIS)").format(what=what, AXIS=AXIS)})
     _expect_split(got, x, 1, devices, "x", _("split the columns, axis 1, over the mesh axis: "
                                               "a PartitionSpec has one entry per array axis, "
                                               "NamedSharding(mesh, P(None, AXIS))"))

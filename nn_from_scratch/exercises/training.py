@@ -107,7 +107,11 @@ def one_hot(student_fn: Any) -> str:
              (np.array([0, 2, 1], np.int32), 6)]  # the top classes 3..5 are absent
     for labels, k in cases:
         what = _("one_hot(labels, {k}) for {len_labels} labels").format(k=k, len_labels=len(labels))
-        got = as_array(fast_call(student_fn, labels, k, what=what, static_argnums=(1,)))
+        got = as_array(fast_call(student_fn, labels, k, what=what, static_argnums=(1,), hints={
+            ("incompatible shapes", "Incompatible shapes"): _(
+                "{what} compared arrays whose shapes do not broadcast: compare a column of "
+                "the labels with a row of the classes, labels[:, None] == jnp.arange(k), "
+                "which gives (batch, k)").format(what=what)}))
         batch = len(labels)
         if got.shape == (k, batch):
             raise Mistake(_("{what} returned shape {shape}, the transpose: one ROW per "
@@ -269,7 +273,10 @@ def update(student_fn: Any) -> str:
             "iteration over a 0-d array": N_("the loss is one number, with nothing to take "
                                              "apart per layer: its gradient, "
                                              "jax.grad(loss)(params, x, y), is a (dW, db) per "
-                                             "layer")},
+                                             "layer"),
+            ("Incompatible shapes", "incompatible shapes"): N_(
+                "a W met a gradient of another shape: pair each (w, b) with its own (dw, db), "
+                "in that order, for (w, b), (dw, db) in zip(params, grads)")},
             needs_jit=_("{what} works as written but not under jax.jit, and the "
                         "training loop compiles it: use jnp operations on the values, "
                         "with no float() or if on them").format(what=what))
@@ -302,10 +309,16 @@ def update(student_fn: Any) -> str:
             raise Mistake(_("the step is {N_CLASSES}x too small: that is the gradient "
                             "of the seed tutorial's loss, our loss / n_classes. Take "
                             "grad of the lesson's loss").format(N_CLASSES=N_CLASSES))
+        if not np.isclose(step_size, 0.1) and np.isclose(moved, 0.1, rtol=1e-3):
+            raise Mistake(_("with step_size = {step_size} the weights moved by 0.1 x the "
+                            "gradient, as with the first step size: use the step_size "
+                            "argument, not a number, w - step_size * dw").format(
+                                step_size=step_size))
         if not np.isclose(moved, step_size, rtol=1e-3) and moved > 0:
             raise Mistake(_("the weights moved by {moved:.3g} x the gradient with "
-                            "step_size = {step_size}: use the step_size argument, w - "
-                            "step_size * dw").format(moved=moved, step_size=step_size))
+                            "step_size = {step_size}; one step moves them by exactly "
+                            "step_size x the gradient, w - step_size * dw").format(
+                                moved=moved, step_size=step_size))
         for i, ((nw, nb), (w, b), (dw, db)) in enumerate(zip(new, params, grads)):
             expect_close(nw, w - step_size * dw, _("W of layer {i} after {what}").format(
                                                      i=i, what=what),
