@@ -90,6 +90,9 @@ ENGLISH_ON_PURPOSE = {
     "reshape total size": "matched against JAX's error (another wording)",
     "out of bounds for array of dimension 1": "matched against JAX's error",
     "tuple index out of range": "matched against Python's error",
+    "out of bounds": "matched against NumPy's and JAX's index errors",
+    "real- or complex-valued": "matched against JAX's error (grad of an int)",
+    "not found in mesh": "matched against JAX's error (a mesh axis the mesh lacks)",
     "draw_sizes: {}=({}, {}) holds {} sizes, fewer than the {} cases that each need another one; "
     "widen the range": "a checker's own bug, met when it is written",
     "draw_sizes: found no {} cases whose sizes all differ (apart) and that keep what keep asks, "
