@@ -17,8 +17,8 @@ import numpy as np
 
 from ..i18n import N_, _
 from ..parallel import AXIS
-from ._calls import call, generator, jittered, prng_key
-from ._compare import as_array, expect_close, expect_shape, mlp_loss_and_grads
+from ._calls import call, generator, jittered, library_name, prng_key
+from ._compare import as_array, expect_close, expect_own_code, expect_shape, mlp_loss_and_grads
 from ._core import Mistake, exercise
 from ._hints import summary
 from ._remote import transformed
@@ -88,7 +88,14 @@ def shard(student_fn: Any) -> str:
                      0.4)
         k = shape[0] // n
         what = _("shard(x, {n}) for x of shape {shape}").format(n=n, shape=shape)
-        got = as_array(call(student_fn, x, n, what=what))
+        out = call(student_fn, x, n, what=what)
+        if isinstance(out, (list, tuple)):  # a student's walk: np.split(x, n)
+            raise Mistake(_("{what} returned a {kind} of {count} arrays; return ONE array, "
+                            "(n, batch // n, ...): pmap maps over axis 0 of an array (over a "
+                            "list, it maps each of its arrays apart), x.reshape(n, -1, "
+                            "*x.shape[1:])").format(what=what, kind=type(out).__name__,
+                                                    count=len(out)))
+        got = as_array(out)
         want = x.reshape(n, k, *shape[1:])
         if got.shape == (k, n, *shape[1:]) and k != n:
             raise Mistake(_("{what} returned shape {shape}: the leading axis must be "
@@ -126,6 +133,8 @@ def shard(student_fn: Any) -> str:
                         "over 4 devices, and dropping or repeating rows silently "
                         "changes the batch. Raise a ValueError that says so").format(
                           what=what, summary_out=summary(out)))
+    expect_own_code(student_fn, (np.arange(12.0).reshape(4, 3), 2), "shard(x, 2)",
+                    "nn_from_scratch.parallel", ("shard_batch",))
     return N_("device d gets rows d*k to (d+1)*k - 1; an uneven batch is refused")
 
 
@@ -215,6 +224,8 @@ def _data_parallel_grads(student_fn: Any, devices: int, number: int) -> None:
 
 @exercise(LESSON, 4, "pmap's step with vmap")
 def simulated_update(student_fn: Any) -> str:
+    if library_name(student_fn):  # a student's walk: simulated_update = pmap_update
+        call(student_fn, what="simulated_update")  # "this is the library's own ..."
     counts = _device_counts(114)
     for number, (devices, step_size) in enumerate(zip(counts, (0.1, 0.25, 0.05))):
         _simulated_update(student_fn, devices, step_size, number)

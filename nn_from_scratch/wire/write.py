@@ -50,7 +50,12 @@ def reference(value: Any) -> str | None:
             found = getattr(found, part)
     except (ImportError, AttributeError):
         return None
-    return f"{module}:{name}" if found is value else None
+    if found is value:
+        return f"{module}:{name}"
+    # a transformed function its module keeps under another name (pmap_update)
+    kept = next((attribute for attribute, held in vars(importlib.import_module(module)).items()
+                 if held is value), None)
+    return f"{module}:{kept}" if kept else None
 
 
 @functools.cache
