@@ -240,3 +240,18 @@ def test_debug_print_wants_every_value_of_x():
         return 2 * x
     for wrong in (first_only, plus_ten):
         assert_result(check.debug_print(wrong), "failed", "print x itself")
+
+
+def test_a_count_off_by_one_or_of_shapes_is_told_to_count_the_traces():
+    """A student's walk: count - 1, and len(set(shapes)), were told to call the jitted
+    function on every input, which they did."""
+    def one_less(fn, inputs):
+        return counting(fn, inputs) - 1
+
+    def distinct_shapes(fn, inputs):
+        jitted = jax.jit(fn)
+        for x in inputs:
+            jitted(x)
+        return len({jnp.shape(x) for x in inputs})
+    for wrong in (one_less, distinct_shapes):
+        assert_result(check.count_traces(wrong), "failed", "count the traces themselves")

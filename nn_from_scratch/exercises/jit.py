@@ -165,6 +165,11 @@ def count_traces(student_fn: Any) -> str:
             raise Mistake(_("{what} returned {got}; the answer is {want}. Did the count "
                             "start at 0? Keep the counter inside count_traces, so every "
                             "call starts afresh").format(what=what, got=got, want=want))
+        if got != want and fn.traces >= want:  # a student's walk: count - 1, distinct shapes
+            raise Mistake(_("{what} returned {got}, but fn was traced {traces} times: count "
+                            "the traces themselves, one at each (a Python side effect in the "
+                            "function jax.jit wraps), from 0, not the shapes you think trace "
+                            "again").format(what=what, got=got, traces=fn.traces))
         if got != want:
             raise Mistake(_("{what} returned {got}; the answer is {want}. Call the "
                             "jitted function on every input, in order").format(
