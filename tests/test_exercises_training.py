@@ -297,3 +297,12 @@ def test_the_walks_raw_errors_and_misnamed_hints_in_lesson_08():
         return [(w - 2 * step_size * dw, b - 2 * step_size * db)
                 for (w, b), (dw, db) in zip(params, grads)]
     assert_result(check.update(steps_only), "failed", "exactly step_size x the gradient")
+
+
+def test_best_epochs_hints_name_a_mistake_only_if_it_explains_every_run():
+    """A student's walk: `return 4` was told it returned an index (4 is one less than the
+    second run's best), and len(history.val_accuracy) the training accuracy's epoch."""
+    result = check.best_epoch(lambda history: 4)
+    assert result.status == "failed" and "index" not in result.message, result.line
+    assert_result(check.best_epoch(lambda h: int(np.argmax(h.val_accuracy))), "failed",
+                  "the index in the list")
