@@ -133,7 +133,7 @@ def test_a_namespace_only_read_puts_no_answer_in_doubt(release, look):
     ('(lambda: 0).__globals__["relu"] = m.relu', "__globals__"),
     # round seven: writes spelt so that a list of write shapes missed them
     ('[globals()][0]["relu"] = m.relu', "globals()"),
-    ('globals().get.__self__["relu"] = m.relu', "globals()"),
+    ('globals().get.__self__["relu"] = m.relu', "__self__"),
     ('(globals() or 0)["relu"] = m.relu', "globals()"),
     ('(globals() if 1 else 0)["relu"] = m.relu', "globals()"),
     ('next(iter([globals()]))["relu"] = m.relu', "globals()"),
@@ -158,6 +158,54 @@ def test_a_namespace_written_puts_the_answers_bound_before_in_doubt(release, wri
     before = ("import sys\nimport nn_from_scratch.model as m\ndef keep(ns):\n    pass\n"
               "params = type('P', (), {})()", "def relu(x):\n    return jnp.maximum(0, x)")
     assert copies(release, write, *before) == {"07.1": f"relu: {how}"}
+
+
+@pytest.mark.parametrize("attack, how", [
+    # a magic's cell was skipped whole: IPython's syntax is read as the kernel runs it
+    ("%%capture\nrelu = lambda x: m.relu(x)", ""),
+    ("%xmode Plain\nrelu = lambda x: m.relu(x)", ""),
+    ("%time relu = lambda x: m.relu(x)", ""),
+    ("%env X=1\nx = 1", "%env"),
+    # exec and its kin kept or passed under another name
+    ('run = exec\nrun("relu = m.relu")', "exec"),
+    ('x = [exec]\nx[0]("relu = m.relu")', "exec"),
+    ('list(map(exec, ["relu = m.relu"]))', "exec"),
+    ('from builtins import exec as run\nrun("relu = m.relu")', "builtins"),
+    ('getattr(print.__self__, "ex" + "ec")("relu = m.relu")', "__self__"),
+    # IPython's shell
+    ('exit._ip.user_ns["relu"] = m.relu', "user_ns"),
+    ('quit._ip.push({"relu": m.relu})', "push()"),
+    # helpers reached other than by a plain call, or deeper than four calls
+    ("def _a():\n    globals()['relu'] = m.relu\n\ndef _b():\n    _a()\n\ndef _c():\n"
+     "    _b()\n\ndef _d():\n    _c()\n\ndef _e():\n    _d()\n\ndef _f():\n    _e()\n\n_f()",
+     "globals()"),
+    ("list(map(_setup, [0]))", "globals()"), ("_go = [_setup]\n_go[0]()", "globals()"),
+    ("_k = _K()\n_k.go()", "globals()"),
+])
+def test_round_eights_ways_to_bind_unseen(release, attack, how):
+    """Red team, round eight: each bound relu to the library's, unseen by the reading."""
+    before = ("import nn_from_scratch.model as m\n\ndef _setup(*_):\n"
+              "    globals()['relu'] = m.relu\n\nclass _K:\n    def go(self):\n"
+              "        globals()['relu'] = m.relu",
+              "def relu(x):\n    return jnp.maximum(0, x)")
+    found = copies(release, attack, *before)
+    assert "07.1" in found and found["07.1"].startswith("relu"), found
+    if how:
+        assert found["07.1"] == f"relu: {how}", found
+
+
+@pytest.mark.parametrize("honest", [
+    'IN_COLAB = "google.colab" in str(get_ipython())\nprint(IN_COLAB)',
+    "get_ipython().run_line_magic('matplotlib', 'inline')", "%matplotlib inline",
+    "%time y = relu(jnp.ones(3))",
+    "import matplotlib\nfrom matplotlib.colors import ListedColormap\n"
+    "matplotlib.colormaps.register(ListedColormap(['r', 'g']), name='rg_test')",
+    "import functools\n\n@functools.singledispatch\ndef show(x):\n    print(x)\n\n"
+    "@show.register\ndef _(x: int):\n    print('int', x)"])
+def test_round_eights_honest_cells_put_nothing_in_doubt(release, honest):
+    """Red team, round eight: a Colab check, nbconvert's magic, a colormap or a
+    singledispatch registered cost an honest notebook every exercise."""
+    assert copies(release, honest, "def relu(x):\n    return jnp.maximum(0, x)") == {}
 
 
 def test_a_hook_puts_even_the_names_bound_after_it_in_doubt(release):

@@ -190,7 +190,9 @@ def test_ordinary_exercise_code_is_not_flagged():
                  'K = 0  # a\x0c b\nfrom nn_from_scratch.model import predict\n"doc"',
                  'K = 0  # a\u2028 b\nfrom nn_from_scratch.model import predict\n"doc"',
                  # round seven: NFKC makes one string of a line Python runs as code
-                 '"＂＂"; import nn_from_scratch.model as M  # ＂＂＂'):
+                 '"＂＂"; import nn_from_scratch.model as M  # ＂＂＂',
+                 # round eight: ＂ and ＃, a quote and a comment sign only once normalised
+                 's = "＂＃"; import nn_from_scratch.model as M  # ＂'):
         assert flags("the exercise cell of 07.1", used) != [], used
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..parsing import parse
+from .magics import QUIET_MAGICS, as_ipython_runs_it, magic
 from .unseen import (
     BINDING_ATTRIBUTES,
     BINDING_CALLS,
@@ -132,10 +133,24 @@ class Reader:
 
     def read(self, source: str, student: bool) -> None:
         try:
-            tree = parse(source)
-        except SyntaxError:
-            return
+            tree: ast.Module | None = parse(source)
+        except SyntaxError:  # IPython's syntax, as the kernel turns it into Python (round
+            tree = as_ipython_runs_it(source)  # eight: one %%capture line hid a cell)
+        if tree is None:
+            return  # a cell that does not parse runs nothing
         for statement in tree.body:
+            ran = magic(statement)
+            if ran is not None:
+                name, code = ran
+                if name in QUIET_MAGICS:
+                    continue
+                if code is not None:  # %time, %%capture...: the code they run, read as code
+                    self.read(code, student)
+                    continue
+                self.count += 1
+                if student:  # any other magic may run anything
+                    self.hidden = (self.count, f"%{name}")
+                continue
             self.count += 1
             if student:
                 self.always = self.always or lasting(statement)

@@ -80,16 +80,17 @@ def _code(source: str) -> str:
     ``nn_from_scratch`` to Python: red team, round five), comments and docstrings left out (an
     honest note that mentions the library is no code: rounds five and six), the script idiom
     ``__name__ == "__main__"`` too."""
-    # the docstrings of the source Python runs, then normalised: NFKC makes quotes of ＂
-    # (inside a string to Python), and a line of code a string (round seven)
-    text = unicodedata.normalize("NFKC", _without_docstrings(source))
+    # docstrings and comments found in the source Python runs, and only then normalised:
+    # NFKC makes quotes of ＂ and a comment sign of ＃ (inside a string to Python), and so a line
+    # of code a string or a comment (rounds seven and eight)
+    text = _without_docstrings(source)
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
         text = tokenize.untokenize(t._replace(string="") if t.type == tokenize.COMMENT else t
                                    for t in tokens)  # full tokens: the spacing is kept
     except (tokenize.TokenError, SyntaxError, IndentationError):
         pass  # read as it is: a cell that does not tokenize does not run either
-    return re.sub(MAIN_IDIOM, "", text)
+    return re.sub(MAIN_IDIOM, "", unicodedata.normalize("NFKC", text))
 
 
 def flags(label: str, source: str) -> list[str]:

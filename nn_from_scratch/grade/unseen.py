@@ -15,8 +15,10 @@ only in a few shapes it can prove are (an argument of a builtin reader such as `
 ``globals().get.__self__[...] = ...``: round seven), counts as a write.
 
 Code that runs when a ``def`` or ``class`` statement runs (decorators, default arguments, a
-class's body) is read as a statement too, and so is the body of a student's function that a
-statement calls (``_setup()``), a few calls deep: round seven hid ``exec`` in each of them.
+class's body) is read as a statement too, and so is the code of every student's name a
+statement refers to, to any depth: round seven hid ``exec`` in each of them, round eight
+behind ``map``, a list and a method. ``exec`` and its kin kept or passed under another name
+(``run = exec``) hide too; so does IPython's shell (``_ip``, ``user_ns``, ``push``).
 """
 import ast
 from collections.abc import Callable
@@ -33,13 +35,18 @@ NAMESPACE_CALLS = {"globals", "vars", "locals"}
 NAMESPACE_ATTRIBUTES = {"__dict__", "__globals__", "__builtins__", "modules"}
 # calls that run text as code, import by name, or set names by string
 BINDING_CALLS = {"exec", "eval", "compile", "__import__", "import_module", "setattr", "delattr",
-                  "attrgetter", "methodcaller", "run_line_magic", "run_cell_magic"}
+                 "attrgetter", "methodcaller", "run_line_magic", "run_cell_magic",
+                 # IPython's shell, which runs text as code or sets names (round eight)
+                 "push", "run_cell", "ex", "ev", "run_code", "run_source", "safe_execfile",
+                 "magic"}
 BINDING_ATTRIBUTES = {"__closure__", "__code__", "__getattribute__", "__setattr__",
-                       "__setitem__"}
+                      "__setitem__", "__self__", "_ip", "user_ns", "user_global_ns"}
+# names that ARE such a call when passed or kept under another name (run = exec; map(exec, ...))
+_ALIASED = {"exec", "eval", "compile", "__import__", "setattr", "delattr", "getattr", "globals",
+            "vars", "locals"}
 # hooks that run after any later cell, and Python's own builtins: every name is in doubt
-_LASTING_ATTRIBUTES = {"settrace", "setprofile", "addaudithook", "register", "events"}
-_LASTING_NAMES = {"builtins", "__builtins__", "get_ipython"}
-_DEPTH = 4  # how far through the student's own functions a call is followed
+_LASTING_ATTRIBUTES = {"settrace", "setprofile", "addaudithook"}
+_LASTING_NAMES = {"builtins", "__builtins__"}
 
 
 def _only_read(node: ast.AST, parents: dict[ast.AST, ast.AST], rebound: set[str]) -> bool:
@@ -109,6 +116,10 @@ def _how(node: ast.AST, rebound: set[str], plain: frozenset[str] | set[str]) -> 
     for part in ast.walk(node):
         if _of_an_object(part, plain):
             continue
+        parent = parents.get(part)
+        if isinstance(part, ast.Name) and part.id in _ALIASED and not (
+                isinstance(parent, ast.Call) and parent.func is part):
+            return part.id  # round eight: run = exec; run(...), map(exec, [...])
         if isinstance(part, ast.Call):
             func = part.func
             name = func.id if isinstance(func, ast.Name) else \
@@ -127,35 +138,38 @@ def _how(node: ast.AST, rebound: set[str], plain: frozenset[str] | set[str]) -> 
 
 def hides_a_binding(statement: ast.stmt, rebound: set[str],
                     plain: frozenset[str] | set[str] = frozenset(),
-                    called: Callable[[str], ast.AST | None] = lambda name: None,
-                    depth: int = _DEPTH) -> str:
+                    code_of: Callable[[str], ast.AST | None] = lambda name: None,
+                    seen: set[str] | None = None) -> str:
     """What in ``statement`` may bind a name the reading cannot see, so that every name bound
     before it is in doubt (see the module's docstring); "" if nothing.
 
     ``rebound``: the names the notebook has bound so far (a builtin reader such as ``print``
     that the notebook rebound is no longer trusted to only read). ``plain``: those last bound
     to an object the notebook made (an assignment, a ``def``, a ``class``): ``vars(x)`` and
-    ``x.__dict__`` of such an ``x`` are no namespace of names. ``called``: the student's
-    own function (its ``def``, ``lambda`` or ``class``) of a name, whose body runs when the
-    statement calls it, or None.
+    ``x.__dict__`` of such an ``x`` are no namespace of names. ``code_of``: the student's own
+    code a name is bound to (a ``def``, a ``class``, an assigned value), or None: the code of
+    every name the statement refers to is read too, however it may come to run (called,
+    decorating, handed to ``map``, kept in a list, a method of an instance: round eight), and
+    the code of the names that code refers to, to any depth.
     """
+    seen = set() if seen is None else seen
     for part in _running_parts(statement):
         if how := _how(part, rebound, plain):
             return how
-        if depth <= 0:
-            continue
-        names = [c.func.id for c in ast.walk(part) if isinstance(c, ast.Call)
-                 and isinstance(c.func, ast.Name)]
-        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names += [d.id for d in statement.decorator_list if isinstance(d, ast.Name)]
-        for name in names:  # a decorator is called with the function it decorates
-            code = called(name)
+        for name in [n.id for n in ast.walk(part) if isinstance(n, ast.Name)]:
+            code = None if name in seen else code_of(name)
+            if code is None:
+                continue
+            seen.add(name)
             body = code.body if isinstance(code, ast.FunctionDef | ast.AsyncFunctionDef) else \
                 [ast.Expr(code.body)] if isinstance(code, ast.Lambda) else \
-                [s for method in code.body if isinstance(method, ast.FunctionDef)
-                 for s in method.body] if isinstance(code, ast.ClassDef) else []
+                [s for inner in code.body for s in (
+                    inner.body if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef)
+                    else [inner])] if isinstance(code, ast.ClassDef) else \
+                [code] if isinstance(code, ast.stmt) else \
+                [ast.Expr(code)] if isinstance(code, ast.expr) else []
             for inner in body:
-                if how := hides_a_binding(inner, rebound, plain, called, depth - 1):
+                if how := hides_a_binding(inner, rebound, plain, code_of, seen):
                     return how
     return ""
 
@@ -165,8 +179,13 @@ def lasting(statement: ast.stmt) -> str:
     later cell (an IPython event hook, a tracer, ``builtins``), so that every name is in
     doubt from here on; "" if nothing."""
     for part in ast.walk(statement):
-        if isinstance(part, ast.Attribute) and part.attr in _LASTING_ATTRIBUTES:
+        if isinstance(part, ast.Attribute) and (part.attr in _LASTING_ATTRIBUTES or (
+                part.attr == "register" and isinstance(part.value, ast.Attribute)
+                and part.value.attr == "events")):  # get_ipython().events.register(...)
             return part.attr
         if isinstance(part, ast.Name) and part.id in _LASTING_NAMES:
             return part.id
+        if isinstance(part, ast.alias) and part.name.split(".")[0] in _LASTING_NAMES or \
+                isinstance(part, ast.ImportFrom) and part.module in _LASTING_NAMES:
+            return "builtins"  # from builtins import exec as run (round eight)
     return ""
