@@ -185,7 +185,11 @@ def test_backward():
     swapped = notebook(BACKWARD.format(update="parent.grad += local * v.grad"
                                        ).replace("zip(v.parents, v.local_grads)",
                                                  "zip(v.local_grads, v.parents)"))
-    assert_result(check.backward(swapped["backward"]), "failed", "raised AttributeError")
+    assert_result(check.backward(swapped["backward"]), "failed", "(parent, local) pairs")
+    # a student's walk: the names of the pair swapped, the zip right
+    named = notebook(BACKWARD.format(update="parent.grad += local * v.grad").replace(
+        "for parent, local in", "for local, parent in"))
+    assert_result(check.backward(named["backward"]), "failed", "(parent, local) pairs")
     # a student's walk (A23): += seeds the root, wrong once root.grad is not 0 (run twice)
     seeded = notebook(BACKWARD.format(update="parent.grad += local * v.grad").replace(
         "root.grad = 1.0", "root.grad += 1.0"))

@@ -316,7 +316,7 @@ def test_the_walks_answers_to_the_checks_that_draw_their_shapes():
         return x.reshape(14, 2, 14, 2).max(axis=(1, 3))
     assert_result(check.max_pool(typed_pool), "failed", "a size written as a number",
                   "H, W = x.shape")
-    assert_result(check.max_pool(lambda x: conv.max_pool(x)), "failed", "calls the library's")
+    assert_result(check.max_pool(lambda x: conv.max_pool(x)), "failed", "not ready-made code")
     assert_result(check.conv2d_input_grad(lambda g, k: convolve2d(g, k, mode="full")),
                   "passed")
     assert_result(check.conv2d_input_grad(lambda g, k: correlate2d(g, k, mode="full")),
@@ -341,3 +341,17 @@ def test_the_walks_answers_to_the_checks_that_draw_their_shapes():
         return jnp.asarray(m)
     result = check.conv_matrix(square_matrix)
     assert result.status == "failed" and "raised" not in result.message, result.line
+
+
+def test_the_second_walks_answers_to_lesson_13():
+    """A second walk: a transposed kernel in 13.10 was told about the padding; JAX's
+    reduce_window and conv_general_dilated_patches answered 13.5 and 13.9."""
+    def transposed(g, k):
+        kh, kw = k.shape
+        return conv.conv2d(jnp.pad(g, ((kh - 1, kh - 1), (kw - 1, kw - 1))), k.T)
+    assert_result(check.conv2d_input_grad(transposed), "failed", "TRANSPOSED", "FLIPPED")
+    assert_result(check.max_pool(lambda x: jax.lax.reduce_window(
+        x, -jnp.inf, jax.lax.max, (2, 2), (2, 2), "VALID")), "failed", "not ready-made code")
+    assert_result(check.im2col(lambda image, kh, kw: jax.lax.conv_general_dilated_patches(
+        image[None], (kh, kw), (1, 1), "VALID")[0].reshape(image.shape[0] * kh * kw, -1).T),
+        "failed", "not ready-made code")

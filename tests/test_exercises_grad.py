@@ -213,3 +213,14 @@ def test_an_int_of_x_gets_a_hint_not_jaxs_error():
         dg = jax.grad(g)
         return dg(x), jax.grad(dg)(x), jax.grad(jax.grad(dg))(x)
     assert_result(check.derivatives_at(rounded), "failed", "no int(x)")
+
+
+def test_formulas_for_some_derivatives_and_g_for_others_fail():
+    """A second walk: g' from jax.grad, g'' and g''' typed in; and formulas beside `_ = g`."""
+    partly = notebook("def g(x):\n    return x ** 3 + 2 * x\n\ndef derivatives_at(x):\n"
+                      "    return jax.grad(g)(x), 6 * x, 6.0")
+    beside_g = notebook("def g(x):\n    return x ** 3 + 2 * x\n\ndef derivatives_at(x):\n"
+                        "    _ = g\n    return 3 * x ** 2 + 2, 6 * x, 6.0")
+    for answer in (partly, beside_g):
+        assert_result(check.derivatives_at(answer["derivatives_at"]), "failed",
+                      "with another g in its place")

@@ -255,3 +255,11 @@ def test_a_count_off_by_one_or_of_shapes_is_told_to_count_the_traces():
         return len({jnp.shape(x) for x in inputs})
     for wrong in (one_less, distinct_shapes):
         assert_result(check.count_traces(wrong), "failed", "count the traces themselves")
+
+
+def test_debug_print_wants_x_in_its_own_order():
+    """A second walk: x printed reversed or sorted passed."""
+    def reversed_x(x):
+        jax.debug.print("{}", x[::-1])
+        return 2 * x
+    assert_result(check.debug_print(reversed_x), "failed", "print x itself")

@@ -200,3 +200,22 @@ def test_sizes_written_as_numbers_and_epochs_that_repeat_fail():
                             (check.two_normals, a_thousand), (check.epoch_order, twenty)):
         assert checker(answer).status == "failed", checker.__name__
     assert_result(check.epoch_order(every_other), "failed", "0", "2", "fold_in(key, epoch)")
+
+
+def test_the_second_walks_answers_fail_with_a_hint():
+    """A second walk of lesson 01: b as a's numbers rearranged, one permutation rolled by
+    epoch, an order repeating every third epoch, and the keys returned for numbers."""
+    def rearranged(key, n):
+        a = jax.random.normal(key, (n,))
+        return a, a[::-1]
+
+    def rolled(key, epoch, n):
+        return jnp.roll(jax.random.permutation(key, n), epoch)
+
+    def every_third(key, epoch, n):
+        return jax.random.permutation(jax.random.fold_in(key, epoch % 3), n)
+    assert_result(check.two_normals(rearranged), "failed", "rearranged")
+    assert_result(check.epoch_order(rolled), "failed", "rotated")
+    assert_result(check.epoch_order(every_third), "failed", "fold_in(key, epoch)")
+    assert_result(check.uniform_per_key(lambda key, n: jax.random.split(key, n)), "failed",
+                  "keys themselves")

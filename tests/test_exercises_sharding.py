@@ -55,7 +55,7 @@ def test_per_device_grads():
     # which is a wrong answer's, not the stub's "not done"
     assert_result(check.per_device_grads(
         lambda p, x, y: jax.grad(lambda q: lax.pmax(loss(q, x, y), AXIS))(p)), "failed",
-        "NotImplementedError")
+        "lax.pmean instead")
 
 
 def test_process_rows():
@@ -136,3 +136,11 @@ def test_a_mesh_axis_the_mesh_lacks_gets_a_hint():
     def model_axis(x, mesh):
         return jax.device_put(x, NamedSharding(mesh, P(None, "model")))
     assert_result(check.shard_columns(model_axis), "failed", "its one axis is AXIS")
+
+
+def test_a_mesh_of_ones_own_is_told_to_use_the_mesh_it_was_handed():
+    """A second walk: an answer that built a mesh of every device, ignoring the one it was
+    handed, was told it split another way."""
+    def own_mesh(x, mesh):
+        return jax.device_put(x, NamedSharding(data_parallel_mesh(), P(None, AXIS)))
+    assert_result(check.shard_columns(own_mesh), "failed", "not on the mesh it was handed")

@@ -93,6 +93,8 @@ ENGLISH_ON_PURPOSE = {
     "out of bounds": "matched against NumPy's and JAX's index errors",
     "real- or complex-valued": "matched against JAX's error (grad of an int)",
     "not found in mesh": "matched against JAX's error (a mesh axis the mesh lacks)",
+    "Differentiation rule for 'pmax'": "matched against JAX's error (grad through pmax)",
+    "object has no attribute 'grad'": "matched against Python's error (a float's .grad)",
     "draw_sizes: {}=({}, {}) holds {} sizes, fewer than the {} cases that each need another one; "
     "widen the range": "a checker's own bug, met when it is written",
     "draw_sizes: found no {} cases whose sizes all differ (apart) and that keep what keep asks, "

@@ -9,10 +9,17 @@ from typing import Any
 
 import numpy as np
 
-from ..i18n import _
+from ..i18n import N_, _
 from ._remote import Remote
 
-__all__ = ["first_line", "summary"]
+__all__ = ["NO_DERIVATIVE", "first_line", "summary", "the_stubs"]
+
+
+# JAX's error where a collective has no derivative (a student's walk of 11.3 and 12.2: grad
+# through lax.pmax), as the parallel lessons' checks hint it
+NO_DERIVATIVE: dict[str | tuple[str, ...], str] = {"Differentiation rule for 'pmax'": N_(
+    "lax.pmax has no derivative (JAX has no differentiation rule for it): average over the "
+    "devices with lax.pmean instead")}
 
 
 def the_stubs(err: BaseException) -> bool:

@@ -96,6 +96,11 @@ def mesh_size(mesh: Any) -> int:
     return int(mesh.size)
 
 
+def mesh_device_ids(mesh: Any) -> list[int]:
+    """The ids of the devices of ``mesh``."""
+    return sorted(int(device.id) for device in mesh.devices.flat)
+
+
 def mesh_shape(mesh: Any) -> dict[str, int]:
     return {str(name): int(size) for name, size in mesh.shape.items()}
 

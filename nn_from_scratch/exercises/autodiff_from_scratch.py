@@ -285,7 +285,10 @@ def _run_backward(student_backward: Any, root: autodiff.Value, what: str) -> Any
         returned.append(student_backward(r))
         return True
     plain = callable(student_backward) and not library_name(student_backward)
-    call(ran if plain else student_backward, root, what=what)
+    call(ran if plain else student_backward, root, what=what, hints={
+        "object has no attribute 'grad'": N_(  # a student's walk: the pair's names swapped
+            "a number was asked for its .grad: zip(v.parents, v.local_grads) gives (parent, "
+            "local) pairs, in that order, so write for parent, local in zip(...)")})
     return returned[0] if returned else None
 
 

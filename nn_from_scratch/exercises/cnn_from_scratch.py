@@ -251,7 +251,10 @@ def max_pool(student_fn: Any) -> str:
                "// 2, 2) and take the max over axes 1 and 3"): scrambled,
         }, rtol=1e-5, atol=1e-6, want=want)
         expect_close(got, want, what, hint=_("the largest value of each non-overlapping 2x2 block"))
-    expect_own_code(student_fn, (jnp.asarray(x),), what, "nn_from_scratch.conv", ("max_pool",))
+    expect_own_code(student_fn, (jnp.asarray(x),), what, ("nn_from_scratch.conv", "jax"),
+                    ("max_pool", "reduce_window"), message=_(
+                        "{what} calls {name}: the exercise wants your own code (reshape into "
+                        "2x2 blocks, then the max), not ready-made code"))
     return N_("2x2 blocks, the largest of each, on even, odd and mixed sizes")
 
 
@@ -433,6 +436,10 @@ def _im2col_case(student_fn: Any, image: Any, kh: int, kw: int) -> None:
     }, rtol=1e-5, atol=1e-6, want=want)
     expect_close(got, want, what, hint=_("row i * ow + j is the window at (i, j), "
                                          "image[:, i:i+kh, j:j+kw].ravel()"))
+    expect_own_code(student_fn, (image, kh, kw), what, "jax",
+                    ("conv_general_dilated_patches",), message=_(
+                        "{what} calls {name}: the exercise wants your own code (a row per "
+                        "window, image[:, i:i+kh, j:j+kw].ravel()), not ready-made code"))
 
 
 def _input_grad(grad_out: Any, kernel: Any) -> np.ndarray:
@@ -460,6 +467,12 @@ def conv2d_input_grad(student_fn: Any) -> str:
         what = _("conv2d_input_grad(grad_out, kernel) for grad_out {shape} and a kernel "
                  "{shape2}").format(shape=(s["oh"], s["ow"]), shape2=(s["kh"], s["kw"]))
         got = as_array(fast_call(student_fn, grad_out, kernel, what=what))
+        kh, kw = s["kh"], s["kw"]
+        if got.shape == (s["oh"] + 2 * kh - kw - 1, s["ow"] + 2 * kw - kh - 1):
+            raise Mistake(_("returned shape {shape}: a convolution with kernel.T, the kernel "
+                            "TRANSPOSED ({kw}, {kh}); the gradient needs it FLIPPED, "
+                            "kernel[::-1, ::-1], of the kernel's own shape").format(
+                                shape=got.shape, kw=kw, kh=kh))
         if got.shape != want.shape:
             raise Mistake(_("returned shape {shape}; the gradient has the image's shape, "
                             "{shape2}: pad grad_out with kh - 1 rows and kw - 1 columns on each "

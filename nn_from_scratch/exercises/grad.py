@@ -80,6 +80,14 @@ def derivatives_at(student_fn: Any) -> str:
         raise Mistake(_("derivatives_at gives the right numbers but reads neither g nor "
                         "jax.grad: the exercise asks for them from g, by composing jax.grad "
                         "(d2g = jax.grad(jax.grad(g))), not from formulas typed in"))
+    # formulas for some of the three, g read for the others (jax.grad(g)(x), 6 * x, 6.0: a
+    # second walk): with another g in its place, every number must follow it
+    other = beside(student_fn, _fixtures.with_another_g, student_fn, 2.0)
+    if other is not None and not np.allclose(other, [31.0, 48.0, 48.0], rtol=1e-4):
+        raise Mistake(_("derivatives_at reads g, but with another g in its place (x**4 - x) "
+                        "it gave {other} at x = 2, not that g's (31, 48, 48): compute all "
+                        "three from g with jax.grad, none typed in").format(
+                            other=[round(v, 4) for v in other]))
     return N_("14, 12 and 6 at x = 2, and right at two other points too")  # drawn when graded
 
 

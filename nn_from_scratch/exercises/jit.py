@@ -276,7 +276,8 @@ def debug_print(student_fn: Any) -> str:
     # every value of both x's among the numbers printed (a student's walk: x[0] alone, or
     # x + 10, whose "11.5" held the "1.5" looked for, passed)
     numbers = [float(n) for n in re.findall(r"-?\d+(?:\.\d*)?(?:e[-+]?\d+)?", printed)]
-    if all(any(np.isclose(value, n) for n in numbers) for value in [*first, *second]):
+    if all(any(np.allclose(numbers[i:i + len(x)], x) for i in range(len(numbers) - len(x) + 1))
+           for x in (first, second)):  # each x's values, in x's order (not x[::-1], sort)
         return N_("prints x on every call, with its values, from the compiled program")
     if "Trace" in printed:  # Traced<...> in older JAX, JitTracer(...) today
         raise Mistake("it printed a tracer: print(...) and f-strings run while tracing, once; "

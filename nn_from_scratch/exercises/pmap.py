@@ -20,7 +20,7 @@ from ..parallel import AXIS
 from ._calls import call, generator, jittered, library_name, prng_key
 from ._compare import as_array, expect_close, expect_own_code, expect_shape, mlp_loss_and_grads
 from ._core import Mistake, exercise
-from ._hints import summary
+from ._hints import NO_DERIVATIVE, summary
 from ._remote import transformed
 
 LESSON = "11_pmap"
@@ -62,6 +62,7 @@ def _run_per_device(fn: Any, in_axes: tuple[Any, ...], *args: Any, what: str) ->
     """``jit(vmap(fn, in_axes, axis_name=AXIS))(*args)``, an unknown axis name made a hint."""
     mapped = transformed(fn, (jax.vmap, {"in_axes": in_axes, "axis_name": AXIS}), jax.jit)
     return call(mapped, *args, what=what, hints={
+        **NO_DERIVATIVE,
         "unbound axis name": _("{what} used an axis name that the map does not have: "
                                "name the device axis AXIS (= {AXIS!r}) in "
                                "lax.axis_index, lax.psum and lax.pmean").format(

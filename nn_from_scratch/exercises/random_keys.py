@@ -107,6 +107,11 @@ def uniform_per_key(student_fn: Any) -> str:
 def _uniform_per_key(student_fn: Any, n: int, key: Any) -> str:
     what = f"uniform_per_key(key, {n})"
     out = call(student_fn, key, n, what=what)
+    dtype = getattr(out, "dtype", None)
+    if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+        raise Mistake(_("{what} returned the {n} keys themselves; return one number drawn "
+                        "from each, jax.random.uniform(k) for each k of "
+                        "jax.random.split(key, n)").format(what=what, n=n))
     if isinstance(out, (list, tuple)):
         raise Mistake(_("{what} returned a {name} of {len_out} numbers; return ONE "
                         "array of shape ({n},): jnp.stack(the list)").format(
@@ -212,6 +217,9 @@ def _two_normals(student_fn: Any, n: int, key: Any) -> str:
         raise Mistake(_("a and b are the same numbers (correlation {correlation:.2f}): "
                         "both were drawn with the same key. Split it: key_a, key_b = "
                         "jax.random.split(key)").format(correlation=correlation))
+    if np.array_equal(np.sort(a), np.sort(b)):  # a student's walk: a[::-1], roll, sort
+        raise Mistake("b holds a's very numbers, rearranged: not an independent draw. Draw b "
+                      "from a key of its own: key_a, key_b = jax.random.split(key)")
     direct = np.asarray(jax.random.normal(key, (n,)))
     children = [np.asarray(jax.random.normal(k, (n,))) for k in jax.random.split(key)]
     if any((np.allclose(u, direct) and any(np.allclose(v, c) for c in children))
@@ -241,7 +249,7 @@ def epoch_order(student_fn: Any) -> str:
 
 def _epoch_order(student_fn: Any, n: int, key: Any) -> str:
     orders = []
-    for epoch in range(3):
+    for epoch in range(4):  # 4: an order that repeats every 3rd epoch shows too
         what = f"epoch_order(key, {epoch}, {n})"
         order = expect_shape(call(student_fn, key, epoch, n, what=what), (n,), what)
         if sorted(order.tolist()) != list(range(n)):
@@ -252,12 +260,16 @@ def _epoch_order(student_fn: Any, n: int, key: Any) -> str:
     if np.array_equal(orders[0], orders[1]) and np.array_equal(orders[1], orders[2]):
         raise Mistake("every epoch got the same order: all epochs shuffled with the same key. "
                       "Derive one key per epoch: jax.random.fold_in(key, epoch)")
-    same = next(((a, b) for a in range(3) for b in range(a + 1, 3)
+    same = next(((a, b) for a in range(4) for b in range(a + 1, 4)
                  if np.array_equal(orders[a], orders[b])), None)
     if same:  # a student's walk: fold_in(key, epoch % 2) repeats every other epoch
         raise Mistake(_("epochs {a} and {b} got the same order: each epoch needs a key of its "
                         "own, jax.random.fold_in(key, epoch) with the epoch itself").format(
                             a=same[0], b=same[1]))
+    if any(np.array_equal(orders[b], np.roll(orders[0], shift)) for b in range(1, 4)
+           for shift in range(1, n)):  # a student's walk: one permutation, rolled by epoch
+        raise Mistake("the epochs' orders are one order rotated: draw a new permutation each "
+                      "epoch, jax.random.permutation(jax.random.fold_in(key, epoch), n)")
     again = call(student_fn, key, 1, n, what=_("epoch_order(key, 1, {n}) again").format(n=n))
     if not np.array_equal(np.asarray(again), orders[1]):
         raise Mistake("the same key and epoch gave another order: an epoch's order must follow "

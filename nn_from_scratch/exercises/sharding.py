@@ -24,6 +24,7 @@ from . import _placement
 from ._calls import call, generator, jittered, wrapped
 from ._compare import as_array, expect_close, expect_shape, mlp_loss_and_grads
 from ._core import Mistake, exercise
+from ._hints import NO_DERIVATIVE
 from ._remote import beside
 
 LESSON = "12_sharding"
@@ -70,6 +71,18 @@ def _pieces(leaf: dict[str, Any], what: str) -> list[tuple[tuple[int, ...], Any]
                         "jax.device_put(x, NamedSharding(mesh, spec))").format(
                           what=what, name=leaf["type"]))
     return [(tuple(shape), index) for shape, index in leaf["pieces"]]
+
+
+def _expect_on(leaf: dict[str, Any], mesh: Any, what: str) -> None:
+    """The described array lives on the devices of ``mesh``, the one the answer was handed (a
+    second walk: a mesh of every device built anew was told it split another way)."""
+    ids = set(beside(mesh, _placement.mesh_device_ids, mesh))
+    used = {int(device) for device in leaf["layout"]} if leaf["array"] else set()
+    if used - ids:
+        raise Mistake(_("{what} lives on devices {used}, not on the mesh it was handed "
+                        "(devices {ids}): build the NamedSharding from the mesh argument, "
+                        "not from a mesh of your own").format(
+                            what=what, used=sorted(used), ids=sorted(ids)))
 
 
 def _expect_split(leaf: dict[str, Any], full: np.ndarray, axis: int | None, devices: int,
@@ -123,6 +136,7 @@ def _shard_columns(student_fn: Any, mesh: Any) -> str:
         ("not found in mesh", "Resource axis"): _(
             "{what} named a mesh axis that this mesh does not have: its one axis is AXIS = "
             "{AXIS!r}, P(None, AXIS)").format(what=what, AXIS=AXIS)})
+    _expect_on(got, mesh, "x")
     _expect_split(got, x, 1, devices, "x", _("split the columns, axis 1, over the mesh axis: "
                                               "a PartitionSpec has one entry per array axis, "
                                               "NamedSharding(mesh, P(None, AXIS))"))
@@ -138,7 +152,7 @@ def _shard_map_grads(fn: Any, params: Any, x: np.ndarray, y: np.ndarray, what: s
                      half: bool = False) -> Any:
     mapped = wrapped(fn, _placement.shard_mapped, half)
     try:
-        return call(mapped, params, x, y, what=what)
+        return call(mapped, params, x, y, what=what, hints=NO_DERIVATIVE)
     except Mistake as err:
         if "unbound axis name" in str(err) or (isinstance(err.__cause__, AssertionError)
                                                 and not str(err.__cause__)):
@@ -280,6 +294,8 @@ def _shard_weights(student_fn: Any, mesh: Any) -> str:
                             "({cause}): its axes are {AXIS!r} and {MODEL!r}").format(
                               what=what, cause=cause, AXIS=AXIS, MODEL=MODEL)) from None
         raise
+    for leaf in leaves:
+        _expect_on(leaf, mesh, _("the params"))
     if len(leaves) != 2 * len(params):
         raise Mistake(_("{what} should return params of the same structure, [(W, b), "
                         "...]; got {len_leaves} arrays for {len_params} layers").format(
