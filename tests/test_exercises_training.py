@@ -135,7 +135,7 @@ def test_update():
     assert_result(check.update(lambda *a: step(*a, weights=False)), "failed",
                   "weights did not move")
     assert_result(check.update(lambda p, x, y, s: step(p, x, y, 0.01)), "failed",
-                  "use the step_size argument")
+                  "exactly step_size x the gradient")
     assert_result(check.update(lambda p, x, y, s: jax.grad(losses.loss)(p, x, y)), "failed",
                   "returned the gradients")
 
