@@ -219,3 +219,13 @@ def test_the_second_walks_answers_fail_with_a_hint():
     assert_result(check.epoch_order(every_third), "failed", "fold_in(key, epoch)")
     assert_result(check.uniform_per_key(lambda key, n: jax.random.split(key, n)), "failed",
                   "keys themselves")
+
+
+def test_n_numbers_from_one_split_key_fail():
+    """A second walk: all n numbers drawn from one of the split keys passed."""
+    assert_result(check.uniform_per_key(
+        lambda key, n: jax.random.uniform(jax.random.split(key, n)[0], (n,))), "failed",
+        "ONE of the keys split")
+    assert_result(check.uniform_per_key(
+        lambda key, n: jax.random.uniform(jax.random.split(key)[1], (n,))), "failed",
+        "ONE of the keys split")

@@ -121,6 +121,12 @@ def _uniform_per_key(student_fn: Any, n: int, key: Any) -> str:
         raise Mistake(_("all {n} numbers are equal: every draw used the same key. Split "
                         "key into n keys, one per draw: keys = jax.random.split(key, n)").format(
                           n=n))
+    if any(np.allclose(got, np.asarray(jax.random.uniform(k, (n,))))
+           for k in [*jax.random.split(key, n), *jax.random.split(key)]):
+        # a second walk: uniform(split(key, n)[0], (n,)), all n numbers from one split key
+        raise Mistake("these are n numbers drawn from ONE of the keys split from `key`: draw "
+                      "one number from EACH of the n keys, jax.random.uniform(k) for k in "
+                      "jax.random.split(key, n)")
     if np.allclose(got, np.asarray(jax.random.uniform(key, (n,)))):
         raise Mistake("these are n numbers drawn from ONE key: fine for one array of noise, but "
                       "here we want one number from each of n keys, jax.random.split(key, n): "
