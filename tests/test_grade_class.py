@@ -11,8 +11,8 @@ from nn_from_scratch.grade import grade_paths
 from nn_from_scratch.notebook_runner import Limits
 
 # How the grader treats a class (its sandboxes, limits, records and order) does not depend on
-# JAX's version; the graded verdicts of the lessons' own solutions are tested on both of CI's
-# runs (tests/test_grade.py).
+# JAX's version; lesson 07's own solution graded as a class (tests/test_grade.py) and every
+# checker's graded mode (the checkers' tests) are tested on both of CI's runs.
 pytestmark = pytest.mark.once
 
 # One call that fills 4 GB: an interrupt cannot stop it halfway, so the hog keeps growing through

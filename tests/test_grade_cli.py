@@ -17,9 +17,9 @@ from grading_fixtures import notebook
 
 from nn_from_scratch.__main__ import main
 
-# The grade command's paths, exports, shards and journal do not depend on JAX's version; the
-# graded verdicts of the lessons' own solutions are tested on both of CI's runs
-# (tests/test_grade.py).
+# The grade command's paths, exports, shards and journal do not depend on JAX's version;
+# lesson 07's own solution graded as a class (tests/test_grade.py) and every checker's graded
+# mode (the checkers' tests) are tested on both of CI's runs.
 pytestmark = pytest.mark.once
 
 ROOT = Path(__file__).resolve().parent.parent
