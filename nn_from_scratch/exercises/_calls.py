@@ -30,7 +30,8 @@ from ._hints import first_line, summary, the_stubs
 from ._remote import Remote, beside
 
 __all__ = ["Hints", "call", "fast_call", "finish_first", "fresh_inputs", "generator", "graded",
-           "jittered", "library_name", "nudged", "prng_key", "scaled", "shuffled", "wrapped"]
+           "jittered", "library_name", "names_used", "nudged", "prng_key", "scaled", "shuffled",
+           "wrapped"]
 
 _SEED: contextvars.ContextVar[int | None] = contextvars.ContextVar("check_seed", default=None)
 
@@ -189,12 +190,12 @@ def wrapped(fn: Any, wrapper: Callable[..., Any], *options: Any) -> Any:
     return beside(fn, wrapper, fn, *options)
 
 
-def _names_used(code: Any) -> set[str]:
+def names_used(code: Any) -> set[str]:
     """The global names a function's code refers to, in its nested functions too."""
     names = set(code.co_names)
     for const in code.co_consts:
         if inspect.iscode(const):
-            names |= _names_used(const)
+            names |= names_used(const)
     return names
 
 
@@ -204,7 +205,7 @@ def _global_used(fn: Any, name: str) -> Any:
         found = fn._session.request("global", target=fn._number, name=name)
         return None if found is Ellipsis else found
     code = getattr(inspect.unwrap(fn), "__code__", None)
-    if code is None or name not in _names_used(code):
+    if code is None or name not in names_used(code):
         return None  # fn does not use it (or is not Python code we can read)
     return getattr(inspect.unwrap(fn), "__globals__", {}).get(name)
 

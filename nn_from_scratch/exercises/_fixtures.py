@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import autodiff
 from ..i18n import _
+from ._calls import names_used
 from ._core import Mistake
 from ._hints import summary
 
@@ -312,7 +313,7 @@ def derivative_sources(fn: Any, names: tuple[str, ...]) -> list[str]:
     code = getattr(inspect.unwrap(fn), "__code__", None)
     if code is None:
         return ["?"]
-    read = _names_read(code)
+    read = names_used(code)
     namespace = getattr(inspect.unwrap(fn), "__globals__", {})
 
     def own(value: Any) -> bool:
@@ -323,18 +324,6 @@ def derivative_sources(fn: Any, names: tuple[str, ...]) -> list[str]:
                                            getattr(inspect.unwrap(fn), "__closure__", None) or ())))
     return sorted({name for name in read if name in names or own(namespace.get(name))} |
                   {name for name, value in closure.items() if name in names or own(value)})
-
-
-def _names_read(code: Any) -> set[str]:
-    """The names a code object reads, its nested functions' too."""
-    import types
-
-    read, pending = set(), [code]
-    while pending:
-        current = pending.pop()
-        read.update(current.co_names)
-        pending += [c for c in current.co_consts if isinstance(c, types.CodeType)]
-    return read
 
 
 def _another_g(x: Any) -> Any:
@@ -349,7 +338,7 @@ def with_another_g(fn: Any, x: float) -> list[float] | None:
 
     raw = inspect.unwrap(fn)
     code, namespace = getattr(raw, "__code__", None), getattr(raw, "__globals__", None)
-    if code is None or namespace is None or "g" not in namespace or "g" not in _names_read(code):
+    if code is None or namespace is None or "g" not in namespace or "g" not in names_used(code):
         return None
     kept = namespace["g"]
     namespace["g"] = _another_g
