@@ -33,9 +33,10 @@ def compile_and_run(student_fn: Any) -> str:
     fn = beside(student_fn, _fixtures.Watched, _("fn ran as written, op by op: time the "
                                                  "jitted function, time_fn(jax.jit(fn), x, ...)"))
     source = generator(40)
-    # Two sizes, drawn: a warm call of fn on the large x takes hundreds of times as long as on
-    # the small one, which no pair of numbers written in the code can follow.
-    sizes = (int(source.integers(8, 65)), int(source.integers(2 ** 20, 2 ** 21)))
+    # Two sizes, drawn: a warm call of fn on the large x takes ten times as long as on the
+    # small one or more (a call's fixed cost, fn's callback included, is ~0.2 ms), which no
+    # pair of numbers written in the code can follow.
+    sizes = (int(source.integers(8, 65)), int(source.integers(2 ** 21, 2 ** 22)))
     runs = []
     for size in sizes:
         x = np.linspace(-1.0, 1.0, size, dtype=np.float32)
@@ -70,7 +71,10 @@ def _timed(student_fn: Any, fn: Any, x: np.ndarray) -> tuple[float, float]:
         raise Mistake(_("{what} returned ({compile_s:.3g}, {run_s:.3g}): times are "
                         "positive seconds").format(
                           what=what, compile_s=compile_s, run_s=run_s))
-    if compile_s < run_s:
+    traced = fn.traces  # before warm_seconds, which may trace fn itself
+    warm = fn.warm_seconds(x)  # where the student's code ran, as it did
+    slow_call = max(30 * warm, 5e-4)  # slower than this, a "call" is a first call or a total
+    if compile_s < run_s and compile_s <= slow_call:
         raise Mistake(_("a compile of {format_seconds_compile_s} is shorter than a call "
                         "of {format_seconds_run_s}: are the two swapped? Return "
                         "(compile_seconds, run_seconds)").format(
@@ -82,13 +86,12 @@ def _timed(student_fn: Any, fn: Any, x: np.ndarray) -> tuple[float, float]:
                         "been compiled before). Use compile_time(fn, x), which clears "
                         "the cache first").format(
                           format_seconds_compile_s=format_seconds(compile_s)))
-    if not fn.traces:
+    if not traced:
         raise Mistake("fn was never traced, so never compiled: a number typed in, or the "
                       "compile cache answering (compile_time(fn, x, fresh=False)). Measure the "
                       "compile of this fn with compile_time(fn, x), which clears the cache "
                       "first, and time jax.jit(fn) with time_fn")
-    warm = fn.warm_seconds(x)  # where the student's code ran, as it did
-    if run_s > max(30 * warm, 5e-4):
+    if run_s > slow_call:
         raise Mistake(_("a call of {format_seconds_run_s}, where a warm call of "
                         "jax.jit(fn) takes about {format_seconds_warm}: that is the "
                         "first call, or a total. Return the median of "
@@ -152,7 +155,11 @@ def count_traces(student_fn: Any) -> str:
                                    "variable of it. Declare `nonlocal count` in the "
                                    "nested function, or keep the count in a one-element "
                                    "list (counter = [0]; counter[0] += 1)").format(
-                                     what=what)})
+                                     what=what),
+            ("Non-hashable static arguments", "static_argnums"): _(
+                "{what}: static_argnums made x a static argument, and an array cannot be one "
+                "(jit would trace anew for every value). Leave x traced: "
+                "jax.jit(counted) alone").format(what=what)})
         if not isinstance(got, (int, np.integer)):
             raise Mistake(_("{what} returned {summary_got}; return the count, an int").format(
                               what=what, summary_got=summary(got)))
