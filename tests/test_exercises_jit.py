@@ -75,6 +75,19 @@ def test_count_traces():
         return count
     assert_result(check.count_traces(new_function_per_call), "failed", "jit it once")
 
+    def static_x(fn, inputs):  # a walk: x made static, a raw "Non-hashable" ValueError until then
+        count = 0
+
+        def counted(x):
+            nonlocal count
+            count += 1
+            return fn(x)
+        counted_jit = jax.jit(counted, static_argnums=0)
+        for x in inputs:
+            counted_jit(x)
+        return count
+    assert_result(check.count_traces(static_x), "failed", "static_argnums", "jax.jit(counted)")
+
     total = 0
 
     def global_counter(fn, inputs):

@@ -8,6 +8,7 @@ from jax import lax
 
 from nn_from_scratch import loss, update
 from nn_from_scratch.exercises import pmap as check
+from nn_from_scratch.exercises._calls import fresh_inputs
 from nn_from_scratch.parallel import AXIS, data_parallel_step, shard_batch
 
 
@@ -21,9 +22,12 @@ def test_shard():
     assert_result(check.shard(stub), "not done")
     # reshape alone refuses an uneven batch, but with NumPy's ValueError or JAX's TypeError
     # and a message about reshaping: the exercise asks for a ValueError that says why
+    # (NumPy's error names 30 numbers and the shape (4, 2, 3), not the batch of 10)
     assert_result(check.shard(lambda x, n: x.reshape(n, -1, *x.shape[1:])), "failed",
-                  "JAX array", "raised TypeError", "raise a ValueError")
+                  "NumPy array", "raised ValueError", "Say why", "batch (10)")
     assert_result(check.shard(lambda x, n: jnp.reshape(x, (n, x.shape[0] // n, *x.shape[1:]))),
+                  "failed", "raised ValueError", "Say why")
+    assert_result(check.shard(lambda x, n: jnp.asarray(x).reshape(n, -1, *x.shape[1:])),
                   "failed", "raised TypeError", "raise a ValueError")
 
     def raises_a_string(x, n):  # `raise "..."` is itself a TypeError
@@ -41,6 +45,34 @@ def test_shard():
         k = x.shape[0] // n
         return x[: n * k].reshape(n, k, *x.shape[1:])
     assert_result(check.shard(drops_rows), "failed", "do not split evenly", "ValueError")
+
+    def says_nothing(x, n):  # a walk: a ValueError that does not say why
+        if x.shape[0] % n:
+            raise ValueError("bad")
+        return x.reshape(n, x.shape[0] // n, *x.shape[1:])
+    assert_result(check.shard(says_nothing), "failed", "Say why", "batch (10) and n (4)")
+
+    def says_only_n(x, n):
+        if x.shape[0] % n:
+            raise ValueError(f"the batch must split over n = {n} devices")
+        return x.reshape(n, x.shape[0] // n, *x.shape[1:])
+    assert_result(check.shard(says_only_n), "failed", "Say why")
+
+    def typed_sizes(x, n):  # right for the three written cases' sizes only
+        if x.shape[0] % n:
+            raise ValueError(f"a batch of {x.shape[0]} does not split evenly over {n} devices")
+        return x.reshape(*{12: (4, 3), 8: (2, 4), 6: (3, 2)}[len(x)], *x.shape[1:])
+    assert check.shard(typed_sizes).status == "failed"
+    for seed in (1, 2, 3):
+        with fresh_inputs(seed):
+            assert check.shard(typed_sizes).status == "failed"
+            assert_result(check.shard(shard), "passed")
+
+    def reshape_with_len(x, n):  # another right answer: the numbers in words of its own
+        if len(x) % n != 0:
+            raise ValueError(f"{len(x)} rows / {n} devices: not a whole number per device")
+        return np.reshape(x, (n, -1) + tuple(x.shape[1:]))
+    assert_result(check.shard(reshape_with_len), "passed")
 
 
 def test_device_key():

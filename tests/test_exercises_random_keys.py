@@ -66,6 +66,11 @@ def test_uniform_per_key():
     assert_result(check.uniform_per_key(lambda key, n: reference(key, n)[:, None]), "failed",
                   "shape (3, 1)")
 
+    def parent_among_them(key, n):  # a second walk: the spent parent key beside its children
+        keys = list(jax.random.split(key, n - 1)) + [key]
+        return jnp.stack([jax.random.uniform(k) for k in keys])
+    assert_result(check.uniform_per_key(parent_among_them), "failed", "`key` itself", "spent")
+
 
 def reference_keys(key, num_steps):
     init_key, step_base = jax.random.split(key)

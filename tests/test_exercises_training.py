@@ -247,6 +247,9 @@ def test_small_network_gap():
                   "failed", "LOSSES")
     assert_result(check.small_network_gap(lambda b, s: 100 * last_gap(b, s)), "failed",
                   "percentage")
+    # a second walk: the lesson's last epoch typed in, a raw IndexError until then
+    assert_result(check.small_network_gap(
+        lambda b, s: b.val_accuracy[14] - s.val_accuracy[14]), "failed", "typed in", "[-1]")
 
 
 def test_update_and_the_ratio_blame_an_unfinished_loss():

@@ -9,6 +9,7 @@ batch does not split evenly, the same key on every device (or the shared key
 itself), gradients that were never averaged or were summed, a per-device step
 mapped without its axis name.
 """
+import re
 from typing import Any
 
 import jax
@@ -84,7 +85,11 @@ def _grad_leaves(grads: Any, what: str, devices: int = DEVICES) -> list[np.ndarr
 
 @exercise(LESSON, 1, "shard")
 def shard(student_fn: Any) -> str:
-    for shape, n in (((12, 3), 4), ((8, 2, 2), 2), ((6,), 3)):
+    draw = generator(111)  # and two cases of drawn sizes (n, k, each example's shape)
+    drawn = [((int(n) * int(k), *(int(d) for d in draw.integers(1, 5, size=rank))), int(n))
+             for n, k, rank in zip(draw.integers(2, 9, size=2), draw.integers(1, 6, size=2),
+                                   (1, 2))]
+    for shape, n in [((12, 3), 4), ((8, 2, 2), 2), ((6,), 3), *drawn]:
         x = jittered(np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape), 110,
                      0.4)
         k = shape[0] // n
@@ -114,26 +119,38 @@ def shard(student_fn: Any) -> str:
                               "(d+1)*k - 1, k = batch // n, as x.reshape(n, k, ...) gives")
             raise Mistake(_("{what}: device d should get rows d*k to (d+1)*k - 1 of x, "
                             "k = batch // n, in order").format(what=what))
+    n = int(draw.integers(3, 9))  # and a drawn uneven batch: n devices, a batch of k*n + r
+    rows = n * int(draw.integers(1, 4)) + int(draw.integers(1, n))
     uneven = np.arange(30, dtype=np.float32).reshape(10, 3)
-    arrays: list[tuple[Any, str]] = [(uneven, "NumPy"), (jnp.asarray(uneven), "JAX")]
-    for x, kind in arrays:
-        what = _("shard(x, 4) for a {kind} array of 10 rows").format(kind=kind)
+    arrays: list[tuple[Any, str, int]] = [(uneven, "NumPy", 4), (jnp.asarray(uneven), "JAX", 4),
+                                          (np.ones((rows, 2), np.float32), "NumPy", n)]
+    for x, kind, n in arrays:
+        what = _("shard(x, {n}) for a {kind} array of {rows} rows").format(
+            n=n, kind=kind, rows=len(x))
         try:
-            out = student_fn(x, 4)
+            out = student_fn(x, n)
         except NotImplementedError:
             raise
-        except ValueError:
-            continue  # right: 10 rows do not split over 4 devices
+        except ValueError as err:  # right, if it says why: the batch and n, as numbers
+            said = {int(number) for number in re.findall(r"(?<![\d.])\d+(?![\d.])", str(err))}
+            if {len(x), n} <= said:
+                continue
+            raise Mistake(_("{what} raised ValueError: {message}. Say why, with the "
+                            "numbers, so that whoever called it can fix the call: check the "
+                            "batch yourself first, and name the batch ({rows}) and n ({n}), "
+                            "e.g. \"a batch of {rows} does not split evenly over {n} "
+                            "devices\"").format(
+                              what=what, message=summary(str(err)), rows=len(x), n=n)) from None
         except Exception as err:
             raise Mistake(_("{what} raised {name} ({summary_str_err}): check the batch "
                             "yourself before reshaping, and raise a ValueError that "
                             "says it does not split evenly over n devices").format(
                               what=what, name=type(err).__name__,
                               summary_str_err=summary(str(err)))) from None
-        raise Mistake(_("{what} returned {summary_out}: 10 rows do not split evenly "
-                        "over 4 devices, and dropping or repeating rows silently "
+        raise Mistake(_("{what} returned {summary_out}: {rows} rows do not split evenly "
+                        "over {n} devices, and dropping or repeating rows silently "
                         "changes the batch. Raise a ValueError that says so").format(
-                          what=what, summary_out=summary(out)))
+                          what=what, summary_out=summary(out), rows=len(x), n=n))
     expect_own_code(student_fn, (np.arange(12.0).reshape(4, 3), 2), "shard(x, 2)",
                     "nn_from_scratch.parallel", ("shard_batch",))
     return N_("device d gets rows d*k to (d+1)*k - 1; an uneven batch is refused")

@@ -131,6 +131,11 @@ def _uniform_per_key(student_fn: Any, n: int, key: Any) -> str:
         raise Mistake("these are n numbers drawn from ONE key: fine for one array of noise, but "
                       "here we want one number from each of n keys, jax.random.split(key, n): "
                       "the pattern that gives every example, step or device its own key")
+    if np.any(np.isclose(got, float(jax.random.uniform(key)), rtol=0, atol=1e-7)):
+        # a second walk: list(jax.random.split(key, n - 1)) + [key], the parent among its keys
+        raise Mistake("one of the numbers was drawn from `key` itself, beside keys split from "
+                      "it: a key is spent once it is split. Draw every number from the n keys "
+                      "of jax.random.split(key, n)")
     if not np.array_equal(got, as_array(call(student_fn, key, n, what=what))):
         raise Mistake("the same key gave different numbers: draw only from keys split from "
                       "`key` (no np.random, no other hidden state)")

@@ -462,7 +462,11 @@ def small_network_gap(student_fn: Any) -> str:
         what = (_("validation_gap(big, small) for validation accuracies {big_acc} "
                   "(big) and {small_acc} (small)").format(
                     big_acc=big_acc, small_acc=small_acc))
-        got = call(student_fn, big_there, small_there, what=what)
+        got = call(student_fn, big_there, small_there, what=what, hints={
+            ("IndexError", "index out of range"): _(
+                "{what}: an epoch's index typed in? These runs have {epochs} epochs each; "
+                "the last one, whatever the run's length, is history.val_accuracy[-1]").format(
+                    what=what, epochs=len(big_acc))})
         if np.ndim(got) != 0:
             raise Mistake(_("{what} returned {summary_got}; return one number").format(
                               what=what, summary_got=summary(got)))
