@@ -8,6 +8,7 @@ from jax.scipy.special import logsumexp
 
 from nn_from_scratch import conv
 from nn_from_scratch.exercises import cnn_from_scratch as check
+from nn_from_scratch.exercises._calls import fresh_inputs
 
 
 def by_windows(image, kernel, rows, cols):
@@ -141,6 +142,15 @@ def test_max_pool():
             h, w = x.shape[0] // 2, x.shape[1] // 2
             return x[:2 * h, :2 * w].reshape(h, 2, w, 2).max(axis=axes)
         assert_result(check.max_pool(wrong_axes), "failed", "wrong axes", "axis=(1, 3)")
+
+    def square_only(x):  # a second walk: both sides from the rows, right for square maps only
+        h = w = x.shape[0] // 2
+        return x[:2 * h, :2 * w].reshape(h, 2, w, 2).max(axis=(1, 3))
+    assert_result(check.max_pool(square_only), "failed", "one side's size used for both",
+                  "H, W = x.shape")  # on a wider map, its square corner pooled; on a taller
+    for seed in (1, 2, 3, 4):      # one, the reshape fails: each told the same, its own way
+        with fresh_inputs(seed):
+            assert_result(check.max_pool(square_only), "failed", "one side's size used for both")
 
 
 def test_predict_cnn():

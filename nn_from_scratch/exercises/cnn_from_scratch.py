@@ -224,8 +224,8 @@ def max_pool(student_fn: Any) -> str:
                                              "x[:H // 2 * 2, :W // 2 * 2]").format(
                                                what=what) if odd else
             _("{what} failed to reshape, on a map whose sides are both even: a size written "
-              "as a number? Reshape with the map's own, H, W = x.shape: (H // 2, 2, W // 2, "
-              "2)").format(what=what),
+              "as a number, or one side's size used for both? Reshape with the map's own, "
+              "H, W = x.shape: (H // 2, 2, W // 2, 2)").format(what=what),
             ("Incompatible shapes", "broadcast"): _(
                 "{what} failed: with an odd size, x[0::2] has one more row (or column) than "
                 "x[1::2], so they do not line up; drop the last row and column first, "
@@ -235,6 +235,12 @@ def max_pool(student_fn: Any) -> str:
                             "overlap (a stride of 2), so the output is (H // 2, W // 2)").format(
                               shape=got.shape, shape2=shape))
         h, w = want.shape
+        side = min(h, w)
+        if h != w and got.shape == (side, side) and np.allclose(got, want[:side, :side]):
+            raise Mistake(_("returned {shape} for {shape2}: the pools of a square corner "
+                            "only, as if the map were square (one side's size used for "
+                            "both?). Take each from its own axis, H, W = x.shape").format(
+                              shape=got.shape, shape2=shape))
         if got.shape != want.shape and got.shape in ((2, 2), (h, w, 2), (h, 2, w), (2, w),
                                                       (h, 2)):
             raise Mistake(_("returned {shape} for {shape2}: the max was taken over the wrong "
