@@ -143,6 +143,23 @@ def test_simulated_update():
         jax.vmap(step, in_axes=(None, 0, 0, None), axis_name=AXIS)), "failed",
         "leading device axis")
 
+    def one_update_copied(params, x, y, step_size):  # a second walk: no vmap, the same numbers
+        p = jax.tree.map(lambda t: t[0], params)  # for params that are the same everywhere
+        new = update(p, x.reshape(-1, x.shape[-1]), y.reshape(-1, y.shape[-1]), step_size)
+        return jax.tree.map(lambda t: jnp.stack([t] * x.shape[0]), new)
+    assert_result(check.simulated_update(one_update_copied), "failed", "its own copy",
+                  "with vmap")
+    assert_result(check.simulated_update(jax.pmap(step, in_axes=(0, 0, 0, None), axis_name=AXIS)),
+                  "failed", "more than this machine has", "jax.vmap(..., axis_name=AXIS)")
+    assert_result(check.simulated_update(
+        jax.vmap(step, in_axes=(0, 0, 0, None), out_axes=None, axis_name=AXIS)), "failed",
+        "out_axes=None", "one per device")
+
+    def vmapped_by_hand(params, x, y, step_size):  # right: the same map, written as a def
+        return jax.vmap(lambda p, xs, ys: data_parallel_step(p, xs, ys, step_size),
+                        axis_name=AXIS)(params, x, y)
+    assert_result(check.simulated_update(vmapped_by_hand), "passed")
+
 
 def test_checks_do_not_depend_on_the_device_count():
     assert jax.device_count() == 4 and check.DEVICES == 4  # conftest simulates 4; vmap needs none

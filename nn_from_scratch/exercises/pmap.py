@@ -247,7 +247,31 @@ def simulated_update(student_fn: Any) -> str:
     counts = _device_counts(114)
     for number, (devices, step_size) in enumerate(zip(counts, (0.1, 0.25, 0.05))):
         _simulated_update(student_fn, devices, step_size, number)
+    _own_copies(student_fn, counts[0])
     return N_("vmap with an axis name runs pmap's per-device code on one device: the same step")
+
+
+def _own_copies(student_fn: Any, devices: int) -> None:
+    """Each simulated device steps from its own copy of the params, as under pmap_update: a
+    second walk's update on the whole batch, stacked once per device, took one copy for all."""
+    from ..parallel import data_parallel_step
+
+    params, (x, y) = _network(7), _batch(8, devices)
+    draw = generator(115)
+    copies = [tuple((a + 0.05 * draw.normal(size=(devices, *a.shape))).astype(np.float32)
+                    for a in layer) for layer in params]  # one nudged copy per device
+    what = _("simulated_update(params, x, y, 0.1) with a different copy of the params on "
+             "each of {devices} devices").format(devices=devices)
+    got = _grad_leaves(call(transformed(student_fn, jax.jit), copies, x, y, 0.1, what=what),
+                       what, devices)
+    want = jax.tree.leaves(jax.vmap(data_parallel_step, in_axes=(0, 0, 0, None),
+                                    axis_name=AXIS)(copies, x, y, 0.1))
+    if all(np.allclose(a, w, rtol=1e-4, atol=1e-5) for a, w in zip(got, want)):
+        return
+    raise Mistake(_("{what}: each device should step from its own copy, as pmap_update's "
+                    "devices do (it maps the params over their device axis). Map the per-device "
+                    "step with vmap, rather than compute one update and copy it to every "
+                    "device").format(what=what))
 
 
 def _simulated_update(student_fn: Any, devices: int, step_size: float, number: int) -> None:
@@ -256,6 +280,15 @@ def _simulated_update(student_fn: Any, devices: int, step_size: float, number: i
     what = _("simulated_update(params, x, y, {step_size}) with params replicated over "
              "{devices} devices").format(step_size=step_size, devices=devices)
     got = call(transformed(student_fn, jax.jit), replicated, x, y, step_size, what=what, hints={
+        "out_axes is None": _("{what}: out_axes=None returns ONE copy of the new params, as if "
+                              "they could not differ between devices; pmap_update returns one "
+                              "per device, along axis 0: leave out_axes at its default").format(
+                                what=what),
+        ("shard_map applied", "not evenly divisible by the corresponding mesh",
+         "requires more devices", "devices than"): _(
+            "{what} asked for {devices} devices, more than this machine has: jax.pmap runs "
+            "each slice on a device of its own. The exercise runs the per-device step on ONE "
+            "device: jax.vmap(..., axis_name=AXIS)").format(what=what, devices=devices),
         "unbound axis name": _("the per-device step calls lax.pmean over the axis "
                                "{AXIS!r}: give vmap that name too, jax.vmap(..., "
                                "axis_name=AXIS)").format(AXIS=AXIS),
