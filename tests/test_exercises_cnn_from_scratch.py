@@ -253,6 +253,18 @@ def test_im2col():
     assert_result(check.im2col(lambda image, kh, kw: im2col(image, kh, kw) * 1.01), "failed",
                   "image[:, i:i+kh, j:j+kw].ravel()")
 
+    def swapped_window(image, kh, kw):  # a second walk: kh and kw swapped in the slice
+        c, h, w = image.shape
+        return jnp.stack([image[:, i:i + kw, j:j + kh].ravel()
+                          for i in range(h - kw + 1) for j in range(w - kh + 1)])
+    assert_result(check.im2col(swapped_window), "failed", "kh and kw swapped", "image[:, i:i+kh")
+
+    def swapped_in_the_call(image, kh, kw):  # ... and in image_patches' call: its reshape fails
+        c, h, w = image.shape
+        p = jax.vmap(conv.image_patches, in_axes=(0, None, None))(image, kw, kh)
+        return p.transpose(1, 2, 0, 3).reshape((h - kh + 1) * (w - kw + 1), c * kh * kw)
+    assert_result(check.im2col(swapped_in_the_call), "failed", "kh goes with H")
+
 
 def conv2d_input_grad(grad_out, kernel):
     kh, kw = kernel.shape

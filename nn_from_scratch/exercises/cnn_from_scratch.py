@@ -418,15 +418,21 @@ def _im2col_case(student_fn: Any, image: Any, kh: int, kw: int) -> None:
                              hints={("same shape", "out of bounds", "cannot reshape"): _(
                                  "{what} failed: the windows are oh = H - kh + 1 rows by "
                                  "ow = W - kw + 1 columns of the image, H and W its own "
-                                 "(they differ here; C, H, W = image.shape)").format(
-                                     what=what)}))
+                                 "(they differ here; C, H, W = image.shape), and kh goes with "
+                                 "H, kw with W (not swapped)").format(what=what)}))
     if got.shape == want.shape[::-1]:
         raise Mistake(_("returned {shape}: one COLUMN per window; im2col makes one ROW per "
                         "window, ({rows}, {cols}), so that it multiplies "
                         "w.reshape(C_out, -1).T").format(
                           shape=got.shape, rows=want.shape[0], cols=want.shape[1]))
-    got = expect_shape(got, want.shape, what)
     channels, height, width = image.shape
+    if got.shape == ((height - kw + 1) * (width - kh + 1), want.shape[1]) != want.shape:
+        raise Mistake(_("returned {shape}: as many rows as windows of {kw} by {kh}, kh and kw "
+                        "swapped. A window is kh rows by kw columns, image[:, i:i+kh, "
+                        "j:j+kw]: ({rows}, {cols})").format(
+                          shape=got.shape, kh=kh, kw=kw, rows=want.shape[0],
+                          cols=want.shape[1]))
+    got = expect_shape(got, want.shape, what)
     oh, ow = height - kh + 1, width - kw + 1
     windows = np.asarray(image, np.float64)  # (C, H, W)
     by_position = np.array([[windows[c, i:i + kh, j:j + kw].ravel() for c in range(channels)]
