@@ -1,5 +1,6 @@
 """Lesson 00's checkers: each accepts the reference, says "not done" to the stub, and catches
 the typical mistakes with a hint that names the fix."""
+import contextlib
 import math
 import time
 
@@ -11,11 +12,13 @@ from conftest import assert_result, stub
 from jax import lax
 
 from nn_from_scratch.exercises import jax_is_numpy as check
+from nn_from_scratch.exercises._calls import fresh_inputs
+from nn_from_scratch.timing import time_fn
 
 
 def test_sigmoid():
-    assert_result(check.sigmoid(jax.nn.sigmoid), "passed")
     assert_result(check.sigmoid(lambda x: 1 / (1 + jnp.exp(-x))), "passed")
+    assert_result(check.sigmoid(lambda x: 0.5 * (jnp.tanh(x / 2) + 1)), "passed")  # the same
     assert_result(check.sigmoid(stub), "not done", "NotImplementedError")
     assert_result(check.sigmoid(lambda x: 1 / (1 + np.exp(-x))), "failed", "NumPy array",
                   "jnp.exp")
@@ -23,6 +26,26 @@ def test_sigmoid():
                   "jnp.exp")
     assert_result(check.sigmoid(lambda x: 1 / (1 + jnp.exp(x))), "failed", "minus sign")
     assert_result(check.sigmoid(lambda x: jnp.tanh(x)), "failed", "off by")
+
+
+def test_sigmoid_walk_nine():
+    """A student's walk of lesson 00: JAX's own sigmoid, the form that overflows, a list, and a
+    shape written as a number all passed (one shape, numbers within +-6.4)."""
+    import jax.scipy.special
+    for own in (jax.nn.sigmoid, lambda x: jax.nn.sigmoid(x), jax.scipy.special.expit):
+        assert_result(check.sigmoid(own), "failed", "JAX's own sigmoid", "1 / (1 + jnp.exp(-x))")
+    assert_result(check.sigmoid(lambda x: jnp.exp(x) / (1 + jnp.exp(x))), "failed", "NaN",
+                  "overflows float32")
+    assert_result(check.sigmoid(lambda x: (1 / (1 + jnp.exp(-x))).tolist()), "failed",
+                  "returned a list", "jax.Array")
+
+    def typed_shape(x):
+        y = 1 / (1 + jnp.exp(-x))
+        return y.reshape(3, 4) if jnp.ndim(x) == 2 else y
+    for seed in (1, 2, 3):
+        with fresh_inputs(seed):
+            assert check.sigmoid(typed_shape).status == "failed"
+            assert_result(check.sigmoid(lambda x: 1 / (1 + jnp.exp(-x))), "passed")
 
 
 def reference_set_diagonal(x, value):
@@ -56,6 +79,54 @@ def test_set_diagonal():
         return x.at[idx, idx].set(value)
     assert_result(check.set_diagonal(fixed_three), "failed", "only 3 of", "x.shape[0]")
     assert_result(check.set_diagonal(lambda x, v: x.at[0, 0].set(v)), "failed", "only 1 of")
+
+
+def test_set_diagonal_walk_nine():
+    """A student's walk of lesson 00: a fixed 7 passed every draw (.at[] drops indices out of
+    bounds, and n was at most 7); jnp.eye, fill_diagonal and NumPy's passed; an off-by-one, the
+    other diagonal and .add were told the wrong mistake."""
+    def fixed(size):
+        def set_diagonal(x, value):
+            idx = jnp.arange(size)
+            return x.at[idx, idx].set(value)
+        return set_diagonal
+    for seed in (None, 1, 2, 3):
+        with fresh_inputs(seed) if seed else contextlib.nullcontext():
+            for size in (5, 7, 10):
+                assert check.set_diagonal(fixed(size)).status == "failed"
+            assert_result(check.set_diagonal(reference_set_diagonal), "passed")
+    assert_result(check.set_diagonal(
+        lambda x, v: jnp.where(jnp.eye(x.shape[0], dtype=bool), v, x)), "failed", "jax.eye",
+        "x.at[idx, idx].set(value)")
+    assert_result(check.set_diagonal(lambda x, v: jnp.fill_diagonal(x, v, inplace=False)),
+                  "failed", "fill_diagonal", "not a ready-made diagonal")
+
+    def numpy_fill(x, value):
+        y = np.array(x)
+        np.fill_diagonal(y, value)
+        return y
+    assert_result(check.set_diagonal(numpy_fill), "failed", "NumPy array", "x.at[idx, idx]")
+
+    def off_by_one(x, value):
+        idx = jnp.arange(1, x.shape[0])
+        return x.at[idx, idx].set(value)
+    assert_result(check.set_diagonal(off_by_one), "failed", "entry 0 was missed", "off by one")
+
+    def anti(x, value):
+        idx = jnp.arange(x.shape[0])
+        return x.at[idx, x.shape[0] - 1 - idx].set(value)
+    assert_result(check.set_diagonal(anti), "failed", "other diagonal", "(i, n - 1 - i)")
+
+    def added(x, value):
+        idx = jnp.arange(x.shape[0])
+        return x.at[idx, idx].add(value)
+    assert_result(check.set_diagonal(added), "failed", ".set(value), not .add(value)")
+
+    def loop(x, value):  # right: a loop of .at[i, i].set
+        for i in range(x.shape[0]):
+            x = x.at[i, i].set(value)
+        return x
+    assert_result(check.set_diagonal(loop), "passed")
 
 
 def blocking_timer(fn, *args):
@@ -94,6 +165,46 @@ def test_wall_time():
                                                   time.perf_counter())[1]), "failed",
                   "reading of the clock", "- start")
     assert_result(check.wall_time(lambda fn, *a: "0.1 s"), "failed", "number of seconds")
+
+
+def test_wall_time_walk_nine():
+    """A student's walk of lesson 00: timing two or three calls passed (the bound was 5x the
+    work), fn() without its arguments passed when graded, the library's time_fn passed behind a
+    def; a negative time and the CPU clock were told to wait for the result."""
+    def calls(k):
+        def wall_time(fn, *args):
+            start = time.perf_counter()
+            for _ in range(k):
+                jax.block_until_ready(fn(*args))
+            return time.perf_counter() - start
+        return wall_time
+    for seed in (None, 1, 2):
+        with fresh_inputs(seed) if seed else contextlib.nullcontext():
+            for k in (2, 3):
+                assert_result(check.wall_time(calls(k)), "failed", "ONE call")
+
+            def without_args(fn, *args):
+                start = time.perf_counter()
+                jax.block_until_ready(fn())
+                return time.perf_counter() - start
+            assert_result(check.wall_time(without_args), "failed", "without its arguments",
+                          "fn(*args)")
+            assert_result(check.wall_time(
+                lambda fn, *args: time_fn(fn, *args, repeats=1).median), "failed", "time_fn",
+                "time.perf_counter()")
+            assert_result(check.wall_time(blocking_timer), "passed")
+
+    def negative(fn, *args):
+        start = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        return start - time.perf_counter()
+    assert_result(check.wall_time(negative), "failed", "negative", "end - start")
+
+    def cpu_clock(fn, *args):
+        start = time.process_time()
+        jax.block_until_ready(fn(*args))
+        return time.process_time() - start
+    assert_result(check.wall_time(cpu_clock), "failed", "time.process_time()")
 
 
 def test_the_delay_handed_back_earns_nothing_when_graded():
@@ -152,8 +263,28 @@ def test_add_with_lax():
         lambda i, f: lax.add(lax.convert_element_type(i, jnp.float32), f)), "passed")
     assert_result(check.add_with_lax(lambda i, f: lax.add(i.astype(jnp.float32), f)), "passed")
     assert_result(check.add_with_lax(stub), "not done")
-    assert_result(check.add_with_lax(lax.add), "failed", "refuses", "convert_element_type")
+    assert_result(check.add_with_lax(lax.add), "failed", "ONE dtype", "convert_element_type")
     assert_result(check.add_with_lax(lambda i, f: lax.add(i, f.astype(jnp.int32))), "failed",
                   "lost their fractions")
     assert_result(check.add_with_lax(lambda i, f: lax.sub(i.astype(jnp.float32), f)), "failed",
                   "off by")
+
+
+def test_add_with_lax_walk_nine():
+    """A student's walk of lesson 00: the ints were always jnp.arange(4), so an answer that
+    ignored them passed; jnp.add, i + f and NumPy passed; float16 was told to convert."""
+    for seed in (None, 1, 2):
+        with fresh_inputs(seed) if seed else contextlib.nullcontext():
+            assert_result(check.add_with_lax(
+                lambda i, f: lax.add(jnp.arange(len(f), dtype=jnp.float32), f)), "failed",
+                "jnp.arange(n) + f")
+            assert_result(check.add_with_lax(lambda i, f: lax.add(jnp.arange(4.0), f)),
+                          "failed", "a size written as a number")
+            for ready_made in (jnp.add, lambda i, f: jnp.add(i, f), lambda i, f: i + f,
+                               lambda i, f: np.add(np.asarray(i, np.float32), np.asarray(f))):
+                assert_result(check.add_with_lax(ready_made), "failed", "never calls lax.add")
+            assert_result(check.add_with_lax(
+                lambda i, f: lax.add(lax.convert_element_type(i, jnp.float32), f)), "passed")
+    assert_result(check.add_with_lax(
+        lambda i, f: lax.add(lax.convert_element_type(i, jnp.float16), f)), "failed",
+        "ONE dtype", "float32")

@@ -104,12 +104,13 @@ class InFlight:
 
 
 class QueuedWork:
-    """A call like :func:`queued_work` whose delay is not an argument: ``QueuedWork(d)()``."""
+    """A call like :func:`queued_work` whose delay is not an argument: ``QueuedWork(d)(x)``,
+    with an argument all the same (any), so that an answer that drops fn's arguments fails."""
 
     def __init__(self, delay: float) -> None:
         self._delay = delay
 
-    def __call__(self) -> InFlight:
+    def __call__(self, _x: Any) -> InFlight:
         return InFlight(self._delay)
 
 
@@ -363,6 +364,38 @@ def with_another_g(fn: Any, x: float) -> list[float] | None:
         return [float(value) for value in raw(x)]
     finally:
         namespace["g"] = kept
+
+
+def without_lax_add(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (),
+                    modules: tuple[str, ...] = ()) -> list[str]:
+    """``["jnp.add"]`` if ``fn(*args)`` never calls ``lax.add`` from code of its own (``i + f``
+    and ``jnp.add`` promote the dtypes for the student, calling ``lax.add`` from JAX's own
+    code); ``[]`` if it does. For :func:`._compare.expect_own_code`'s ``calls``."""
+    import sys
+
+    import jax
+
+    jax_files = _library_files(("jax",))
+    called = False
+
+    def watch(frame: Any, event: str, _arg: Any) -> None:
+        nonlocal called
+        if event == "call" and frame.f_code.co_name == "add" and \
+                frame.f_globals.get("__name__") == "jax._src.lax.lax" and \
+                frame.f_back is not None and \
+                not frame.f_back.f_code.co_filename.startswith(jax_files):
+            called = True
+
+    previous = sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        with jax.disable_jit():
+            fn(*args)
+    except Exception:  # the check reports the answer's own errors when it calls it
+        pass
+    finally:
+        sys.setprofile(previous)
+    return [] if called else ["jnp.add"]
 
 
 def _library_files(modules: tuple[str, ...]) -> tuple[str, ...]:

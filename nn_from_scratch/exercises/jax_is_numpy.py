@@ -16,7 +16,7 @@ from ..i18n import N_, _
 from ..timing import format_seconds
 from . import _fixtures
 from ._calls import call, generator, graded, jittered, nudged, scaled
-from ._compare import expect_close, expect_shape, reject_known_wrong
+from ._compare import expect_close, expect_own_code, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
 from ._draws import draw_sizes
 from ._hints import summary
@@ -34,35 +34,65 @@ def _sigmoid(x: Any) -> np.ndarray:
 
 @exercise(LESSON, 1, "sigmoid with jnp")
 def sigmoid(student_sigmoid: Any) -> str:
-    for x in (jittered(_X, 0, 0.4), np.float32(0.0)):
+    draw = generator(0)
+    rows, cols = draw_sizes(draw, 1, rows=(2, 5), cols=(2, 7))[0].values()
+    matrix = np.linspace(-6, 6, rows * cols, dtype=np.float32).reshape(rows, cols)
+    # and numbers whose exp overflows float32 (exp(89) is inf): exp(x) / (1 + exp(x)) is NaN
+    large = np.array([-100.0, -40.0, 0.5, 40.0, 100.0], np.float32) * np.float32(
+        draw.uniform(0.95, 1.05))
+    for x in (jittered(matrix, 0, 0.4), large, np.float32(0.0)):
         what = _("sigmoid(x) for x of shape {shape_x}").format(shape_x=np.shape(x))
         got = call(student_sigmoid, jnp.asarray(x), what=what, hints={
             ("to Python scalars", "must be real number"): N_("math.exp takes ONE number; "
                                                              "jnp.exp works elementwise on a "
-                                                             "whole array: 1 / (1 + jnp.exp(-x))")})
+                                                             "whole array: 1 / (1 + jnp.exp(-x))"),
+            "cannot reshape": _("{what} failed to reshape: a shape written as a number? "
+                                "The sigmoid works elementwise, on x of any shape, with no "
+                                "reshape").format(what=what)})
         if isinstance(got, np.ndarray):
             raise Mistake("returned a NumPy array: a NumPy function such as np.exp turned the JAX "
                           "array into a NumPy one. Use jnp.exp: grad and jit (lessons 02 and 04) "
                           "can only follow jnp")
+        if not isinstance(got, jax.Array):
+            raise Mistake(_("{what} returned a {kind}: return the jax.Array that jnp computes, "
+                            "as it is (no .tolist(), no float())").format(
+                              what=what, kind=type(got).__name__))
         got = expect_shape(got, np.shape(x), what)
-        if np.allclose(got, 1 / (1 + np.exp(x)), atol=1e-6) and x.ndim:
+        want = 1 / (1 + np.exp(-np.asarray(x, np.float64)))
+        if np.isnan(got).any() and not np.isnan(want).any():
+            raise Mistake(_("{what} gave NaN for x = {x:g}: exp({x:g}) overflows float32 to inf, "
+                            "and inf / inf is NaN. 1 / (1 + jnp.exp(-x)) only ever divides "
+                            "1 by inf, which is 0").format(
+                              what=what, x=float(np.asarray(x).ravel()[np.isnan(
+                                  np.asarray(got).ravel())][0])))
+        if np.allclose(got, 1 / (1 + np.exp(np.asarray(x, np.float64))), atol=1e-6) and x.ndim:
             raise Mistake("sigmoid(6) should be close to 1 and sigmoid(-6) close to 0; yours is "
                           "the other way round: 1 / (1 + jnp.exp(-x)), with a minus sign")
-        expect_close(got, _sigmoid(x), what, hint=_("sigmoid(x) = 1 / (1 + exp(-x)), elementwise"))
-    return N_("1 / (1 + exp(-x)) on a matrix and a scalar, as a jax.Array")
+        expect_close(got, want, what, hint=_("sigmoid(x) = 1 / (1 + exp(-x)), elementwise"))
+    expect_own_code(student_sigmoid, (jnp.asarray(matrix),),
+                    _("sigmoid(x) for x of shape {shape_x}").format(shape_x=matrix.shape), "jax",
+                    ("sigmoid", "expit", "logistic"), message=_(
+                        "{what} calls {name}, JAX's own sigmoid: the exercise wants the formula "
+                        "written with jnp, 1 / (1 + jnp.exp(-x))"))
+    return N_("1 / (1 + exp(-x)) on a matrix, large numbers and a scalar, as a jax.Array")
 
 
 @exercise(LESSON, 2, "set the diagonal with .at")
 def set_diagonal(student_fn: Any) -> str:
     rng = generator(1)
-    # two sizes (each costs a dozen compiles), so that a size written as a number fails
-    for value, s in zip((1.0, -2.0), draw_sizes(rng, 2, n=(3, 7))):
-        n = s["n"]
+    # two sizes (each costs a dozen compiles), a small one and a large one, so that a size
+    # written as a number fails (.at[] drops indices out of bounds: a fixed 7 on a 5x5 is 5)
+    sizes = (int(rng.integers(3, 7)), int(rng.integers(11, 25)))
+    for value, n in zip((1.0, -2.0), sizes):
         x = rng.normal(size=(n, n)).astype(np.float32)
         what = _("set_diagonal(x, {value}) for x of shape ({n}, {n})").format(value=value, n=n)
         got = call(student_fn, jnp.asarray(x), value, what=what, hints={
             "immutable": N_("JAX arrays are immutable, so x[i, i] = v fails: use x.at[i, "
                             "i].set(v), which returns a NEW array")})
+        if isinstance(got, np.ndarray):
+            raise Mistake(_("{what} returned a NumPy array: NumPy's copy and fill_diagonal "
+                            "are not the exercise. Use x.at[idx, idx].set(value), which keeps "
+                            "a jax.Array").format(what=what))
         got = expect_shape(got, (n, n), what)
         want = x.copy()
         np.fill_diagonal(want, value)
@@ -74,18 +104,33 @@ def set_diagonal(student_fn: Any) -> str:
             if np.allclose(got, value):
                 raise Mistake("set every entry: index only the diagonal, the entries (i, i): "
                               "idx = jnp.arange(n); x.at[idx, idx].set(v)")
+            if np.allclose(np.fliplr(got).diagonal(), value):
+                raise Mistake(_("set the other diagonal, the entries (i, n - 1 - i): the "
+                                "diagonal is (i, i), x.at[idx, idx] with the same idx twice"))
             raise Mistake("changed entries off the diagonal: x.at[i] is the whole row i. Index "
                           "with two arrays, x.at[idx, idx] with idx = jnp.arange(n), to reach only "
                           "the entries (i, i)")
         diagonal = np.diag(got)
         if not np.allclose(diagonal, value):
-            done = int(np.sum(np.isclose(diagonal, value)))
-            hint = (_("only {done} of {n} diagonal entries are {value}: take n from x "
-                      "(x.shape[0]), not a fixed 3").format(
-                        done=done, n=n, value=value) if 0 < done < n else
-                    _("the diagonal should be all {value} (the value argument)").format(
-                        value=value))
+            done = np.isclose(diagonal, value)
+            if np.allclose(diagonal, np.diag(x) + value):
+                hint = _("the diagonal should be {value}, not {value} added to it: "
+                         ".set(value), not .add(value)").format(value=value)
+            elif done[1:].all():
+                hint = _("the diagonal entry 0 was missed: off by one? jnp.arange(n) runs "
+                         "over 0, 1, ..., n - 1")
+            elif done.any() and done[:int(done.sum())].all():
+                hint = _("only {done} of {n} diagonal entries are {value}: take n from x "
+                         "(x.shape[0]), not a number written in the code, nor one less").format(
+                           done=int(done.sum()), n=n, value=value)
+            else:
+                hint = _("the diagonal should be all {value} (the value argument)").format(
+                    value=value)
             raise Mistake(_("for a {n}x{n} x, {hint}").format(n=n, hint=hint))
+    expect_own_code(student_fn, (jnp.asarray(x), 1.0), what, "jax",
+                    ("eye", "identity", "fill_diagonal", "diag_indices", "diagflat"), message=_(
+                        "{what} calls {name}: the exercise is indexing, x.at[idx, idx].set(value) "
+                        "with idx = jnp.arange(n), not a ready-made diagonal"))
     return N_("a new array with its diagonal set, the rest untouched, for two sizes and values")
 
 
@@ -105,15 +150,22 @@ def _work(student_fn: Any, delay: float) -> tuple[Any, tuple[Any, ...], str]:
         what = (_("wall_time(fn, {delay:g}) for an fn whose work takes {delay:g} s").format(
             delay=delay) if delay else _("wall_time(fn, 0.0) for an fn with no work"))
         return _fixtures.queued_work, (delay,), what
-    return (beside(student_fn, _fixtures.QueuedWork, delay), (),
-            _("wall_time(fn) for an fn whose work takes {delay:.3g} s").format(delay=delay))
+    return (beside(student_fn, _fixtures.QueuedWork, delay), (int(generator(31).integers(9)),),
+            _("wall_time(fn, x) for an fn whose work takes {delay:.3g} s").format(delay=delay))
 
 
 @exercise(LESSON, 3, "time a call with block_until_ready")
 def wall_time(student_fn: Any) -> str:
     delay = float(generator(30).uniform(0.06, 0.16)) if graded() else DELAY
     fn, args, what = _work(student_fn, delay)
-    seconds = _seconds(call(student_fn, fn, *args, what=what), what)
+    seconds = _seconds(call(student_fn, fn, *args, what=what, hints={
+        "required positional argument": _("{what}: fn was called without its arguments; "
+                                          "call it with those wall_time was handed, "
+                                          "fn(*args)").format(what=what)}), what)
+    if seconds < 0:
+        raise Mistake(_("measured {seconds:.3g} s, a negative time: subtract the earlier "
+                        "reading of the clock from the later one, end - start").format(
+                          seconds=seconds))
     if seconds > 1000 or abs(seconds - time.perf_counter()) < 60:
         raise Mistake(_("got {seconds:.3g}, not a duration but a reading of the clock: "
                         "return time.perf_counter() - start").format(seconds=seconds))
@@ -124,11 +176,13 @@ def wall_time(student_fn: Any) -> str:
         raise Mistake(_("measured {seconds:.2g} ms for a call whose work takes {delay:.0f} ms: "
                         "the clock stopped when fn RETURNED, before its work was done. "
                         "Wait for the result before reading the clock: "
-                        "jax.block_until_ready(fn(*args))").format(
+                        "jax.block_until_ready(fn(*args)); and read a clock that counts the "
+                        "waiting, time.perf_counter() (time.process_time() counts only the "
+                        "CPU's work)").format(
                           seconds=seconds * 1e3, delay=delay * 1e3))
-    if seconds > 5 * delay:  # generous: a busy machine may pause the sleep a little
+    if seconds > 1.5 * delay + 0.05:  # a busy machine may wake the sleep a little late
         raise Mistake(_("measured {seconds:.2f} s for one call whose work takes {delay:.3g} s: "
-                        "time ONE call of fn(*args)").format(seconds=seconds, delay=delay))
+                        "time ONE call of fn(*args), once").format(seconds=seconds, delay=delay))
     quick_fn, quick_args, what_quick = _work(student_fn, 0.0)
     quick = min(_seconds(call(student_fn, quick_fn, *quick_args, what=what_quick), what_quick)
                 for _unused in range(2))  # the quicker of two: a busy machine may pause one
@@ -136,6 +190,10 @@ def wall_time(student_fn: Any) -> str:
         raise Mistake(_("measured {quick:.3g} s for a call with no work: return the "
                         "time of fn(*args), measured with time.perf_counter()").format(
                           quick=quick))
+    expect_own_code(student_fn, (_fixtures.queued_work, 0.01), what, "nn_from_scratch.timing",
+                    message=_("{what} calls the library's {name}: the exercise is the clock "
+                              "itself, time.perf_counter() around jax.block_until_ready("
+                              "fn(*args))"))
     return _("measured {seconds:.0f} ms for {delay:.0f} ms of queued work: you waited for "
              "it").format(seconds=seconds * 1e3, delay=delay * 1e3)
 
@@ -211,13 +269,19 @@ def add_speedup(student_fn: Any) -> str:
 
 @exercise(LESSON, 5, "lax.add with mixed types")
 def add_with_lax(student_fn: Any) -> str:
-    ints = jnp.arange(4)  # int32
-    floats = jnp.asarray(np.array(nudged((0.5, 1.5, -2.25, 10.75), 3), np.float32))
-    what = _("add_with_lax(jnp.arange(4), floats)")
+    draw = generator(50)
+    n = int(draw.integers(3, 10))
+    ints = jnp.arange(n) + int(draw.choice([-3, -2, -1, 1, 2, 3]))  # int32, not arange(n)
+    floats = jnp.asarray((draw.integers(-40, 40, size=n) / 4 + 0.5).astype(np.float32))
+    what = _("add_with_lax(i, f) for {n} int32s and {n} float32s").format(n=n)
     got = call(student_fn, ints, floats, what=what, hints={
-        "same dtypes": N_("lax.add refuses int32 + float32, as you saw: convert the ints first, "
-                          "lax.convert_element_type(i, jnp.float32)")})
-    got = expect_shape(got, (4,), what)
+        "same dtypes": N_("lax.add takes two operands of ONE dtype and converts nothing, as you "
+                          "saw: convert the ints to the floats' dtype, float32, first, "
+                          "lax.convert_element_type(i, jnp.float32)"),
+        ("incompatible shapes", "broadcast"): _("{what} failed on shapes: a size written as a "
+                                                "number? Add i and f themselves, whatever "
+                                                "their length").format(what=what)})
+    got = expect_shape(got, (n,), what)
     if np.issubdtype(got.dtype, np.integer):
         raise Mistake(_("got {dtype} {tolist}: the floats were cast to int and lost "
                         "their fractions (0.5 became 0). Convert the ints to float32 "
@@ -225,6 +289,13 @@ def add_with_lax(student_fn: Any) -> str:
     if got.dtype != np.float32:
         raise Mistake(_("got dtype {dtype}; int32 + float32 should give float32, as "
                         "jnp.add does").format(dtype=got.dtype))
-    expect_close(got, np.arange(4) + np.asarray(floats), what,
+    if np.allclose(got, np.arange(n) + np.asarray(floats)):
+        raise Mistake(_("{what}: the result is jnp.arange(n) + f, not i + f: add the ints "
+                        "you are given, i, whatever they are").format(what=what))
+    expect_close(got, np.asarray(ints) + np.asarray(floats), what,
                  hint=_("convert the ints to float32, then lax.add"))
+    expect_own_code(student_fn, (ints, floats), what, (), calls=_fixtures.without_lax_add,
+                    message=_("{what} never calls lax.add: i + f and jnp.add convert the "
+                              "ints for you. The exercise is that conversion written out, "
+                              "lax.add(lax.convert_element_type(i, jnp.float32), f)"))
     return N_("int32 + float32 -> float32, with the conversion written out")
