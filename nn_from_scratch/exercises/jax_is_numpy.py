@@ -15,7 +15,7 @@ import numpy as np
 from ..i18n import N_, _
 from ..timing import format_seconds
 from . import _fixtures
-from ._calls import call, generator, graded, jittered, nudged, scaled
+from ._calls import call, generator, graded, jittered, scaled
 from ._compare import expect_close, expect_own_code, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
 from ._draws import draw_sizes
