@@ -7,6 +7,7 @@ import jax.numpy as jnp
 from conftest import assert_result, stub
 
 from nn_from_scratch.exercises import vmap as check
+from nn_from_scratch.exercises._calls import fresh_inputs
 
 
 def convolve(x, w):  # the lesson's convolve, for ONE signal and ONE kernel of 3
@@ -157,7 +158,7 @@ WALK_WRONG = [  # (checker, answer, a piece of its hint)
                                                         for j in range(4)]), ""),
     ("convolve_kernels", lambda x, kernels: jnp.stack([jnp.dot(kernels, x[i:i + 3])
                                                         for i in range(5)]).T, ""),
-    ("clipped_mean_grad", _clipped_eps, "norms + 1e-3"),
+    ("clipped_mean_grad", _clipped_eps, "norms + 0.001"),
 ]
 
 WALK_RIGHT = [
@@ -193,3 +194,84 @@ def test_a_kernel_mapped_over_its_columns_gets_the_in_axes_hint():
     """The walk's C10: in_axes=(None, 1) ended in JAX's raw dot_general error."""
     assert_result(check.convolve_kernels(jax.vmap(convolve, in_axes=(None, 1))), "failed",
                   "in_axes=(None, 0)")
+
+
+def test_walk_nine_wants_vmap_where_the_exercise_says_vmap():
+    """A student's walk of lesson 06: only 06.4 checked that vmap was used, so einsum, loops,
+    NumPy, jnp.correlate and jax.jacobian passed 06.1-06.3, 06.5 and 06.6; one vmap around a
+    matrix product, or a throw-away vmap beside einsum, passed 06.4."""
+    import numpy as np
+
+    cases = [
+        ("dot_vmap", lambda a, b: jnp.einsum("bi,bi->b", a, b)),
+        ("dot_vmap", lambda a, b: jnp.stack([jnp.dot(a[i], b[i]) for i in range(len(a))])),
+        ("dot_vmap", lambda a, b: np.sum(np.asarray(a) * np.asarray(b), axis=1)),
+        ("convolve_shared", lambda xs, w: np.stack([[np.asarray(x)[i:i + 3] @ np.asarray(w)
+                                                     for i in range(len(x) - 2)] for x in xs])),
+        ("zipped", lambda xs, ws, scale: scale * jnp.einsum("ij,ji->i", xs, ws)),
+        ("per_example_grads", lambda t, X, Y: 2 * (X @ t - Y)[:, None] * X),
+        ("convolve_kernels", lambda x, ks: np.stack([np.correlate(np.asarray(x), np.asarray(k),
+                                                                  "valid") for k in ks])),
+    ]
+    for name, answer in cases:
+        assert_result(getattr(check, name)(answer), "failed", "without jax.vmap")
+    assert_result(check.per_example_grads(
+        lambda t, X, Y: jax.jacobian(lambda t: (X @ t - Y) ** 2)(t)), "failed",
+        "without jax.grad")
+    assert_result(check.convolve_shared(jax.vmap(
+        lambda x, w: jnp.correlate(x, w, mode="valid"), in_axes=(0, None))), "passed")
+
+    def one_vmap(a, b):
+        return jax.vmap(lambda x: b @ x)(a)
+
+    def throw_away(a, b):
+        jax.vmap(jnp.dot)(a[:1], b[:1])
+        return jnp.einsum("id,jd->ij", a, b)
+    for answer in (one_vmap, jax.vmap(lambda x, b: jnp.dot(b, x), in_axes=(0, None)),
+                   throw_away):
+        assert_result(check.pairwise(answer), "failed", "one jax.vmap", "jnp.dot")
+
+
+def test_walk_nine_hints():
+    """A student's walk of lesson 06: hints that named another mistake, and raw errors."""
+    assert_result(check.convolve_shared(jax.vmap(convolve, in_axes=(0, None), out_axes=1)),
+                  "failed", "transpose", "out_axes")
+    for seed in (None, 1, 2, 3):  # its outputs are never square: the same hint every time
+        with fresh_inputs(seed) if seed else contextlib.nullcontext():
+            assert_result(check.convolve_kernels(
+                jax.vmap(convolve, in_axes=(None, 0), out_axes=1)), "failed", "out_axes")
+    assert_result(check.dot_vmap(jax.vmap(jnp.dot, in_axes=(0, 1))), "failed",
+                  "in_axes=(0, 0)")
+    assert_result(check.dot_vmap(jax.vmap(jnp.dot, in_axes=(0,))), "failed", "one in_axes entry")
+    assert_result(check.zipped(lambda xs, ws, scale: scale * jnp.diag(xs @ ws.T)), "failed",
+                  "COLUMN i of ws")
+    with fresh_inputs(1):
+        assert_result(check.zipped(lambda xs, ws, scale: jnp.stack(
+            [weighted_sum(xs[i], ws[:, i], scale) for i in range(6)])), "failed",
+            "xs.shape[0]")
+    assert_result(check.per_example_grads(jax.grad(jax.vmap(example_loss, in_axes=(None, 0, 0)))),
+                  "failed", "ONE number out")
+    assert_result(check.per_example_grads(
+        jax.vmap(jax.grad(example_loss), in_axes=(None, 0, None))), "failed", "ONE number out")
+    assert_result(check.per_example_grads(
+        jax.vmap(jax.grad(example_loss, argnums=2), in_axes=(None, 0, 0))), "failed",
+        "with respect to y")
+    assert_result(check.per_example_grads(
+        jax.vmap(jax.grad(example_loss), in_axes=(None, None, 0))), "failed",
+        "X and Y both are")
+    assert_result(check.per_example_grads(  # no drawn n * d is a multiple of 11
+        lambda t, X, Y: per_example_grads(t, X, Y).reshape(-1, 11)), "failed",
+        "a size written as a number")
+
+    def clipped_by(norms_of):
+        def answer(grads, max_norm):
+            n = norms_of(grads)
+            return jnp.mean(grads * jnp.minimum(1.0, max_norm / n), axis=0)
+        return answer
+    for wrong in (lambda g: jnp.linalg.norm(g, axis=0, keepdims=True),  # the wrong axis
+                  lambda g: jnp.sqrt(jnp.mean(g ** 2, axis=1, keepdims=True))):  # an RMS
+        result = check.clipped_mean_grad(clipped_by(wrong))
+        assert result.status == "failed" and "eps" not in result.message, result.line
+    assert_result(check.clipped_mean_grad(
+        clipped_by(lambda g: jnp.linalg.norm(g, axis=1, keepdims=True) + 1e-5)), "failed",
+        "norms + 1e-05", "Leave it out")

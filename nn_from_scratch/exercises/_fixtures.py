@@ -366,6 +366,36 @@ def with_another_g(fn: Any, x: float) -> list[float] | None:
         namespace["g"] = kept
 
 
+def transforms_run(fn: Any, args: tuple[Any, ...]) -> dict[str, int]:
+    """How many functions made by ``jax.vmap`` and ``jax.grad`` run while ``fn(*args)`` runs:
+    ``{"vmap": 2, "grad": 1}`` (each ``vmap_f`` or ``grad_f`` call, whoever calls it: two
+    nested vmaps run two, the inner one called by JAX while it maps the outer; JAX's own
+    ``jacobian`` runs a vmap but no grad); ``{}`` if ``fn`` raised. Run without ``jit`` (a
+    cached compile maps nothing)."""
+    import sys
+
+    import jax
+
+    names = {"vmap_f": "vmap", "grad_f": "grad", "value_and_grad_f": "grad"}
+    count = {"vmap": 0, "grad": 0}
+
+    def watch(frame: Any, event: str, _arg: Any) -> None:
+        if event == "call" and frame.f_code.co_name in names and \
+                frame.f_globals.get("__name__") == "jax._src.api":
+            count[names[frame.f_code.co_name]] += 1
+
+    previous = sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        with jax.disable_jit():
+            fn(*args)
+    except Exception:  # the check reports the answer's own errors when it calls it
+        return {}
+    finally:
+        sys.setprofile(previous)
+    return count
+
+
 def without_lax_add(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (),
                     modules: tuple[str, ...] = ()) -> list[str]:
     """``["jnp.add"]`` if ``fn(*args)`` never calls ``lax.add`` from code of its own (``i + f``

@@ -51,6 +51,14 @@ def _call_mapped(fn: Any, *args: Any, what: str, shared: str) -> Any:
                 what=what, shared=shared)})
 
 
+def _transposed(got: np.ndarray, want: np.ndarray, what: str) -> None:
+    """A Mistake for ``want.T``: the batch put in axis 1 of the output (out_axes=1)."""
+    if got.shape == want.T.shape and np.allclose(got, want.T, atol=1e-4):
+        raise Mistake(_("{what} returned {shape}, the transpose of the answer: the batch went "
+                        "to axis 1 of the output (out_axes=1?). Leave out_axes at 0, one row "
+                        "per call").format(what=what, shape=got.shape))
+
+
 @exercise(LESSON, 1, "dot_vmap")
 def dot_vmap(student_fn: Any) -> str:
     source = generator(0)
@@ -62,7 +70,11 @@ def dot_vmap(student_fn: Any) -> str:
             ("contracting dimensions", "dot_general"): N_(
                 "jnp.dot was given a whole matrix, and two of those do not multiply: vmap "
                 "it over axis 0 of both inputs, jax.vmap(jnp.dot, in_axes=(0, 0)), so that "
-                "every call gets one row of each")})
+                "every call gets one row of each"),
+            ("inconsistent sizes", "len(in_axes)"): _(
+                "{what}: vmap could not map the inputs as asked: both are mapped over their "
+                "rows, axis 0, with one in_axes entry per argument: in_axes=(0, 0), the "
+                "default").format(what=what)})
         got = _an_array(got, what)
         if got.shape == (n, n):
             raise Mistake(_("returned shape {shape}: every row of a against every row of b. "
@@ -76,6 +88,7 @@ def dot_vmap(student_fn: Any) -> str:
         got = expect_shape(got, (n,), what)
         expect_close(got, np.einsum("bi,bi->b", a, b), what, atol=1e-4,
                      hint=_("out[i] must be jnp.dot(a[i], b[i])"))
+        _expect_vmap(student_fn, (a, b), what, "jax.vmap(jnp.dot)")
     return N_("(batch,) dot products of matching rows, as einsum('bi,bi->b', a, b)")
 
 
@@ -90,12 +103,14 @@ def convolve_shared(student_fn: Any) -> str:
                                     "mapped: in_axes=(0, None)"))
         want = np.stack([_convolve(x, w) for x in xs])
         got = _an_array(got, what)
+        _transposed(got, want, what)
         if got.shape != want.shape:
             raise Mistake(_("{what} returned shape {shape}; expected {shape2}, one row per "
                             "signal: map the signals over axis 0 and pass the kernel whole "
                             "(in_axes=(0, None))").format(
                               what=what, shape=got.shape, shape2=want.shape))
         expect_close(got, want, what, atol=1e-4, hint=_("row i must be convolve(xs[i], w)"))
+        _expect_vmap(student_fn, (xs, w), what, "jax.vmap(convolve, in_axes=(0, None))")
     return N_("every signal convolved with the one shared kernel (in_axes=(0, None))")
 
 
@@ -114,7 +129,12 @@ def zipped(student_fn: Any) -> str:
             "rank": N_("the scale is one number shared by every call, so it cannot be mapped: "
                        "its in_axes entry is None"),
             "inconsistent sizes": N_("ws keeps its batch in axis 1 (its columns), so its "
-                                     "in_axes entry is 1: in_axes=(0, 1, None)")})
+                                     "in_axes entry is 1: in_axes=(0, 1, None)"),
+            ("matmul", "core dimension"): N_("xs is (n, d) and ws (d, n): row i of xs goes "
+                                             "with COLUMN i of ws, one weighted_sum per pair: "
+                                             "jax.vmap(weighted_sum, in_axes=(0, 1, None))"),
+            "out of bounds": N_("an index out of bounds: a size written as a number? The batch "
+                                "is xs.shape[0], whatever it is; vmap needs no index at all")})
         got = _an_array(got, what)
         if got.shape == (n, n):
             raise Mistake(_("returned shape {shape}, every row against every column; zipping "
@@ -137,15 +157,41 @@ def zipped(student_fn: Any) -> str:
                             "must pair row i of xs with COLUMN i of ws (in_axes=(0, 1, "
                             "None))").format(
                               what=what, round_got=np.round(got, 3), round_want=np.round(want, 3)))
+        _expect_vmap(student_fn, (xs, ws, scale), what,
+                     "jax.vmap(weighted_sum, in_axes=(0, 1, None))")
     return N_("row i of xs zipped with column i of ws, the scale shared")
 
 
-def _mapped(student_fn: Any, args: tuple[Any, ...]) -> bool:
-    """Whether ``student_fn(*args)`` runs a function made by ``jax.vmap`` (its ``vmap_f``)."""
+def _transforms(student_fn: Any, args: tuple[Any, ...]) -> dict[str, int]:
+    """How many vmaps and grads ``student_fn(*args)`` runs (:func:`._fixtures.transforms_run`),
+    where the student's code runs."""
     import jax.numpy as jnp
 
-    return "jax.vmap_f" in beside(student_fn, _fixtures.library_calls, student_fn,
-                                  tuple(jnp.asarray(arg) for arg in args), (), ("jax._src.api",))
+    return beside(student_fn, _fixtures.transforms_run, student_fn,
+                  tuple(jnp.asarray(arg) for arg in args))
+
+
+def _expect_vmap(student_fn: Any, args: tuple[Any, ...], what: str, how: str,
+                 vmaps: int = 1, grad: bool = False) -> None:
+    """A Mistake if ``student_fn(*args)`` runs fewer than ``vmaps`` vmaps (or no grad, where
+    ``grad``): the exercise is vmap, not einsum, a loop or NumPy, right as they may be. ``how``:
+    the exercise's vmap, written out."""
+    if not callable(student_fn):
+        return
+    ran = _transforms(student_fn, args)
+    if not ran:
+        return  # it raised: the check's own call said why
+    if not ran["vmap"]:
+        raise Mistake(_("{what} is right, but computed without jax.vmap (einsum, a loop, NumPy "
+                        "or a matrix product give the numbers, not the lesson): {how}").format(
+                          what=what, how=how))
+    if ran["vmap"] < vmaps:
+        raise Mistake(_("{what} is right, but with one jax.vmap around a matrix product, where "
+                        "the exercise wants {vmaps} vmaps and jnp.dot of two vectors: "
+                        "{how}").format(what=what, vmaps=vmaps, how=how))
+    if grad and not ran["grad"]:
+        raise Mistake(_("{what} is right, but computed without jax.grad (a formula worked out "
+                        "by hand, or jax.jacobian): {how}").format(what=what, how=how))
 
 
 @exercise(LESSON, 4, "pairwise")
@@ -172,10 +218,8 @@ def pairwise(student_fn: Any) -> str:
                               what=what, shape=got.shape, shape2=want.shape))
         expect_close(got, want, what, atol=1e-4,
                      hint=_("entry [i, j] must be jnp.dot(a[i], b[j])"))
-        if callable(student_fn) and not _mapped(student_fn, (a, b)):
-            raise Mistake(_("{what} is right, but computed without jax.vmap (a @ b.T, "
-                            "jnp.matmul or a loop), which the exercise forbids: nest two "
-                            "vmaps of jnp.dot").format(what=what))
+        _expect_vmap(student_fn, (a, b), what, _("nest two vmaps of jnp.dot, the inner one "
+                                                   "over b, the outer one over a"), vmaps=2)
     return N_("(n, m) dot products of every row of a with every row of b, by nested vmap")
 
 
@@ -198,9 +242,20 @@ def per_example_grads(student_fn: Any) -> str:
         n = s["n"]
         what = _("per_example_grads(theta, X, Y) for {n} examples").format(n=n)
         theta, xs, ys = _examples(source, n, s["d"])
-        got = _call_mapped(student_fn, theta, xs, ys, what=what,
-                           shared=_("theta is the same for every example, so it is not "
-                                    "mapped: in_axes=(None, 0, 0)"))
+        got = call(student_fn, theta, xs, ys, what=what, hints={
+            ("inconsistent sizes", "rank", "len(in_axes)", "unsized object",
+             "contracting dimensions"): _(
+                "{what}: vmap could not map the inputs as asked. theta is the same for every "
+                "example, so it is not mapped, and X and Y both are, over their rows: "
+                "in_axes=(None, 0, 0)").format(what=what),
+            "scalar-output": _(
+                "{what}: jax.grad takes a function with ONE number out, and got one number per "
+                "example. Take the grad of ONE example's loss, then vmap that over X and Y: "
+                "jax.vmap(jax.grad(example_loss), in_axes=(None, 0, 0))").format(what=what),
+            "cannot reshape": _(
+                "{what} failed to reshape: a size written as a number? Each gradient has "
+                "theta's shape, whatever its length; vmap stacks them with no reshape").format(
+                    what=what)})
         got = _an_array(got, what)
         want = _linear_grads(theta, xs, ys)
         if got.shape == theta.shape:
@@ -208,6 +263,10 @@ def per_example_grads(student_fn: Any) -> str:
                             "the batch's loss; vmap the gradient of ONE example's loss "
                             "instead: jax.vmap(jax.grad(example_loss), in_axes=(None, 0, "
                             "0))").format(shape=got.shape, n=n))
+        if got.shape == (n,) and np.allclose(got, -2 * (xs @ theta - ys), atol=1e-4):
+            raise Mistake(_("returned {shape}: the gradient with respect to y (argnums=2); the "
+                            "model's parameters are theta, the first argument, which jax.grad "
+                            "differentiates by default").format(shape=got.shape))
         if got.shape == (n,):
             raise Mistake(_("returned {shape}, one number per example: the losses, not their "
                             "gradients. vmap jax.grad(example_loss), not example_loss").format(
@@ -220,13 +279,17 @@ def per_example_grads(student_fn: Any) -> str:
                           "(no argnums)")
         expect_close(got, want, what, atol=1e-4,
                      hint=_("row i must be jax.grad(example_loss)(theta, X[i], Y[i])"))
+        _expect_vmap(student_fn, (theta, xs, ys), what,
+                     "jax.vmap(jax.grad(example_loss), in_axes=(None, 0, 0))", grad=True)
     return N_("one gradient per example, (n, 3), by vmap(grad(example_loss))")
 
 
 @exercise(LESSON, 6, "convolve_kernels")
 def convolve_kernels(student_fn: Any) -> str:
     source = generator(9)
-    for s in draw_sizes(source, 2, length=(5, 10), kernels=(4, 8)):  # ONE signal, kernels
+    # ONE signal, kernels; never a square output (length - 2 kernels), where out_axes=1 hides
+    for s in draw_sizes(source, 2, length=(5, 10), kernels=(4, 8),
+                        keep=lambda s: s["length"] - 2 != s["kernels"]):
         x, kernels = _normal(source, s["length"]), _normal(source, s["kernels"], 3)
         what = _("convolve_kernels(x, kernels) for x {x_shape} and kernels {k_shape}").format(
             x_shape=x.shape, k_shape=kernels.shape)
@@ -235,12 +298,14 @@ def convolve_kernels(student_fn: Any) -> str:
                                     "mapped: in_axes=(None, 0)"))
         want = np.stack([_convolve(x, k) for k in kernels])
         got = _an_array(got, what)
+        _transposed(got, want, what)
         if got.shape != want.shape:
             raise Mistake(_("{what} returned shape {shape}; expected {shape2}, one row per "
                             "kernel: share the signal and map the kernels (in_axes=(None, "
                             "0))").format(what=what, shape=got.shape, shape2=want.shape))
         expect_close(got, want, what, atol=1e-4,
                      hint=_("row j must be convolve(x, kernels[j])"))
+        _expect_vmap(student_fn, (x, kernels), what, "jax.vmap(convolve, in_axes=(None, 0))")
     return N_("one signal convolved with each kernel (in_axes=(None, 0))")
 
 
@@ -282,10 +347,15 @@ def clipped_mean_grad(student_fn: Any) -> str:
                 np.sum(grads * np.minimum(1.0, max_norm / norms)[:, None], axis=0),
         }
         reject_known_wrong(got, wrong, atol=atol, want=want)
+        eps = next((eps for eps in np.logspace(-9, -1, 33) if np.allclose(got, np.mean(
+            grads * np.minimum(1.0, max_norm / (norms + eps))[:, None], axis=0), atol=atol)),
+                   None)  # a guard added to the norms: it shows where max_norm is small
         expect_close(got, want, what, atol=atol,
                      hint=_("the mean over rows of g_i * min(1, max_norm / |g_i|)")
-                     if max_norm > 0.1 else
+                     if eps is None else
                      _("the mean over rows of g_i * min(1, max_norm / |g_i|), with the norms "
-                       "themselves: an eps added to them (norms + 1e-3) is a tenth of this "
-                       "max_norm"))
+                       "themselves: an eps added to them (norms + {eps:g}) is {share:.1%} of "
+                       "this max_norm. Leave it out: a row of zeros has norm 0, and "
+                       "min(1, max_norm / 0) is min(1, inf) = 1, no NaN").format(
+                         eps=eps, share=eps / max_norm))
     return N_("each example's gradient clipped to max_norm, then averaged")
