@@ -113,11 +113,11 @@ def test_epoch_flags():
 
     def a_list(key, epochs, n):  # the rows never stacked into one array
         return list(reference_epoch_flags(key, epochs, n))
-    assert_result(check.epoch_flags(a_list), "failed", "list of 4 items", "jnp.stack")
+    assert_result(check.epoch_flags(a_list), "failed", "items, not one array", "jnp.stack")
 
     def transposed(key, epochs, n):
         return reference_epoch_flags(key, epochs, n).T
-    assert_result(check.epoch_flags(transposed), "failed", "shape (8, 4)", "(4, 8)")
+    assert_result(check.epoch_flags(transposed), "failed", "has shape", "expected (")
 
 
 def reference_p(images, key, p):
@@ -183,3 +183,112 @@ def shares_a_key(which):
 def test_augment_images_p_key_used_twice(which):
     assert_result(check.augment_images_p(shares_a_key(which)), "failed", "KeyReuseError",
                   "one per transform")
+
+
+def test_walk_nine_sizes_and_flags_are_drawn():
+    """A student's walk of lesson 10: the images were always 3x3, the flags always
+    [T, F, F, T, T], epoch_flags always (key, 4, 8): sizes typed in, and flags ignored, passed."""
+    import contextlib
+
+    from nn_from_scratch.exercises._calls import fresh_inputs
+
+    def loop_of_three(img, flag):
+        return lax.cond(flag, lambda im: jnp.stack([im[:, i] for i in range(3)]), identity, img)
+
+    def reshaped(img, flag):
+        return lax.cond(flag, lambda im: jnp.swapaxes(im.reshape(3, 3, -1), 0, 1).reshape(im.shape),
+                        identity, img)
+
+    def five_flags(img, flags):
+        return jnp.stack([random_rotate(img, flags[i]) for i in range(5)])
+
+    def flags_ignored(img, flags):
+        return jax.vmap(random_rotate, in_axes=(None, 0))(img, jnp.array([True, False, False,
+                                                                          True, True]))
+
+    def typed(epochs_typed, n_typed):
+        def epoch_flags(key, epochs, n):
+            rows = []
+            for _ in range(epochs_typed or epochs):
+                key, subkey = jax.random.split(key)
+                rows.append(jax.random.bernoulli(subkey, shape=(n_typed or n,)))
+            return jnp.stack(rows)
+        return epoch_flags
+    for seed in (None, 1, 2, 3):
+        with fresh_inputs(seed) if seed else contextlib.nullcontext():
+            for answer in (loop_of_three, reshaped):
+                assert check.random_transpose(answer).status == "failed"
+            for answer in (five_flags, flags_ignored):
+                assert check.one_to_many(answer).status == "failed"
+            for answer in (typed(4, None), typed(None, 8)):
+                assert check.epoch_flags(answer).status == "failed"
+            assert_result(check.random_transpose(reference_transpose), "passed")
+            assert_result(check.one_to_many(jax.vmap(random_rotate, in_axes=(None, 0))),
+                          "passed")
+            assert_result(check.epoch_flags(reference_epoch_flags), "passed")
+
+
+def test_walk_nine_hints():
+    """A student's walk of lesson 10: raw errors, and hints that named another mistake."""
+    import numpy as np
+    assert_result(check.random_transpose(
+        lambda img, flag: lax.cond(flag, lambda im: jnp.transpose(im, (1, 0, 2)), identity, img)),
+        "failed", "one number of axes", "jnp.swapaxes(img, 0, 1)")
+    assert_result(check.random_transpose(
+        lambda img, flag: np.where(flag, np.swapaxes(img, 0, 1), img)), "failed",
+        "NumPy cannot work on a traced value")
+    assert_result(check.random_transpose(
+        lambda img, flag: lax.cond(img, lambda im: jnp.swapaxes(im, 0, 1), identity, flag)),
+        "failed", "lax.cond(flag, if_true, if_false, img)")
+    assert_result(check.random_transpose(
+        lambda img, flag: lax.cond(flag, lambda im: jnp.swapaxes(im, -1, -2), identity, img)),
+        "failed", "swapaxes(-1, -2)")
+    assert_result(check.one_to_many(
+        lambda img, flags: jnp.stack([rotate_90(img) if f else img for f in flags])), "failed",
+        "Python `if`")
+    assert_result(check.one_to_many(jax.vmap(random_rotate, in_axes=(None, None))), "failed",
+                  "nothing was mapped")
+    assert_result(check.one_to_many(lambda img, flags: jnp.where(flags, rotate_90(img), img)),
+                  "failed", "jnp.where(flags, ...)")
+    assert_result(check.one_to_many(random_rotate), "failed", "library's own random_rotate")
+
+    def typed_batch(images, key, p):
+        def one(img, k):
+            rotate_key, lr_key, ud_key = jax.random.split(k, 3)
+            img = lax.cond(jax.random.bernoulli(rotate_key, p), rotate_90, identity, img)
+            img = lax.cond(jax.random.bernoulli(lr_key, p), flip_left_right, identity, img)
+            return lax.cond(jax.random.bernoulli(ud_key, p), flip_up_down, identity, img)
+        return jax.vmap(one)(images, jax.random.split(key, 2000))
+    assert_result(check.augment_images_p(typed_batch), "failed", "batch size written as a number")
+
+
+def one_flag_for_two(first, second):
+    """10.4 with two of the three transforms driven by one flag (a copy-paste slip)."""
+    def answer(images, key, p):
+        def one(img, k):
+            flags = [jax.random.bernoulli(part, p) for part in jax.random.split(k, 3)]
+            flags[second] = flags[first]
+            img = lax.cond(flags[0], rotate_90, identity, img)
+            img = lax.cond(flags[1], flip_left_right, identity, img)
+            return lax.cond(flags[2], flip_up_down, identity, img)
+        return jax.vmap(one)(images, jax.random.split(key, images.shape[0]))
+    return answer
+
+
+@pytest.mark.parametrize("first, second, names", [
+    (0, 2, ("rotated", "flipped up-down")), (1, 2, ("flipped left-right", "flipped up-down"))])
+def test_walk_nine_every_pair_of_transforms_is_independent(first, second, names):
+    """A student's walk of lesson 10: only (rotate, left-right) was tested, so the up-down flip
+    on the rotation's or the left-right flip's flag passed."""
+    assert_result(check.augment_images_p(one_flag_for_two(first, second)), "failed", *names,
+                  "its own key")
+
+
+def test_walk_nine_a_p_a_little_off_is_not_called_dependent():
+    def off_by(delta):
+        return lambda images, key, p: reference_p(images, key, p + delta)
+    for seed in range(1, 6):
+        from nn_from_scratch.exercises._calls import fresh_inputs
+        with fresh_inputs(seed):
+            result = check.augment_images_p(off_by(0.04))
+            assert "independent choices" not in result.message, result.line

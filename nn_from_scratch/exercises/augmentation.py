@@ -17,7 +17,7 @@ import numpy as np
 
 from ..i18n import N_, _
 from . import _fixtures
-from ._calls import call, generator, prng_key, shuffled, wrapped
+from ._calls import call, generator, library_name, prng_key, shuffled, wrapped
 from ._compare import as_array, expect_shape
 from ._core import Mistake, exercise
 from ._draws import draw_sizes
@@ -26,14 +26,28 @@ from ._remote import transformed
 
 LESSON = "10_augmentation"
 
-GRAY = np.arange(9, dtype=np.float32).reshape(3, 3)  # (H, W): every pixel different
-COLOR = np.arange(18, dtype=np.float32).reshape(3, 3, 2)  # (H, W, C)
 SQUARE = np.arange(4, dtype=np.float32).reshape(2, 2)  # its 8 turns and flips all differ
 
 
 def _images() -> tuple[np.ndarray, np.ndarray]:
-    """GRAY and COLOR, their pixels shuffled when graded (still every pixel different)."""
-    return shuffled(GRAY, 100), shuffled(COLOR, 101)
+    """A gray image (H, H) and a colour one (H', H', C), their sizes drawn (no two alike, none
+    3, the lesson's), every pixel different and in an order of the draw's."""
+    draw = generator(104)
+    side, color_side, channels = draw_sizes(draw, 1, side=(4, 7), color_side=(4, 7),
+                                            channels=(2, 4))[0].values()
+    return tuple(draw.permutation(np.arange(np.prod(shape), dtype=np.float32)).reshape(shape)
+                 for shape in ((side, side), (color_side, color_side, channels)))
+
+
+# errors of code that is not lax.cond on JAX arrays, as hints (10.1 and 10.2)
+_TRACED_HINTS = {
+    "TracerArrayConversionError": N_("NumPy cannot work on a traced value (under jit and vmap "
+                                     "the image and the flag are tracers): use jnp and "
+                                     "lax.cond, not np"),
+    "Pred must be a scalar": N_("lax.cond takes ONE flag first and the image last, "
+                                "lax.cond(flag, if_true, if_false, img); a whole array of "
+                                "flags (or the image) in the flag's place is refused"),
+}
 
 
 def _every_transform(img: np.ndarray) -> dict[tuple[bool, ...], np.ndarray]:
@@ -68,26 +82,33 @@ def _decode(images: np.ndarray, original: np.ndarray) -> np.ndarray:
 def random_transpose(student_fn: Any) -> str:
     jitted = transformed(student_fn, jax.jit)  # the flag traced, as in a training step
     gray, color = _images()
-    for img, name in ((gray, "(3, 3)"), (color, "(3, 3, 2)")):
+    for img in (gray, color):
         want = np.swapaxes(img, 0, 1)
+        name = str(img.shape)
         what = _("random_transpose(img, True) for img of shape {name}").format(name=name)
         try:
-            got = as_array(call(jitted, img, True, what=what))
+            got = as_array(call(jitted, img, True, what=what, hints={
+                **_TRACED_HINTS,
+                "out of bounds": _("{what} failed: a transpose written for one number of "
+                                   "axes? Swap only H and W, axes 0 and 1, "
+                                   "jnp.swapaxes(img, 0, 1), which works with and without "
+                                   "channels").format(what=what)}))
         except Mistake as err:
             if isinstance(err.__cause__, jax.errors.TracerBoolConversionError):
                 raise Mistake("under jit the flag is a tracer, which a Python `if` cannot read; "
                               "choose with lax.cond(flag, lambda im: jnp.swapaxes(im, 0, 1), "
                               "lambda im: im, img)") from None
-            if img is color:
-                raise Mistake(_("{what} failed, although (3, 3) worked: swap only H and "
-                                "W, jnp.swapaxes(img, 0, 1). img.T and "
-                                "jnp.transpose(img) reverse ALL the axes, channels too").format(
-                                  what=what)) from None
+            if img is color and "lax.cond" not in str(err):
+                raise Mistake(_("{what} failed, although {gray} worked: swap only H and "
+                                "W, jnp.swapaxes(img, 0, 1). img.T and jnp.transpose(img) reverse "
+                                "ALL the axes, channels too, and swapaxes(-1, -2) moves the "
+                                "channels").format(
+                                  what=what, gray=gray.shape)) from None
             raise
-        if img is color and got.shape == (2, 3, 3):
-            raise Mistake("returned shape (2, 3, 3) for a (3, 3, 2) image: img.T and "
-                          "jnp.transpose reverse ALL the axes; swap only H and W with "
-                          "jnp.swapaxes(img, 0, 1)")
+        if img is color and got.shape == img.shape[::-1]:
+            raise Mistake(_("returned shape {shape} for a {name} image: img.T and "
+                            "jnp.transpose reverse ALL the axes; swap only H and W with "
+                            "jnp.swapaxes(img, 0, 1)").format(shape=got.shape, name=name))
         unchanged = as_array(call(jitted, img, False,
                                     what=_("random_transpose(img, False) for shape "
                                            "{name}").format(
@@ -105,7 +126,7 @@ def random_transpose(student_fn: Any) -> str:
         if not np.array_equal(got, want) or not np.array_equal(unchanged, img):
             raise Mistake(_("{what} is not the image with H and W swapped: "
                             "jnp.swapaxes(img, 0, 1)").format(what=what))
-    flags = np.array([True, False, False, True])
+    flags = _flags(105)
     try:
         batch = np.asarray(transformed(student_fn, (jax.vmap, {"in_axes": (None, 0)}),
                                        jax.jit)(gray, flags))
@@ -119,23 +140,46 @@ def random_transpose(student_fn: Any) -> str:
     return N_("swaps H and W (channels stay last) when the flag is True, under jit and vmap too")
 
 
+def _flags(n: int) -> np.ndarray:
+    """4 to 9 flags in an order of the draw's, both kinds among them."""
+    draw = generator(n)
+    count = int(draw.integers(4, 10))
+    trues = int(draw.integers(1, count))
+    return draw.permutation(np.arange(count) < trues)
+
+
 @exercise(LESSON, 2, "one_to_many")
 def one_to_many(student_fn: Any) -> str:
-    flags = np.array([True, False, False, True, True])
+    if library_name(student_fn):  # random_rotate itself: say so before jit hides it
+        call(student_fn, what="one_to_many")
     jitted = transformed(student_fn, jax.jit) if callable(student_fn) else student_fn
-    for img, name in zip(_images(), ("(3, 3)", "(3, 3, 2)")):
-        what = _("one_to_many(img, flags) for img {name} and 5 flags").format(name=name)
+    for number, img in enumerate(_images()):
+        flags = _flags(106 + number)
+        what = _("one_to_many(img, flags) for img {name} and {count} flags").format(
+            name=img.shape, count=len(flags))
         got = call(jitted, img, flags, what=what, hints={
+            **_TRACED_HINTS,
+            "TracerBoolConversionError": N_("a Python `if` (or `x if flag else y`) cannot read "
+                                            "a traced flag: map random_rotate, which chooses "
+                                            "with lax.cond, over the flags with jax.vmap"),
+            "at least one non-None": N_("nothing was mapped: the flags are, one per output "
+                                        "image, and the image is shared: "
+                                        "jax.vmap(random_rotate, in_axes=(None, 0))"),
+            ("Incompatible shapes", "broadcast"): N_("jnp.where(flags, ...) lines the flags up "
+                                                     "with the image's pixels, not with copies "
+                                                     "of it: map random_rotate over the flags, "
+                                                     "jax.vmap(random_rotate, in_axes=(None, "
+                                                     "0))"),
             ("inconsistent sizes", "vmap"): N_("vmap tried to map over the image as well as the "
                                                "flags: ONE image is shared by every flag, so "
                                                "give it in_axes None: jax.vmap(random_rotate, "
                                                "in_axes=(None, 0))")})
-        got = expect_shape(got, (5, *img.shape), what)
+        got = expect_shape(got, (len(flags), *img.shape), what)
         want = np.stack([np.rot90(img, 1, axes=(0, 1)) if f else img for f in flags])
         if not np.array_equal(got, want):
             raise Mistake(_("{what}: image i must be the input turned a quarter if "
                             "flags[i], else unchanged").format(what=what))
-    return N_("one image and 5 flags give 5 images, each turned or not by its own flag")
+    return N_("one image and n flags give n images, each turned or not by its own flag")
 
 
 def _is_key_reuse(err: BaseException) -> bool:
@@ -156,7 +200,8 @@ def _buggy_epoch_flags(key: jax.Array, epochs: int, n: int, *, keep_new_key: boo
 
 @exercise(LESSON, 3, "epoch_flags without a reused key")
 def epoch_flags(student_fn: Any) -> str:
-    epochs, n, seed = 4, 8, 10
+    draw = generator(107)  # never the lesson's own (4 epochs, 8 images): typed in, they fail
+    epochs, n, seed = int(draw.choice([3, 5, 6, 7])), int(draw.choice([5, 6, 7, 9, 10, 11])), 10
     key = prng_key(seed)  # a fresh key object for every call: the checker marks it used
     what = f"epoch_flags(key, {epochs}, {n})"
     checked = wrapped(student_fn, _fixtures.checking_key_reuse)
@@ -218,7 +263,11 @@ def augment_images_p(student_fn: Any) -> str:
         try:
             checked = wrapped(student_fn, _fixtures.checking_key_reuse)
             images = batches[p]
-            out = call(checked, images, prng_key(20), p, what=what)
+            out = call(checked, images, prng_key(20), p, what=what, hints={
+                "inconsistent sizes": _("{what}: vmap got a key for each of a number of images "
+                                        "other than the batch's: a batch size written as a "
+                                        "number? keys = jax.random.split(key, "
+                                        "images.shape[0])").format(what=what)})
         except Mistake as err:
             if _is_key_reuse(err):
                 raise Mistake("a key was used twice (JAX's key-reuse checker raised "
@@ -258,12 +307,19 @@ def augment_images_p(student_fn: Any) -> str:
                             "be about {p}: draw each flag with "
                             "jax.random.bernoulli(its_key, p)").format(
                               p=p, round_fractions=np.round(fractions, 2)))
-        both = np.mean(flags[:, 0] & flags[:, 1])
-        if abs(both - p * p) > 0.05:
-            raise Mistake(_("with p = {p}, {both:.2f} of the images were both rotated "
-                            "and flipped left-right; independent choices give about "
-                            "{p2:.2f}: draw each transform's flag from its own key").format(
-                              p=p, both=both, p2=p * p))
+        # every pair of transforms, each against the fractions it was itself applied with
+        # (a flag shared by two transforms, or tied to another's, shows; a p a little off
+        # does not pass for dependence)
+        names = (N_("rotated"), N_("flipped left-right"), N_("flipped up-down"))
+        for i, j in ((0, 1), (0, 2), (1, 2)):
+            both = np.mean(flags[:, i] & flags[:, j])
+            independent = fractions[i] * fractions[j]
+            if abs(both - independent) > 0.05:
+                raise Mistake(_("with p = {p}, {both:.2f} of the images were both {first} "
+                                "and {second}; independent choices give about "
+                                "{independent:.2f}: draw each transform's flag from its own "
+                                "key").format(p=p, both=both, first=_(names[i]),
+                                              second=_(names[j]), independent=independent))
     if not np.array_equal(draw(0.2, "augment_images_p again"), results[0.2]):
         raise Mistake("the same key gave a different batch: draw only from the key you are given")
     rotated = results[0.2][:, 0].mean()
