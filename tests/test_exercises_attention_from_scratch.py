@@ -439,3 +439,87 @@ def test_an_answer_gets_the_same_verdict_on_every_draw(request):
                 for status, functions in answers.items():
                     for answer in functions:
                         assert checker(answer).status == status, (seed, checker(answer).line)
+
+
+def test_walk_nine_ready_made_jax_earns_nothing():
+    """A second walk of lesson 14: JAX's own softmax, logsumexp, dot_product_attention and
+    standardize, behind the student's def, passed 14.3-14.5 in class and graded."""
+    def where_softmax(scores, mask):
+        return jax.nn.softmax(scores, where=mask)
+
+    def guarded(scores, mask):
+        w = jax.nn.softmax(jnp.where(mask, scores, -jnp.inf))
+        return jnp.where(mask.any(), w, 0.0)
+
+    def by_logsumexp(scores, mask):
+        s = jnp.where(mask, scores, -jnp.inf)
+        return jnp.where(mask, jnp.exp(s - jax.scipy.special.logsumexp(s)), 0.0)
+    for answer in (where_softmax, guarded, by_logsumexp):
+        assert_result(check.masked_softmax(answer), "failed", "ready-made in JAX")
+
+    def jax_heads(x, w_qkv, w_o):
+        q, k, v = jnp.einsum("td,shkd->sthk", x, w_qkv)
+        out = jax.nn.dot_product_attention(q[None], k[None], v[None])[0]
+        return out.reshape(x.shape[0], -1) @ w_o.T
+    assert_result(check.multi_head_attention(jax_heads), "failed", "dot_product_attention",
+                  "ready-made in JAX")
+    # (JAX's standardize is one-pass, mean(x * x) - mean ** 2: the large mean fails it first)
+    assert_result(check.layer_norm(
+        lambda x, gamma, beta: jax.nn.standardize(x, epsilon=1e-5) * gamma + beta), "failed")
+    assert_result(check.attention(lambda q, k, v: jax.nn.dot_product_attention(
+        q[None, None], k[None], v[None])[0, 0]), "failed", "ready-made")
+
+
+def test_walk_nine_nan_gradient_and_one_pass_variance():
+    """A second walk of lesson 14: exp of the unhidden scores inside jnp.where has the right
+    weights and a NaN gradient; a one-pass variance passed with no large mean to break it."""
+    def exp_in_where(scores, mask):
+        top = jnp.max(jnp.where(mask, scores, -jnp.inf))
+        e = jnp.where(mask, jnp.exp(scores - top), 0.0)
+        total = e.sum()
+        return jnp.where(total > 0, e / jnp.where(total > 0, total, 1.0), 0.0)
+    assert_result(check.masked_softmax(exp_in_where), "failed", "gradient", "NaN")
+
+    def one_pass(x, gamma, beta):
+        mean = jnp.mean(x)
+        return (x - mean) / jnp.sqrt(jnp.mean(x * x) - mean * mean + 1e-5) * gamma + beta
+    assert_result(check.layer_norm(one_pass), "failed", "mean(x * x) - mean ** 2")
+
+    def summed_variance(x, gamma, beta):
+        mean = jnp.mean(x)
+        return (x - mean) / jnp.sqrt(jnp.sum((x - mean) ** 2) + 1e-5) * gamma + beta
+    assert_result(check.layer_norm(summed_variance), "failed", "MEAN of the squared deviations")
+
+
+def test_walk_nine_hints():
+    """A second walk of lesson 14: raw errors, and hints that named another mistake."""
+    assert_result(check.attention(
+        lambda q, k, v: jax.nn.softmax(jnp.sum(k @ q) / jnp.sqrt(q.shape[0])) @ v), "failed",
+        "ONE number")
+    for off in (-1, 1):
+        assert_result(check.attention(lambda q, k, v, off=off: scaled_attention(
+            q, k, v, scale=1 / math.sqrt(q.shape[0] + off))), "failed", "off by one")
+    assert_result(check.self_attention(
+        lambda x, w_q, w_k, w_v: vmap(lib.attention, in_axes=(0, None))(
+            x @ w_q.T, x @ w_k.T, x @ w_v.T)), "failed", "three")
+    assert_result(check.masked_softmax(
+        lambda s, m: jnp.where(m, lesson_masked_softmax(s, m), jnp.zeros(11))), "failed",
+        "jnp.zeros_like(scores)")
+
+    def boolean_index(scores, mask):
+        top = jnp.max(scores[mask])
+        e = jnp.where(mask, jnp.exp(scores - top), 0.0)
+        return e / e.sum()
+    assert_result(check.masked_softmax(boolean_index), "failed", "scores[mask]")
+    assert_result(check.multi_head_attention(  # x @ w without the transpose, in the heads
+        lambda x, w_qkv, w_o: vmap(lambda q, k, v: lib.attention_weights(x @ q, x @ k) @ (
+            x @ v.T), in_axes=(0, 0, 0))(*w_qkv)), "failed", "x @ w_q[h].T")
+
+    def pairs_swapped(x, block):
+        (g1, b1), (w_qkv, w_o), (g2, b2), (w1, w2), (c1, c2) = block
+        return block_of(x, [(g1, b1), (w_qkv, w_o), (g2, b2), (w1, c1), (w2, c2)])
+    assert_result(check.transformer_block(pairs_swapped), "failed", "each layer's weight")
+
+    def nothing_mapped(x, block):
+        return block_of(x, block, norm=vmap(lib.layer_norm, in_axes=(None, None, None)))
+    assert_result(check.transformer_block(nothing_mapped), "failed", "nothing was mapped")

@@ -24,7 +24,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..i18n import N_, _
-from ._calls import fast_call, generator, graded, more_when_graded
+from . import _fixtures
+from ._calls import call, fast_call, generator, graded, more_when_graded
 from ._compare import (
     as_array,
     expect_close,
@@ -35,6 +36,7 @@ from ._compare import (
 )
 from ._core import Mistake, exercise
 from ._draws import draw_sizes, extreme_scores, with_variance
+from ._remote import beside
 
 LESSON = "14_attention_from_scratch"
 ATTENTION = "nn_from_scratch.attention"  # the library's code the exercises ask students to write
@@ -68,13 +70,35 @@ def _attention(q: Any, k: Any, v: Any, scale: float | None = None, axis: int = -
     return _softmax(q @ k.T * scale, axis) @ v
 
 
+def _not_ready_made(student_fn: Any, args: tuple[Any, ...], what: str,
+                    names: tuple[str, ...]) -> None:
+    """A Mistake if the answer calls JAX's ready-made ``names`` (``jax.nn.softmax``,
+    ``jax.nn.dot_product_attention``...): right as its numbers are, the exercise wants the
+    student's own code. Asked last, once the numbers are right, so that a wrong answer written
+    with them hears of its mistake first."""
+    expect_own_code(student_fn, args, what, "jax", names, message=_(
+        "{what} calls {name}, ready-made in JAX: the exercise wants your own code"))
+
+
 def _hard_coded_scale(got: np.ndarray, want: np.ndarray, q: Any, k: Any, v: Any,
                       size: str) -> None:
     """A Mistake if ``got`` is attention with the scores divided by a number other than
     sqrt(d): a size written as a number, right for one shape only (``size``: d's name)."""
     d = np.asarray(q).shape[-1]
-    for name, n in ((N_("the number of keys"), np.asarray(k).shape[-2]),
-                    (N_("the size of a value"), np.asarray(v).shape[-1])):
+    sizes = ((N_("the number of keys"), np.asarray(k).shape[-2]),
+             (N_("the size of a value"), np.asarray(v).shape[-1]))
+    for n, sign in ((d - 1, "-"), (d + 1, "+")):  # a walk: query.shape[0] - 1 was "a value's"
+        if n >= 1 and np.allclose(got, _attention(q, k, v, scale=1 / math.sqrt(n)), rtol=1e-4,
+                                  atol=1e-5):
+            also = [_(name) for name, size in sizes if size == n]
+            raise Mistake(_("the scores are divided by sqrt({n}), sqrt({size} {sign} 1){also}: "
+                            "off by one, or a number written in your code? The scale is the "
+                            "square root of {size} itself, the size of a query and a key, read "
+                            "from the input: here sqrt({d}) = {root:.4g}").format(
+                              n=n, size=size, sign=sign, d=d, root=math.sqrt(d),
+                              also=_(" (or {name}, which is {n} here too)").format(
+                                  name=also[0], n=n) if also else ""))
+    for name, n in sizes:
         wrong = _attention(q, k, v, scale=1 / math.sqrt(n))
         if n != d and np.allclose(got, wrong, rtol=1e-4, atol=1e-5):  # a size, the wrong one
             raise Mistake(_("the scores are divided by sqrt({n}), {name}; the scale is the "
@@ -107,7 +131,15 @@ def attention(student_fn: Any) -> str:
         if number == 0:
             expect_own_code(student_fn, (query, keys, values), what, ATTENTION,
                             ("attention", "attention_weights"))
+            first = (query, keys, values), what
         got = as_array(fast_call(student_fn, query, keys, values, what=what, hints={
+            "out of bounds for array of dimension 0": _(
+                "{what} failed: the softmax got ONE number (a sum?); it takes the scores, one "
+                "per key, keys @ query, ({t},)").format(what=what, t=t),
+            "value shape should be": _(
+                "{what} failed in jax.nn.dot_product_attention, which is ready-made (and wants "
+                "values as wide as the keys): the exercise wants your own code, "
+                "softmax(keys @ query / sqrt(d)) @ values").format(what=what),
             ("dot_general requires", "matmul", "Incompatible shapes"): _(
                 "{what} failed: the scores are keys @ query, ({t},), one per key; the answer is "
                 "weights @ values, ({d_v},)").format(what=what, t=t, d_v=d_v)}))
@@ -143,6 +175,7 @@ def attention(student_fn: Any) -> str:
         }, rtol=1e-4, atol=1e-5, want=want)
         _hard_coded_scale(got, want, q, k, v, "d")
         expect_close(got, want, what, hint=N_("softmax(keys @ query / sqrt(d)) @ values"))
+    _not_ready_made(student_fn, *first, ("dot_product_attention",))
     return N_("three queries of other sizes against other keys: scaled scores, softmax, the "
               "values averaged")
 
@@ -163,7 +196,15 @@ def self_attention(student_fn: Any) -> str:
         if number == 0:
             expect_own_code(student_fn, (x, w_q, w_k, w_v), what, ATTENTION, ("self_attention",
                                                             "multi_head_attention"))
+            first = (x, w_q, w_k, w_v), what
         got = as_array(fast_call(student_fn, x, w_q, w_k, w_v, what=what, hints={
+            "len(in_axes)": _("{what} failed in vmap: in_axes has one entry per argument of "
+                              "attention, three: vmap(attention, in_axes=(0, None, None))").format(
+                                what=what),
+            "value shape should be": _(
+                "{what} failed in jax.nn.dot_product_attention, which is ready-made: the "
+                "exercise wants your own code, vmap(attention, in_axes=(0, None, None))").format(
+                    what=what),
             (f"keys ({d_k}, {t})", f"query ({t},)", f"got ({t},) and ({d_k},)"): _(
                 "{what} failed: the projections are transposed. x is (T, d) and w_q is (d_k, "
                 "d), so the queries of every position are x @ w_q.T, ({t}, {d_k}), one row per "
@@ -197,6 +238,7 @@ def self_attention(student_fn: Any) -> str:
         expect_close(got, want, what, hint=N_("q, k, v = x @ w_q.T, x @ w_k.T, x @ w_v.T; then "
                                               "vmap(attention, in_axes=(0, None, None))(q, k, "
                                               "v)"))
+    _not_ready_made(student_fn, *first, ("dot_product_attention",))
     return N_("two sequences of other lengths and widths: every query against all the keys")
 
 
@@ -236,9 +278,19 @@ def masked_softmax(student_fn: Any) -> str:
             scores=np.round(s64, 2).tolist(), mask=mask.astype(int).tolist())
         if kind == "some":
             expect_own_code(student_fn, (jnp.asarray(scores), jnp.asarray(mask)), what, ATTENTION,
-                      ("softmax", "attention_weights", "attention"))
+                            ("softmax", "attention_weights", "attention"))
+            first = (jnp.asarray(scores), jnp.asarray(mask)), what
+        hints = {
+            ("Incompatible shapes", "broadcast"): _(
+                "{what} failed on shapes: a size written as a number? The weights have one "
+                "entry per score, whatever their number: jnp.zeros_like(scores)").format(
+                    what=what),
+            ("zero-size array", "NonConcreteBooleanIndex", "boolean indices"): _(
+                "{what} failed: scores[mask] keeps only the visible scores (none, when all are "
+                "hidden), and jit refuses an index whose size depends on values. Keep every "
+                "position: jnp.where(mask, scores, -jnp.inf)").format(what=what)}
         got = expect_shape(fast_call(student_fn, jnp.asarray(scores), jnp.asarray(mask),
-                                     what=what), want.shape, what)
+                                     what=what, hints=hints), want.shape, what)
         if got.dtype == bool:
             raise Mistake(_("{what} returned True and False: that is the mask; return the "
                             "weights, the softmax of the scores with the hidden ones set to "
@@ -279,9 +331,26 @@ def masked_softmax(student_fn: Any) -> str:
         }, rtol=1e-4, atol=1e-6, want=want)
         expect_close(got, want, what, atol=1e-6, hint=N_(
             "jnp.where(mask, scores, -jnp.inf), minus the largest, exp, divided by the sum"))
+        if kind in ("hidden above", "all"):  # where NaN hides in a branch jnp.where drops
+            gradient = as_array(call(beside(student_fn, jax.jit, beside(
+                student_fn, jax.grad, beside(student_fn, _fixtures.summed, student_fn))),
+                jnp.asarray(scores), jnp.asarray(mask), hints=hints, what=_(
+                    "the gradient of sum(masked_softmax(scores, mask)) for {what}").format(
+                        what=what)))
+            if not np.isfinite(gradient).all():
+                raise Mistake(_(
+                    "{what}: the weights are right, but their gradient with respect to the "
+                    "scores is NaN, and training would take it. jnp.where computes both its "
+                    "branches, and the one it drops still meets inf or 0 / 0 on the way back "
+                    "(exp of a hidden score far above the rest, or a sum of 0 divided by). "
+                    "Make each operation's input harmless first: hide the scores before exp, "
+                    "jnp.where(mask, scores, -jnp.inf), and divide by "
+                    "jnp.where(total > 0, total, 1.0)").format(what=what))
+    _not_ready_made(student_fn, *first, ("softmax", "log_softmax", "logsumexp",
+                                         "dot_product_attention"))
     return N_("6 masks (some hidden; visible scores beyond what exp holds, above and below; a "
               "hidden score far above; none hidden; all hidden): 0 where masked, no overflow, "
-              "no NaN")
+              "no NaN, in the weights or their gradient")
 
 
 def _mha(x: Any, w_qkv: Any, w_o: Any, join: str = "heads first", swap: bool = False,
@@ -326,6 +395,7 @@ def multi_head_attention(student_fn: Any) -> str:
                    t=t, d=d, h=heads, d_k=d_k)
         if number == 0:
             expect_own_code(student_fn, (x, w_qkv, w_o), what, ATTENTION, ("multi_head_attention",))
+            first = (x, w_qkv, w_o), what
         got = as_array(fast_call(student_fn, x, w_qkv, w_o, what=what, hints={
             ("inconsistent sizes", "vmap got"): _(
                 "{what} failed in vmap: it mapped the sequence too ({t} positions against {h} "
@@ -337,9 +407,11 @@ def multi_head_attention(student_fn: Any) -> str:
                 "(H, d_k, d); head h's are w_q[h], w_k[h], w_v[h], and vmap over the heads "
                 "needs no loop").format(what=what),
             ("dot_general requires", "matmul", "Incompatible shapes"): _(
-                "{what} failed multiplying: the heads give ({h}, {t}, {d_k}); joined per "
-                "position that is ({t}, {d}), and w_o is ({d}, {d}), so the output is joined "
-                "@ w_o.T").format(what=what, h=heads, t=t, d_k=d_k, d=d),
+                "{what} failed multiplying. With the course's (n_out, n_in) weights, head h's "
+                "queries, keys and values are x @ w_q[h].T and so on, ({t}, {d_k}) each, and "
+                "its scores q @ k.T; the heads give ({h}, {t}, {d_k}), ({t}, {d}) joined per "
+                "position, and w_o is ({d}, {d}), so the output is joined @ w_o.T").format(
+                    what=what, h=heads, t=t, d_k=d_k, d=d),
             ("cannot reshape", "reshape total size"): _(
                 "{what} failed in a reshape: the heads give ({h}, {t}, {d_k}), and joined per "
                 "position they are ({t}, {d}). A size written as a number is right for one "
@@ -367,6 +439,7 @@ def multi_head_attention(student_fn: Any) -> str:
         expect_close(got, want, what, hint=N_(
             "vmap(self_attention, in_axes=(None, 0, 0, 0))(x, *w_qkv), then "
             ".transpose(1, 0, 2).reshape(T, -1) @ w_o.T"))
+    _not_ready_made(student_fn, *first, ("dot_product_attention",))
     return N_("two sequences, other heads of other sizes (d = H * d_k): mapped over the stacked "
               "weights, joined, projected")
 
@@ -404,8 +477,8 @@ def _exact_constant(source: np.random.Generator, d: int) -> float:
 @exercise(LESSON, 5, "layer_norm")
 def layer_norm(student_fn: Any) -> str:
     source = _source(145)
-    for kind, s in zip(("spread", "small variance", "constant", "tiny variance"),
-                       draw_sizes(source, 4, d=(3, 12))):
+    for kind, s in zip(("spread", "small variance", "constant", "tiny variance", "large mean"),
+                       draw_sizes(source, 5, d=(3, 12))):
         d = s["d"]
         gamma = jnp.asarray(source.uniform(0.5, 1.5, size=d), jnp.float32)
         beta = jnp.asarray(source.uniform(-0.5, 0.5, size=d), jnp.float32)
@@ -415,6 +488,8 @@ def layer_norm(student_fn: Any) -> str:
             drawn = with_variance(source, d, SMALL_VARIANCE, source.uniform(-1, 1))
         elif kind == "tiny variance":  # below eps: eps added outside the root shows
             drawn = with_variance(source, d, TINY_VARIANCE)  # centred: float32 resolves it
+        elif kind == "large mean":  # jnp.mean(x * x) - mean ** 2 cancels away float32's digits
+            drawn = with_variance(source, d, 1.0, source.uniform(250.0, 350.0))
         else:
             drawn = np.full(d, _exact_constant(source, d))
         x = jnp.asarray(drawn, jnp.float32)
@@ -423,6 +498,7 @@ def layer_norm(student_fn: Any) -> str:
             x=np.round(np.asarray(x, np.float64), 3).tolist())
         if kind == "spread":
             expect_own_code(student_fn, (x, gamma, beta), what, ATTENTION, ("layer_norm",))
+            first = (x, gamma, beta), what
         got = expect_shape(fast_call(student_fn, x, gamma, beta, what=what, hints={
             ("out of bounds for array of dimension 1", "tuple index out of range"): _(
                 "{what} failed: layer norm takes ONE vector x ({d},), and its mean and variance "
@@ -433,6 +509,17 @@ def layer_norm(student_fn: Any) -> str:
             raise Mistake(_("{what} gave NaN: every entry of x is the same, so the variance is "
                             "0 and (x - mean) / sqrt(var) is 0 / 0. Add eps = 1e-5 to the "
                             "variance under the square root").format(what=what))
+        if kind == "large mean":  # right on the others: float32's rounding of x - mean is
+            if np.allclose(got, want, rtol=1e-4, atol=2e-4):  # ~3e-5 here; eps cannot show
+                continue
+            raise Mistake(_("{what}: this x has a mean near {mean:.0f} and a variance of 1, and "
+                            "your answer is off by up to {off:.2g}. mean(x * x) - mean ** 2 "
+                            "subtracts two numbers near {square:.0f} that float32 holds to a "
+                            "few hundredths: compute the variance from x - mean, jnp.var(x) or "
+                            "jnp.mean((x - mean) ** 2)").format(
+                              what=what, mean=float(np.mean(np.asarray(x, np.float64))),
+                              off=float(np.max(np.abs(got - want))),
+                              square=float(np.mean(np.asarray(x, np.float64)) ** 2)))
         reject_known_wrong(got, {
             N_("divided by the variance; divide by the standard deviation, "
                "jnp.sqrt(jnp.var(x) + 1e-5)"): _layer_norm(x, gamma, beta, root=False),
@@ -444,6 +531,13 @@ def layer_norm(student_fn: Any) -> str:
                 _layer_norm(x, 1.0, 0.0),
             N_("the mean was not subtracted: (x - jnp.mean(x)) / ..."):
                 _layer_norm(x, gamma, beta, centre=False),
+            # (where the variance is far above eps: below it, d * var + eps is an eps allowed)
+            N_("the variance is the MEAN of the squared deviations, not their sum: "
+               "jnp.var(x), or jnp.mean((x - mean) ** 2)"):
+                (np.asarray(x, np.float64) - np.mean(np.asarray(x, np.float64))) / np.sqrt(
+                    d * np.var(np.asarray(x, np.float64)) + EPS) * np.asarray(gamma, np.float64)
+                + np.asarray(beta, np.float64) if kind in ("spread", "small variance")
+                else np.nan,
         }, rtol=1e-4, atol=1e-5, want=want)
         if kind == "tiny variance":  # std + eps is sqrt(var + eps'), eps' about 2e-8 here
             x64 = np.asarray(x, np.float64)
@@ -474,8 +568,10 @@ def layer_norm(student_fn: Any) -> str:
                               what=what, var=float(np.var(np.asarray(x, np.float64))), eps=used))
         expect_close(got, want, what, hint=N_(
             "(x - jnp.mean(x)) / jnp.sqrt(jnp.var(x) + 1e-5) * gamma + beta"))
-    return N_("vectors of four widths, two with variances of 0.01 and 1e-6 (where eps "
-              "shows) and a constant one: mean 0, variance 1, then * gamma + beta; no NaN")
+    _not_ready_made(student_fn, *first, ("standardize", "normalize"))
+    return N_("vectors of five widths, two with variances of 0.01 and 1e-6 (where eps "
+              "shows), a constant one and one far from 0: mean 0, variance 1, then * gamma + "
+              "beta; no NaN")
 
 
 def _block(x: Any, block: Any, attention_residual: bool = True, mlp_residual: bool = True,
@@ -531,6 +627,17 @@ def transformer_block(student_fn: Any) -> str:
             ("values to unpack",): _("{what} failed unpacking: block is five pairs, "
                                      "(g1, b1), (w_qkv, w_o), (g2, b2), (w1, c1), (w2, c2)").format(
                                        what=what),
+            ("add got incompatible shapes",): _(
+                "{what} failed adding: block is five pairs, (g1, b1), (w_qkv, w_o), (g2, b2), "
+                "(w1, c1), (w2, c2), each layer's weight beside its own bias: c1 ({m},) goes "
+                "with w1 ({m}, {d})").format(what=what, m=m, d=d),
+            "at least one non-None": _(
+                "{what} failed in vmap: nothing was mapped. Map the positions of x, share gamma "
+                "and beta: vmap(layer_norm, in_axes=(0, None, None))").format(what=what),
+            ("cannot reshape", "reshape total size"): _(
+                "{what} failed in a reshape: a size written as a number is right for one shape "
+                "only; here x is ({t}, {d}): read sizes from the input, x.shape").format(
+                    what=what, t=t, d=d),
             ("inconsistent sizes", "vmap got"): _(
                 "{what} failed in vmap: vmap(layer_norm) maps every argument on its axis 0, "
                 "gamma and beta too ({d} numbers against {t} positions). Every position shares "
