@@ -25,7 +25,7 @@ import numpy as np
 
 from ..i18n import N_, _
 from . import _fixtures
-from ._calls import call, fast_call, generator, graded, more_when_graded
+from ._calls import Hints, call, fast_call, generator, graded, more_when_graded
 from ._compare import (
     as_array,
     expect_close,
@@ -280,7 +280,7 @@ def masked_softmax(student_fn: Any) -> str:
             expect_own_code(student_fn, (jnp.asarray(scores), jnp.asarray(mask)), what, ATTENTION,
                             ("softmax", "attention_weights", "attention"))
             first = (jnp.asarray(scores), jnp.asarray(mask)), what
-        hints = {
+        hints: Hints = {
             ("Incompatible shapes", "broadcast"): _(
                 "{what} failed on shapes: a size written as a number? The weights have one "
                 "entry per score, whatever their number: jnp.zeros_like(scores)").format(

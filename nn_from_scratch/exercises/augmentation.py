@@ -17,7 +17,7 @@ import numpy as np
 
 from ..i18n import N_, _
 from . import _fixtures
-from ._calls import call, generator, library_name, prng_key, shuffled, wrapped
+from ._calls import Hints, call, generator, library_name, prng_key, shuffled, wrapped
 from ._compare import as_array, expect_shape
 from ._core import Mistake, exercise
 from ._draws import draw_sizes
@@ -35,12 +35,13 @@ def _images() -> tuple[np.ndarray, np.ndarray]:
     draw = generator(104)
     side, color_side, channels = draw_sizes(draw, 1, side=(4, 7), color_side=(4, 7),
                                             channels=(2, 4))[0].values()
-    return tuple(draw.permutation(np.arange(np.prod(shape), dtype=np.float32)).reshape(shape)
-                 for shape in ((side, side), (color_side, color_side, channels)))
+    gray, color = (draw.permutation(np.arange(np.prod(shape), dtype=np.float32)).reshape(shape)
+                   for shape in ((side, side), (color_side, color_side, channels)))
+    return gray, color
 
 
 # errors of code that is not lax.cond on JAX arrays, as hints (10.1 and 10.2)
-_TRACED_HINTS = {
+_TRACED_HINTS: Hints = {
     "TracerArrayConversionError": N_("NumPy cannot work on a traced value (under jit and vmap "
                                      "the image and the flag are tracers): use jnp and "
                                      "lax.cond, not np"),

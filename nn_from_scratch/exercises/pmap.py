@@ -264,8 +264,9 @@ def _own_copies(student_fn: Any, devices: int) -> None:
              "each of {devices} devices").format(devices=devices)
     got = _grad_leaves(call(transformed(student_fn, jax.jit), copies, x, y, 0.1, what=what),
                        what, devices)
+    params_j, x_j, y_j = jax.tree.map(jnp.asarray, (copies, x, y))
     want = jax.tree.leaves(jax.vmap(data_parallel_step, in_axes=(0, 0, 0, None),
-                                    axis_name=AXIS)(copies, x, y, 0.1))
+                                    axis_name=AXIS)(params_j, x_j, y_j, 0.1))
     if all(np.allclose(a, w, rtol=1e-4, atol=1e-5) for a, w in zip(got, want)):
         return
     raise Mistake(_("{what}: each device should step from its own copy, as pmap_update's "
