@@ -20,8 +20,10 @@ def test_sigmoid():
     assert_result(check.sigmoid(lambda x: 1 / (1 + jnp.exp(-x))), "passed")
     assert_result(check.sigmoid(lambda x: 0.5 * (jnp.tanh(x / 2) + 1)), "passed")  # the same
     assert_result(check.sigmoid(stub), "not done", "NotImplementedError")
-    assert_result(check.sigmoid(lambda x: 1 / (1 + np.exp(-x))), "failed", "NumPy array",
+    assert_result(check.sigmoid(lambda x: 1 / (1 + np.exp(-x))), "failed", "np.asarray",
                   "jnp.exp")
+    assert_result(check.sigmoid(  # a walk: NumPy's numbers wrapped back into a jax.Array
+        lambda x: jnp.asarray(1 / (1 + np.exp(-np.asarray(x))))), "failed", "not under jax.jit")
     assert_result(check.sigmoid(lambda x: 1 / (1 + math.exp(-x))), "failed", "math.exp",
                   "jnp.exp")
     assert_result(check.sigmoid(lambda x: 1 / (1 + jnp.exp(x))), "failed", "minus sign")
@@ -37,7 +39,7 @@ def test_sigmoid_walk_nine():
     assert_result(check.sigmoid(lambda x: jnp.exp(x) / (1 + jnp.exp(x))), "failed", "NaN",
                   "overflows float32")
     assert_result(check.sigmoid(lambda x: (1 / (1 + jnp.exp(-x))).tolist()), "failed",
-                  "returned a list", "jax.Array")
+                  ".tolist()", "jax.Array")
 
     def typed_shape(x):
         y = 1 / (1 + jnp.exp(-x))

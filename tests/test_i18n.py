@@ -66,6 +66,21 @@ def test_every_message_of_the_package_has_an_up_to_date_translation():
 # English that must stay English in a checker: text matched against the errors Python and
 # JAX raise (they are English in every edition), and messages for the course's developers.
 ENGLISH_ON_PURPOSE = {
+    "jax._src.lax.lax": "a module's name, matched against a frame's",
+    "value shape should be": "matched against JAX's error",
+    "zero-size array": "matched against NumPy's error",
+    "add got incompatible shapes": "matched against JAX's error",
+    "at least one non-None": "matched against JAX's error",
+    "Pred must be a scalar": "matched against JAX's error",
+    "required positional argument": "matched against Python's error",
+    "Non-hashable static arguments": "matched against JAX's error",
+    "not evenly divisible by the corresponding mesh": "matched against JAX's error",
+    "requires more devices": "matched against JAX's error",
+    "index out of range": "matched against Python's error",
+    "jax.vmap(jnp.dot)": "code, shown as it is written",
+    "jax.vmap(convolve, in_axes=(0, None))": "code, shown as it is written",
+    "jax.vmap(jax.grad(example_loss), in_axes=(None, 0, 0))": "code, shown as it is written",
+    "jax.vmap(convolve, in_axes=(None, 0))": "code, shown as it is written",
     "application/vnd.nn-from-scratch.check+json": "a MIME type",
     "exercise {} is registered twice": "a developer's error, raised at import",
     "unbound axis name": "matched against JAX's error",

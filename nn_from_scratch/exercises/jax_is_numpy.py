@@ -15,7 +15,7 @@ import numpy as np
 from ..i18n import N_, _
 from ..timing import format_seconds
 from . import _fixtures
-from ._calls import call, generator, graded, jittered, scaled
+from ._calls import call, fast_call, generator, graded, jittered, scaled
 from ._compare import expect_close, expect_own_code, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
 from ._draws import draw_sizes
@@ -42,7 +42,11 @@ def sigmoid(student_sigmoid: Any) -> str:
         draw.uniform(0.95, 1.05))
     for x in (jittered(matrix, 0, 0.4), large, np.float32(0.0)):
         what = _("sigmoid(x) for x of shape {shape_x}").format(shape_x=np.shape(x))
-        got = call(student_sigmoid, jnp.asarray(x), what=what, hints={
+        got = fast_call(student_sigmoid, jnp.asarray(x), what=what, needs_jit=_(
+            "{what} works as written, but not under jax.jit: NumPy (np.exp, np.asarray), "
+            ".tolist() and float() want numbers, and a traced value has none yet, so grad and "
+            "jit (lessons 02 and 04) cannot follow your sigmoid. Write it with jnp alone and "
+            "return the jax.Array it gives: 1 / (1 + jnp.exp(-x))").format(what=what), hints={
             ("to Python scalars", "must be real number"): N_("math.exp takes ONE number; "
                                                              "jnp.exp works elementwise on a "
                                                              "whole array: 1 / (1 + jnp.exp(-x))"),
