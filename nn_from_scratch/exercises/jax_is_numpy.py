@@ -162,9 +162,9 @@ def _work(student_fn: Any, delay: float) -> tuple[Any, tuple[Any, ...], str]:
 def wall_time(student_fn: Any) -> str:
     delay = float(generator(30).uniform(0.06, 0.16)) if graded() else DELAY
     fn, args, what = _work(student_fn, delay)
-    hints: Hints = {"required positional argument": _("{what}: fn was called without its arguments; "
-                                               "call it with those wall_time was handed, "
-                                               "fn(*args)").format(what=what)}
+    hints: Hints = {"required positional argument": _(
+        "{what}: fn was called without its arguments; call it with those wall_time was "
+        "handed, fn(*args)").format(what=what)}
     # the shorter of two measurements: a busy machine may wake one sleep late, seldom both
     seconds = min(_seconds(call(student_fn, fn, *args, what=what, hints=hints), what)
                   for _unused in range(2))
