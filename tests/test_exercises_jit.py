@@ -1,6 +1,8 @@
 """Lesson 04's checkers: each accepts the reference, says "not done" to the stub, and catches
 the mistakes the lesson is about (a cached "compile", counting calls, the where trap, a print
 at trace time) with a hint that names the fix."""
+import contextlib
+
 import jax
 import jax.numpy as jnp
 import pytest
@@ -239,6 +241,18 @@ def test_clip_norm_on_other_shapes_and_at_zero_with_another_limit():
         return g * jnp.minimum(1.0, limit / norm)
     for wrong in (along_axis_0, min_of_one):
         assert check.clip_norm(wrong).status == "failed", wrong.__name__
+
+
+def test_debug_print_of_three_entries_fails_on_another_length():
+    """The fixed-shapes audit: x always had 3 entries, so printing x[0], x[1], x[2] passed."""
+    from nn_from_scratch.exercises._calls import fresh_inputs
+
+    def three_entries(x):
+        jax.debug.print("{} {} {}", x[0], x[1], x[2])
+        return 2 * x
+    for seed in (None, 1, 2, 3):
+        with fresh_inputs(seed) if seed else contextlib.nullcontext():
+            assert check.debug_print(three_entries).status == "failed"
 
 
 def test_debug_print_wants_every_value_of_x():

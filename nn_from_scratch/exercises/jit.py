@@ -261,10 +261,14 @@ def clip_norm(student_fn: Any) -> str:
 
 @exercise(LESSON, 4, "jax.debug.print")
 def debug_print(student_fn: Any) -> str:
-    first, second = np.array([1.5, 2.5, 3.5], np.float32), np.array([7.25, 8.25, 9.25], np.float32)
-    if graded():  # values drawn for this grading, each printed as written (an odd number of
-        first, second = (((2 * generator(44 + i).integers(-40, 40, size=3) + 1) / 4)  # quarters)
-                         .astype(np.float32) for i in range(2))
+    # two lengths, so that x printed entry by entry (x[0], x[1], x[2]) fails; when graded, both
+    # longer than 3 (under jit an index past the end is clamped: x[2] of 2 entries is x[1])
+    first = np.array([1.5, 2.5, 3.5], np.float32)
+    second = np.array([7.25, 8.25, 9.25, 10.25, 11.25], np.float32)
+    if graded():  # values and lengths drawn for this grading, each printed as written (an odd
+        lengths = generator(46).choice(np.arange(4, 9), size=2, replace=False)  # number of
+        first, second = (((2 * generator(44 + i).integers(-40, 40, size=int(n)) + 1) / 4)
+                         .astype(np.float32) for i, n in enumerate(lengths))  # quarters)
     if not callable(student_fn):
         raise Mistake(_("expected the function double_and_show; got {name}").format(
                           name=type(student_fn).__name__))
