@@ -1,5 +1,7 @@
 """Lesson 05's checkers: each accepts the reference, says "not done" to the stub, and catches
 the half-fixes of each sharp bit with a hint that names the whole fix."""
+import contextlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -8,6 +10,7 @@ from conftest import assert_result, stub
 from jax import lax
 
 from nn_from_scratch.exercises import sharp_bits as check
+from nn_from_scratch.exercises._calls import fresh_inputs
 
 
 def lookup(table, idx):
@@ -151,3 +154,22 @@ def test_softplus():
     assert_result(check.softplus(softplus), "passed")
     assert_result(check.softplus(lambda x: jnp.logaddexp(0.0, x)), "passed")
     assert_result(check.softplus(stub), "not done")
+
+
+def test_audit_a_size_written_as_a_number_fails():
+    """The fixed-shapes audit: lookup's table always had 4 rows (a bound typed as idx < 4
+    passed), ema's values were checked at one length (a scan over 40 steps passed)."""
+    def bound_typed(table, idx):
+        inside = (idx < 4) & (idx >= -4)
+        return jnp.where(inside.reshape(-1, *[1] * (table.ndim - 1)),
+                         table[jnp.where(idx < 0, idx + 4, idx) % 4], jnp.nan)
+
+    def forty_steps(xs, decay):
+        def step(m, i):
+            m = decay * m + (1 - decay) * xs[i]
+            return m, m
+        return jax.lax.scan(step, 0.0, jnp.arange(40))[1]
+    for seed in (None, 1, 2, 3):
+        with fresh_inputs(seed) if seed else contextlib.nullcontext():
+            assert check.lookup(bound_typed).status == "failed"
+            assert check.ema(forty_steps).status == "failed"

@@ -43,27 +43,32 @@ def _rows(table: Any, idx: np.ndarray, out_of_range: str) -> np.ndarray:
 @exercise(LESSON, 1, "lookup that shows out-of-bounds indices")
 def lookup(student_fn: Any) -> str:
     table = jnp.asarray(jittered(np.arange(12, dtype=np.float32).reshape(4, 3), 70, 0.4))
-    for t in (table, table[:, 0]):
-        want = _rows(t, INDICES, "fill")
+    # and a table of a drawn size, its indices at its own ends: a bound typed in (idx < 4) fails
+    draw = generator(71)
+    n, d = int(draw.integers(5, 10)), int(draw.integers(2, 6))
+    other = jnp.asarray(draw.normal(size=(n, d)).astype(np.float32))
+    ends = np.array([0, n - 1, n, -1, -n, -n - 1, 4, -4, 3 * n], np.int32)
+    for t, indices in ((table, INDICES), (table[:, 0], INDICES), (other, ends)):
+        want = _rows(t, indices, "fill")
         what = _("lookup(table, idx) for a table of shape {t_shape} and idx = {tolist}").format(
-                   t_shape=t.shape, tolist=INDICES.tolist())
-        got = as_array(call(student_fn, t, INDICES, what=what))
-        if t.ndim == 2 and got.shape == (len(INDICES),):
+                   t_shape=t.shape, tolist=indices.tolist())
+        got = as_array(call(student_fn, t, indices, what=what))
+        if t.ndim == 2 and got.shape == (len(indices),):
             raise Mistake(_("{what} has shape {shape}, one number per index: jnp.take "
                             "flattens the table unless you pass axis=0").format(
                               what=what, shape=got.shape))
         got = expect_shape(got, want.shape, what)
-        if np.allclose(got, _rows(t, INDICES, "clamp")):
+        if np.allclose(got, _rows(t, indices, "clamp")):
             raise Mistake("out-of-bounds indices were clamped to the first or last row, as "
                           "table[idx] does; ask for NaN instead: "
                           "table.at[idx].get(mode='fill', fill_value=jnp.nan)")
-        negative = (INDICES < 0) & (INDICES >= -len(t))
+        negative = (indices < 0) & (indices >= -len(t))
         if np.all(np.isnan(got[negative])):
             raise Mistake("indices -1 to -n are in range, counting from the end as in NumPy "
                           "(-1 is the last row); only indices >= n or < -n are out of range")
         if not np.allclose(got, want, equal_nan=True):
-            wrong = [i for i, row_ok in zip(INDICES.tolist(), np.all(np.isclose(
-                got, want, equal_nan=True).reshape(len(INDICES), -1), axis=1)) if not row_ok]
+            wrong = [i for i, row_ok in zip(indices.tolist(), np.all(np.isclose(
+                got, want, equal_nan=True).reshape(len(indices), -1), axis=1)) if not row_ok]
             raise Mistake(_("{what} is wrong at indices {wrong}: rows of table in "
                             "range, NaN for an index >= n or < -n").format(
                               what=what, wrong=wrong))
@@ -139,22 +144,25 @@ def _ema_reference(xs: np.ndarray, decay: float) -> np.ndarray:
 
 @exercise(LESSON, 3, "a loop with lax.scan")
 def ema(student_fn: Any) -> str:
+    draw = generator(1)
+    long_xs = draw.normal(size=100).astype(np.float32)
+    # two lengths and decays: a length (or a decay) written as a number fails
+    for n, decay in ((40, 0.9), (int(draw.integers(12, 31)), 0.75)):
+        xs = long_xs[:n]
+        what = _("ema(xs, {decay}) for xs of shape ({n},)").format(decay=decay, n=n)
+        got = as_array(call(student_fn, xs, decay, what=what))
+        want = _ema_reference(xs, decay)
+        if got.shape == ():
+            raise Mistake(_("{what} returned one number: return the average after EVERY "
+                            "step, the second output of lax.scan (the ys)").format(
+                              what=what))
+        got = expect_shape(got, want.shape, what)
+        if np.allclose(got, _ema_reference(xs, 1 - decay), atol=1e-5):
+            raise Mistake("decay and 1 - decay are swapped: m = decay * m + (1 - decay) * x "
+                          "keeps most of the old average")
+        expect_close(got, want, what, hint=_("start from m = 0; after each x, m = decay * m + "
+                                             "(1 - decay) * x, and output m"))
     decay = 0.9
-    long_xs = generator(1).normal(size=100).astype(np.float32)
-    xs = long_xs[:40]
-    what = _("ema(xs, 0.9) for xs of shape (40,)")
-    got = as_array(call(student_fn, xs, decay, what=what))
-    want = _ema_reference(xs, decay)
-    if got.shape == ():
-        raise Mistake(_("{what} returned one number: return the average after EVERY "
-                        "step, the second output of lax.scan (the ys)").format(
-                          what=what))
-    got = expect_shape(got, want.shape, what)
-    if np.allclose(got, _ema_reference(xs, 1 - decay), atol=1e-5):
-        raise Mistake("decay and 1 - decay are swapped: m = decay * m + (1 - decay) * x keeps "
-                      "most of the old average")
-    expect_close(got, want, what, hint=_("start from m = 0; after each x, m = decay * m + "
-                                         "(1 - decay) * x, and output m"))
     sizes = {}
     for n in (10, 100):
         try:
