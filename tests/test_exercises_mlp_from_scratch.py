@@ -247,3 +247,12 @@ def test_init_network_params_refuses_a_depth_written_as_a_number():
         return [params.random_layer_params(m, n, k)
                 for m, n, k in zip(sizes[:-1], sizes[1:], keys)]
     assert_result(check.init_network_params(three_sizes), "failed", "expected a list of")
+
+
+def test_audit_random_layer_params_of_other_sizes():
+    """The fixed-shapes audit: one layer (24, 50) was checked, so (50, 24) typed in passed."""
+    def typed(m, n, key, scale=1e-2):
+        w_key, b_key = jax.random.split(key)
+        return (scale * jax.random.normal(w_key, (50, 24)),
+                scale * jax.random.normal(b_key, (50,)))
+    assert_result(check.random_layer_params(typed), "failed")

@@ -130,6 +130,12 @@ def random_layer_params(student_fn: Any) -> str:
                  what=_("random_layer_params with another key"))
     if np.array_equal(np.asarray(other[0]), w):
         raise Mistake("another key gave the same weights: draw from the key you are given")
+    # a layer of drawn sizes: a shape written as a number, (50, 24), fails
+    sizes = draw_sizes(generator(72), 1, m=(3, 40), n=(3, 40),
+                       keep=lambda s: s["m"] not in (24, 50) and s["n"] not in (24, 50))[0]
+    drawn = f"random_layer_params({sizes['m']}, {sizes['n']}, key)"
+    _check_layer(call(student_fn, sizes["m"], sizes["n"], key, what=drawn), sizes["m"],
+                 sizes["n"], drawn)
     return N_("shapes (n, m) and (n,), scale * normal draws, W and b from different subkeys")
 
 
