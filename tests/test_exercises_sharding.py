@@ -144,3 +144,11 @@ def test_a_mesh_of_ones_own_is_told_to_use_the_mesh_it_was_handed():
     def own_mesh(x, mesh):
         return jax.device_put(x, NamedSharding(data_parallel_mesh(), P(None, AXIS)))
     assert_result(check.shard_columns(own_mesh), "failed", "not on the mesh it was handed")
+
+
+def test_audit_process_rows_on_batches_of_other_sizes():
+    """The fixed-shapes audit: the batch always had 24 rows, so 24 // count typed in passed."""
+    def typed(batch, index, count):
+        k = 24 // count
+        return batch[index * k:(index + 1) * k]
+    assert check.process_rows(typed).status == "failed"

@@ -210,12 +210,15 @@ def _per_device_grads(student_fn: Any, devices: int, half: bool) -> str:
 
 @exercise(LESSON, 3, "process_rows")
 def process_rows(student_fn: Any) -> str:
-    batch = generator(3).permutation(1000)[:24]  # (24,) shuffled indices
-    for count in (2, 3, 4):
+    draw = generator(3)
+    # shuffled indices, a batch of its own (drawn) size for each count: 24 // count typed in
+    # fails
+    for count, per_process in zip((2, 3, 4), draw.choice(np.arange(3, 12), 3, replace=False)):
+        batch = draw.permutation(1000)[:count * int(per_process)]
         parts = []
         for index in range(count):
-            what = _("process_rows(batch, {index}, {count}) for a batch of 24").format(
-                       index=index, count=count)
+            what = _("process_rows(batch, {index}, {count}) for a batch of {size}").format(
+                       index=index, count=count, size=len(batch))
             parts.append(as_array(call(student_fn, batch, index, count, what=what)))
         if all(len(part) == len(batch) for part in parts):
             raise Mistake(_("every process took the whole batch: with {count} processes "
