@@ -1,5 +1,7 @@
 """Lesson 13's checkers: each accepts the reference, says "not done" to the stub, and catches
 the typical mistakes with a hint that names the fix."""
+import contextlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -377,3 +379,22 @@ def test_the_second_walks_answers_to_lesson_13():
     assert_result(check.im2col(lambda image, kh, kw: jax.lax.conv_general_dilated_patches(
         image[None], (kh, kw), (1, 1), "VALID")[0].reshape(image.shape[0] * kh * kw, -1).T),
         "failed", "not ready-made code")
+
+
+def test_audit_13_2_to_13_4_take_a_second_size():
+    """The fixed-shapes audit: 13.2-13.4 had one case each (3 channels, 4 filters, 2 images):
+    range(3), or filters and images counted by hand, passed."""
+    def three_channels(image, kernels):
+        return sum(conv.conv2d(image[c], kernels[c]) for c in range(3))
+
+    def four_filters(image, w):
+        return jnp.stack([sum(conv.conv2d(image[c], w[o, c]) for c in range(image.shape[0]))
+                          for o in range(4)])
+
+    def two_images(images, w, b):
+        return jnp.stack([conv.conv_layer(images[i], w, b) for i in range(2)])
+    for seed in (None, 1, 2):
+        with fresh_inputs(seed) if seed else contextlib.nullcontext():
+            assert check.conv2d_channels(three_channels).status == "failed"
+            assert check.all_filters(four_filters).status == "failed"
+            assert check.batched_conv(two_images).status == "failed"

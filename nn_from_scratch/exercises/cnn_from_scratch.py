@@ -51,7 +51,26 @@ def _made(source: np.random.Generator) -> dict[str, Any]:
             "channels": _normal(3, 5, 6, source=source),  # (C_in, H, W)
             "filters": _normal(4, 3, 3, 3, source=source),  # (C_out, C_in, kh, kw): C_out != C_in
             "biases": _normal(4, source=source),
-            "batch": _normal(2, 3, 5, 6, source=source)}  # (B, C_in, H, W)
+            "batch": _normal(2, 3, 5, 6, source=source),  # (B, C_in, H, W)
+            "layers": [_layer_case(source, **sizes) for sizes in draw_sizes(  # drawn: 13.2-13.4
+                source, 1, c_in=(2, 5), c_out=(2, 6), b=(2, 5), h=(5, 9), w=(6, 10),
+                keep=lambda s: s["c_in"] != 3 and s["c_out"] != 4 and s["b"] != 2)]}
+
+
+def _layer_case(source: np.random.Generator, c_in: int, c_out: int, b: int, h: int,
+                w: int) -> dict[str, Any]:
+    """A case of 13.2-13.4 of drawn sizes: channels, filters (3x3), biases and a batch."""
+    return {"channels": _normal(c_in, h, w, source=source),
+            "filters": _normal(c_out, c_in, 3, 3, source=source),
+            "biases": _normal(c_out, source=source),
+            "batch": _normal(b, c_in, h, w, source=source)}
+
+
+def _layer_cases(inputs: dict[str, Any]) -> list[dict[str, Any]]:
+    """13.2-13.4's cases: the written one, then one of drawn sizes (a size written as a
+    number, range(3), fails)."""
+    return [{key: inputs[key] for key in ("channels", "filters", "biases", "batch")},
+            *inputs["layers"]]
 
 
 _IN_CLASS = _made(_RNG)  # made once; a grading draws its own
@@ -121,30 +140,39 @@ def conv2d(student_conv2d: Any) -> str:
 
 @exercise(LESSON, 2, "channels (vmap and sum)")
 def conv2d_channels(student_fn: Any) -> str:
-    inputs = _inputs()
-    channels, filters = inputs["channels"], inputs["filters"]
-    per_channel = np.stack([_conv(channels[c], filters[0][c]) for c in range(3)])
-    want = per_channel.sum(0)
-    what = _("conv2d_channels(image, kernels) for an image (3, 5, 6) and kernels (3, 3, 3)")
-    pairs = _("vmap pairs channel c of the image with kernel c: map both on axis 0 (in_axes=0, "
-              "vmap's default), then sum the maps")
-    got = as_array(fast_call(student_fn, channels, filters[0], what=what, hints={
-        ("positional argument", "values to unpack", "inconsistent sizes",
-         "dot_general requires"): pairs}))
-    if got.shape == (3, *want.shape):
-        raise Mistake(_("returned {shape}: one map per channel. A filter SUMS its "
-                        "channels' maps into one: jnp.sum(..., axis=0)").format(
-                          shape=got.shape))
-    got = expect_shape(got, want.shape, what)
-    reject_known_wrong(got, {
-        N_("returned the mean of the channels' maps; a filter adds them up (jnp.sum, not mean)"):
-            per_channel.mean(0),
-        N_("used only the first channel: vmap conv2d over every channel and sum the maps"):
-            per_channel[0],
-    }, rtol=1e-4, atol=1e-4, want=want)
-    expect_close(got, want, what, hint=_("channel c goes with kernel c: "
-                                         "jnp.sum(jax.vmap(conv2d)(image, kernels), axis=0)"))
-    return N_("3 channels, each with its own kernel, summed into one map")
+    for case in _layer_cases(_inputs()):
+        channels, filters = case["channels"], case["filters"]
+        c_in = channels.shape[0]
+        per_channel = np.stack([_conv(channels[c], filters[0][c]) for c in range(c_in)])
+        want = per_channel.sum(0)
+        what = _("conv2d_channels(image, kernels) for an image {image} and kernels "
+                 "{kernels}").format(image=tuple(channels.shape),
+                                     kernels=tuple(filters[0].shape))
+        pairs = _("vmap pairs channel c of the image with kernel c: map both on axis 0 "
+                  "(in_axes=0, vmap's default), then sum the maps")
+        got = as_array(fast_call(student_fn, channels, filters[0], what=what, hints={
+            ("positional argument", "values to unpack", "inconsistent sizes",
+             "dot_general requires"): pairs,
+            "out of bounds": _("{what} failed: an index out of bounds, a number of channels "
+                               "written as a number? This image has {c_in}: "
+                               "image.shape[0], or vmap, which needs no count").format(
+                                 what=what, c_in=c_in)}))
+        if got.shape == (c_in, *want.shape):
+            raise Mistake(_("returned {shape}: one map per channel. A filter SUMS its "
+                            "channels' maps into one: jnp.sum(..., axis=0)").format(
+                              shape=got.shape))
+        got = expect_shape(got, want.shape, what)
+        reject_known_wrong(got, {
+            N_("returned the mean of the channels' maps; a filter adds them up (jnp.sum, not "
+               "mean)"): per_channel.mean(0),
+            N_("used only the first channel: vmap conv2d over every channel and sum the maps"):
+                per_channel[0],
+        }, rtol=1e-4, atol=1e-4, want=want)
+        expect_close(got, want, what, hint=_("channel c goes with kernel c: "
+                                             "jnp.sum(jax.vmap(conv2d)(image, kernels), "
+                                             "axis=0)"))
+    return N_("images of two channel counts, each channel with its own kernel, summed into one "
+              "map")
 
 
 def _vmapped(student_fn: Any, args: tuple[Any, ...], want: np.ndarray, what: str,
@@ -167,42 +195,47 @@ def _vmapped(student_fn: Any, args: tuple[Any, ...], want: np.ndarray, what: str
 
 @exercise(LESSON, 3, "every filter (in_axes)")
 def all_filters(student_fn: Any) -> str:
-    inputs = _inputs()
-    channels, filters = inputs["channels"], inputs["filters"]
-    _vmapped(student_fn, (channels, filters), _layer(channels, filters, np.zeros(4)),
-             _("all_filters(image, w) for an image (3, 5, 6) and w (4, 3, 3, 3)"),
-             _("vmap mapped the image too (3 channels against 4 filters): every filter sees the "
-               "WHOLE image, so its in_axes entry is None: "
-               "jax.vmap(conv2d_channels, in_axes=(None, 0))"),
-             _("map over the filters (axis 0 of w) and share the image: in_axes=(None, 0)"),
-             ("conv2d_channels", _("this is conv2d_channels itself, which makes ONE filter's "
-                                   "map: lift it to every filter with "
-                                   "jax.vmap(conv2d_channels, in_axes=(None, 0))")),
-             _("in_axes=(0, None) maps the image and shares the filters: the other way round. "
-               "Every filter sees the WHOLE image (None), and the filters are mapped (0): "
-               "in_axes=(None, 0)"))
-    return N_("4 filters on one 3-channel image: the image shared, the filters mapped")
+    for case in _layer_cases(_inputs()):
+        channels, filters = case["channels"], case["filters"]
+        c_out, c_in = filters.shape[:2]
+        _vmapped(student_fn, (channels, filters), _layer(channels, filters, np.zeros(c_out)),
+                 _("all_filters(image, w) for an image {image} and w {w}").format(
+                     image=tuple(channels.shape), w=tuple(filters.shape)),
+                 _("vmap mapped the image too ({c_in} channels against {c_out} filters): every "
+                   "filter sees the WHOLE image, so its in_axes entry is None: "
+                   "jax.vmap(conv2d_channels, in_axes=(None, 0))").format(c_in=c_in,
+                                                                          c_out=c_out),
+                 _("map over the filters (axis 0 of w) and share the image: in_axes=(None, 0)"),
+                 ("conv2d_channels", _("this is conv2d_channels itself, which makes ONE "
+                                       "filter's map: lift it to every filter with "
+                                       "jax.vmap(conv2d_channels, in_axes=(None, 0))")),
+                 _("in_axes=(0, None) maps the image and shares the filters: the other way "
+                   "round. Every filter sees the WHOLE image (None), and the filters are mapped "
+                   "(0): in_axes=(None, 0)"))
+    return N_("filters on images of two sizes: the image shared, the filters mapped")
 
 
 @exercise(LESSON, 4, "the batch (in_axes)")
 def batched_conv(student_fn: Any) -> str:
-    inputs = _inputs()
-    batch, filters, biases = inputs["batch"], inputs["filters"], inputs["biases"]
-    want = np.stack([_layer(image, filters, biases) for image in batch])
-    _vmapped(student_fn, (batch, filters, biases), want,
-             _("batched_conv(images, w, b) for images (2, 3, 5, 6), w (4, 3, 3, 3), b (4,)"),
-             _("vmap mapped the weights too (2 images against 4 filters): the weights are shared "
-               "by every image, so their in_axes are None: "
-               "jax.vmap(conv_layer, in_axes=(0, None, None))"),
-             _("image i of the batch through conv_layer with the same w and b"),
-             ("conv_layer", _("this is conv_layer itself, for ONE image: lift it to the "
-                              "batch with jax.vmap(conv_layer, in_axes=(0, None, None))")),
-             _("batched_conv(images, w, b) maps the images (0) and shares w and b (None): "
-               "jax.vmap(conv_layer, in_axes=(0, None, None)), three entries for its three "
-               "arguments"),
-             {N_("the biases are missing: map conv_layer, which adds b[o] to every pixel of map "
-                 "o, not all_filters"): want - np.asarray(biases)[None, :, None, None]})
-    return N_("a batch of 2 images, weights shared: the numbers of lax.conv_general_dilated")
+    for case in _layer_cases(_inputs()):
+        batch, filters, biases = case["batch"], case["filters"], case["biases"]
+        want = np.stack([_layer(image, filters, biases) for image in batch])
+        _vmapped(student_fn, (batch, filters, biases), want,
+                 _("batched_conv(images, w, b) for images {images}, w {w}, b {b}").format(
+                     images=tuple(batch.shape), w=tuple(filters.shape), b=tuple(biases.shape)),
+                 _("vmap mapped the weights too ({images} images against {filters} filters): "
+                   "the weights are shared by every image, so their in_axes are None: "
+                   "jax.vmap(conv_layer, in_axes=(0, None, None))").format(
+                     images=batch.shape[0], filters=filters.shape[0]),
+                 _("image i of the batch through conv_layer with the same w and b"),
+                 ("conv_layer", _("this is conv_layer itself, for ONE image: lift it to the "
+                                  "batch with jax.vmap(conv_layer, in_axes=(0, None, None))")),
+                 _("batched_conv(images, w, b) maps the images (0) and shares w and b (None): "
+                   "jax.vmap(conv_layer, in_axes=(0, None, None)), three entries for its three "
+                   "arguments"),
+                 {N_("the biases are missing: map conv_layer, which adds b[o] to every pixel of "
+                     "map o, not all_filters"): want - np.asarray(biases)[None, :, None, None]})
+    return N_("batches of two sizes, weights shared: the numbers of lax.conv_general_dilated")
 
 
 @exercise(LESSON, 5, "max_pool")
