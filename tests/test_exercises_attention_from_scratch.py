@@ -523,3 +523,47 @@ def test_walk_nine_hints():
     def nothing_mapped(x, block):
         return block_of(x, block, norm=vmap(lib.layer_norm, in_axes=(None, None, None)))
     assert_result(check.transformer_block(nothing_mapped), "failed", "nothing was mapped")
+
+
+def test_walk_ten_masked_softmax_by_numpy_or_a_loop_passes():
+    """A third walk: 14.3's gradient check refused right answers written with NumPy or a
+    Python loop (raw TracerArrayConversionError); they have no gradient to check."""
+    def with_numpy(scores, mask):
+        s, m = np.asarray(scores, np.float64), np.asarray(mask)
+        if not m.any():
+            return np.zeros_like(s)
+        top = s[m].max()
+        e = np.where(m, np.exp(np.where(m, s - top, 0.0)), 0.0)
+        return e / e.sum()
+
+    def with_a_loop(scores, mask):
+        visible = [float(s) for s, m in zip(scores, mask) if bool(m)]
+        if not visible:
+            return jnp.zeros(scores.shape[0])
+        top = max(visible)
+        exps = [math.exp(float(s) - top) if bool(m) else 0.0 for s, m in zip(scores, mask)]
+        return jnp.array([e / sum(exps) for e in exps])
+    for answer in (with_numpy, with_a_loop):
+        assert_result(check.masked_softmax(answer), "passed")
+
+    def total_stopped(scores, mask):  # the right numbers, a wrong gradient
+        s = jnp.where(mask, scores, -jnp.inf)
+        top = jnp.max(s)
+        exps = jnp.exp(s - jnp.where(jnp.isfinite(top), top, 0.0))
+        total = jnp.sum(exps)
+        return exps / jax.lax.stop_gradient(jnp.where(total > 0, total, 1.0))
+
+    def all_stopped(scores, mask):
+        return jax.lax.stop_gradient(lesson_masked_softmax(scores, mask))
+    for answer in (total_stopped, all_stopped):
+        assert_result(check.masked_softmax(answer), "failed", "not their gradient")
+
+
+def test_walk_ten_ready_made_through_jax_itself():
+    """A third walk: JAX's softmax handed to jax.tree.map or vmap was called by JAX, not by the
+    student, and passed."""
+    from functools import partial
+    for answer in (lambda s, m: jax.tree.map(partial(jax.nn.softmax, where=m), s),
+                   lambda s, m: jnp.where(m.any(), vmap(jax.nn.softmax)(
+                       jnp.where(m, s, -jnp.inf)[None])[0], 0.0)):
+        assert_result(check.masked_softmax(answer), "failed", "ready-made in JAX")

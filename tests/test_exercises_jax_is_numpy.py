@@ -290,3 +290,24 @@ def test_add_with_lax_walk_nine():
     assert_result(check.add_with_lax(
         lambda i, f: lax.add(lax.convert_element_type(i, jnp.float16), f)), "failed",
         "ONE dtype", "float32")
+
+
+def test_walk_ten():
+    """A third walk: ready-made code handed to jax.tree.map or jnp.vectorize was not seen (JAX
+    called it, not the student); lax.add mapped by vmap was told it was never called;
+    x.at[jnp.diag_indices(n)] was refused as ready-made."""
+    import jax.scipy.stats
+    for answer in (lambda x: jax.tree.map(jax.nn.sigmoid, x), jnp.vectorize(jax.nn.sigmoid),
+                   lambda x: jnp.exp(jax.nn.log_sigmoid(x)),
+                   lambda x: jnp.exp(-jax.nn.softplus(-x)),
+                   lambda x: jax.scipy.stats.logistic.cdf(x)):
+        assert_result(check.sigmoid(answer), "failed", "JAX's own sigmoid")
+    for answer in (lambda x, v: jnp.where(jax.tree.map(jnp.eye, x.shape[0]) > 0, v, x),
+                   lambda x, v: jnp.where(np.eye(x.shape[0]) > 0, v, x),
+                   lambda x, v: jnp.where(jnp.diag(jnp.ones(x.shape[0])) > 0, v, x)):
+        assert_result(check.set_diagonal(answer), "failed", "not a ready-made diagonal")
+    assert_result(check.set_diagonal(lambda x, v: x.at[jnp.diag_indices(x.shape[0])].set(v)),
+                  "passed")
+    for answer in (lambda i, f: jax.vmap(lax.add)(i.astype(jnp.float32), f),
+                   lambda i, f: jax.tree.map(lax.add, i.astype(jnp.float32), f)):
+        assert_result(check.add_with_lax(answer), "passed")

@@ -22,7 +22,8 @@ from ._hints import summary
 __all__ = ["Bowl", "GRAPH_FUNCTIONS", "InFlight", "OPTIMIZER_MODULES", "QueuedWork", "StandInTimer",
            "Watched", "checking_key_reuse", "cube", "cubic", "deep", "diamond", "first_given",
            "graph", "lesson_jaxpr", "library_calls", "neuron", "poly", "printed_under_jit",
-           "queued_work", "square", "summed", "tiny_step_inputs", "total", "traced_size"]
+           "queued_work", "square", "summed", "tiny_step_inputs", "total", "traced_size",
+           "weighted"]
 
 
 def _tanh(z: Any) -> Any:
@@ -242,6 +243,16 @@ def summed(fn: Any) -> Any:
     return total_of
 
 
+def weighted(fn: Any, weights: Any) -> Any:
+    """``lambda *args: jnp.sum(fn(*args) * weights)``: one number out, for ``jax.grad``, whose
+    gradient shows every output's (a plain sum of weights that sum to 1 has none)."""
+    import jax.numpy as jnp
+
+    def total_of(*args: Any) -> Any:
+        return jnp.sum(fn(*args) * weights)
+    return total_of
+
+
 def printed_under_jit(fn: Any, *inputs: Any) -> tuple[list[Any], str]:
     """``jax.jit(lambda x: fn(x))`` on each input, traced afresh, and what it printed meanwhile
     (``jax.debug.print`` included)."""
@@ -366,6 +377,40 @@ def with_another_g(fn: Any, x: float) -> list[float] | None:
         namespace["g"] = kept
 
 
+def ready_made_calls(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (),
+                     modules: tuple[str, ...] = ("jax",)) -> list[str]:
+    """The functions of ``modules`` that run while ``fn(*args)`` runs, by name (``"jax.softmax"``),
+    whoever calls them: handed to ``jax.tree.map``, ``jax.vmap`` or ``jnp.vectorize``, JAX's
+    ready-made functions are called by JAX's own code (:func:`library_calls` counts only the
+    student's calls, for a library whose functions call each other). For
+    :func:`._compare.expect_own_code`'s ``calls``, with names that JAX's other functions never
+    call (``softmax``, ``eye``)."""
+    import sys
+
+    import jax
+
+    places = _library_files(tuple(modules))
+    seen: list[str] = []
+
+    def watch(frame: Any, event: str, _arg: Any) -> None:
+        if event != "call" or not frame.f_code.co_filename.startswith(places):
+            return
+        name = f"{str(frame.f_globals.get('__name__', '')).split('.')[0]}.{frame.f_code.co_name}"
+        if frame.f_code.co_name not in allowed and name not in seen:
+            seen.append(name)
+
+    previous = sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        with jax.disable_jit():
+            fn(*args)
+    except Exception:  # the check reports the answer's own errors when it calls it
+        pass
+    finally:
+        sys.setprofile(previous)
+    return seen
+
+
 def transforms_run(fn: Any, args: tuple[Any, ...]) -> dict[str, int]:
     """How many functions made by ``jax.vmap`` and ``jax.grad`` run while ``fn(*args)`` runs:
     ``{"vmap": 2, "grad": 1}`` (each ``vmap_f`` or ``grad_f`` call, whoever calls it: two
@@ -398,14 +443,15 @@ def transforms_run(fn: Any, args: tuple[Any, ...]) -> dict[str, int]:
 
 def without_lax_add(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (),
                     modules: tuple[str, ...] = ()) -> list[str]:
-    """``["jnp.add"]`` if ``fn(*args)`` never calls ``lax.add`` from code of its own (``i + f``
-    and ``jnp.add`` promote the dtypes for the student, calling ``lax.add`` from JAX's own
-    code); ``[]`` if it does. For :func:`._compare.expect_own_code`'s ``calls``."""
+    """``["jnp.add"]`` if ``fn(*args)`` never calls ``lax.add`` but through ``jnp`` (``i + f``
+    and ``jnp.add`` promote the dtypes for the student, calling ``lax.add`` from jnp's own
+    code); ``[]`` if it does (its own code, or ``jax.vmap(lax.add)``). For
+    :func:`._compare.expect_own_code`'s ``calls``."""
     import sys
 
     import jax
 
-    jax_files = _library_files(("jax",))
+    jnp_files = _library_files(("jax._src.numpy",))  # jnp.add and + call lax.add from here
     called = False
 
     def watch(frame: Any, event: str, _arg: Any) -> None:
@@ -413,8 +459,8 @@ def without_lax_add(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (
         if event == "call" and frame.f_code.co_name == "add" and \
                 frame.f_globals.get("__name__") == "jax._src.lax.lax" and \
                 frame.f_back is not None and \
-                not frame.f_back.f_code.co_filename.startswith(jax_files):
-            called = True
+                not frame.f_back.f_code.co_filename.startswith(jnp_files):
+            called = True  # by the student's code, or by vmap or tree.map of lax.add
 
     previous = sys.getprofile()
     sys.setprofile(watch)

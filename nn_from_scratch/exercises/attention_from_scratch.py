@@ -76,7 +76,8 @@ def _not_ready_made(student_fn: Any, args: tuple[Any, ...], what: str,
     ``jax.nn.dot_product_attention``...): right as its numbers are, the exercise wants the
     student's own code. Asked last, once the numbers are right, so that a wrong answer written
     with them hears of its mistake first."""
-    expect_own_code(student_fn, args, what, "jax", names, message=_(
+    expect_own_code(student_fn, args, what, "jax", names, calls=_fixtures.ready_made_calls,
+                    message=_(
         "{what} calls {name}, ready-made in JAX: the exercise wants your own code"))
 
 
@@ -266,6 +267,52 @@ def _masked_case(source: np.random.Generator, t: int, kind: str) -> tuple[np.nda
 MASK_CASES = ("some", "large", "hidden above", "small", "none", "all")
 
 
+def _reference_masked_softmax(scores: Any, mask: Any) -> Any:
+    """The lesson's masked softmax in jnp (for its gradient): hidden first, the largest
+    subtracted, a query that sees nothing gets 0."""
+    scores = jnp.where(mask, scores, -jnp.inf)
+    top = jnp.max(scores)
+    exps = jnp.exp(scores - jnp.where(jnp.isfinite(top), top, 0.0))
+    total = jnp.sum(exps)
+    return exps / jnp.where(total > 0, total, 1.0)
+
+
+def _masked_gradient(student_fn: Any, scores: np.ndarray, mask: np.ndarray, hints: Hints,
+                     what: str, source: np.random.Generator) -> None:
+    """A Mistake if the gradient of a weighted sum of the student's weights with respect to the
+    scores is NaN or wrong (stop_gradient), for an answer that JAX can differentiate (one
+    written with NumPy or a Python `if` has no gradient to check: its numbers are right)."""
+    weights = source.normal(size=len(scores)).astype(np.float32)
+    args = (jnp.asarray(scores), jnp.asarray(mask))
+    try:
+        got = as_array(call(beside(student_fn, jax.jit, beside(
+            student_fn, jax.grad, beside(student_fn, _fixtures.weighted, student_fn, weights))),
+            *args, hints=hints, what=_("the gradient of sum(weights * masked_softmax(scores, "
+                                       "mask)) for {what}").format(what=what)))
+    except Mistake as err:
+        if isinstance(err.__cause__, (jax.errors.TracerArrayConversionError,
+                                      jax.errors.TracerBoolConversionError,
+                                      jax.errors.ConcretizationTypeError)):
+            return  # NumPy or a Python `if`: right numbers, and no gradient at all
+        raise
+    if not np.isfinite(got).all():
+        raise Mistake(_(
+            "{what}: the weights are right, but their gradient with respect to the scores is "
+            "NaN, and training would take it. jnp.where computes both its branches, and the one "
+            "it drops still meets inf or 0 / 0 on the way back (exp of a hidden score far above "
+            "the rest, or a sum of 0 divided by). Make each operation's input harmless first: "
+            "hide the scores before exp, jnp.where(mask, scores, -jnp.inf), and divide by "
+            "jnp.where(total > 0, total, 1.0)").format(what=what))
+    want = np.asarray(jax.grad(lambda s: jnp.sum(_reference_masked_softmax(s, args[1])
+                                                  * weights))(args[0]))
+    if not np.allclose(got, want, rtol=1e-3, atol=1e-5):
+        raise Mistake(_("{what}: the weights are right, but not their gradient with respect to "
+                        "the scores (off by up to {off:.2g}): a jax.lax.stop_gradient, or a "
+                        "value computed outside JAX? Training follows the gradient of exactly "
+                        "the weights you return").format(
+                          what=what, off=float(np.max(np.abs(got - want)))))
+
+
 @exercise(LESSON, 3, "the mask (masked_softmax)")
 def masked_softmax(student_fn: Any) -> str:
     source = _source(143)
@@ -331,21 +378,8 @@ def masked_softmax(student_fn: Any) -> str:
         }, rtol=1e-4, atol=1e-6, want=want)
         expect_close(got, want, what, atol=1e-6, hint=N_(
             "jnp.where(mask, scores, -jnp.inf), minus the largest, exp, divided by the sum"))
-        if kind in ("hidden above", "all"):  # where NaN hides in a branch jnp.where drops
-            gradient = as_array(call(beside(student_fn, jax.jit, beside(
-                student_fn, jax.grad, beside(student_fn, _fixtures.summed, student_fn))),
-                jnp.asarray(scores), jnp.asarray(mask), hints=hints, what=_(
-                    "the gradient of sum(masked_softmax(scores, mask)) for {what}").format(
-                        what=what)))
-            if not np.isfinite(gradient).all():
-                raise Mistake(_(
-                    "{what}: the weights are right, but their gradient with respect to the "
-                    "scores is NaN, and training would take it. jnp.where computes both its "
-                    "branches, and the one it drops still meets inf or 0 / 0 on the way back "
-                    "(exp of a hidden score far above the rest, or a sum of 0 divided by). "
-                    "Make each operation's input harmless first: hide the scores before exp, "
-                    "jnp.where(mask, scores, -jnp.inf), and divide by "
-                    "jnp.where(total > 0, total, 1.0)").format(what=what))
+        if kind in ("hidden above", "all", "some"):  # where NaN hides in a branch dropped
+            _masked_gradient(student_fn, scores, mask, hints, what, source)
     _not_ready_made(student_fn, *first, ("softmax", "log_softmax", "logsumexp",
                                          "dot_product_attention"))
     return N_("6 masks (some hidden; visible scores beyond what exp holds, above and below; a "

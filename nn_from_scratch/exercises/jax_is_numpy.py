@@ -75,7 +75,8 @@ def sigmoid(student_sigmoid: Any) -> str:
         expect_close(got, want, what, hint=_("sigmoid(x) = 1 / (1 + exp(-x)), elementwise"))
     expect_own_code(student_sigmoid, (jnp.asarray(matrix),),
                     _("sigmoid(x) for x of shape {shape_x}").format(shape_x=matrix.shape), "jax",
-                    ("sigmoid", "expit", "logistic"), message=_(
+                    ("sigmoid", "expit", "logistic", "log_sigmoid", "softplus", "softmax"),
+                    calls=_fixtures.ready_made_calls, message=_(
                         "{what} calls {name}, JAX's own sigmoid: the exercise wants the formula "
                         "written with jnp, 1 / (1 + jnp.exp(-x))"))
     return N_("1 / (1 + exp(-x)) on a matrix, large numbers and a scalar, as a jax.Array")
@@ -131,8 +132,9 @@ def set_diagonal(student_fn: Any) -> str:
                 hint = _("the diagonal should be all {value} (the value argument)").format(
                     value=value)
             raise Mistake(_("for a {n}x{n} x, {hint}").format(n=n, hint=hint))
-    expect_own_code(student_fn, (jnp.asarray(x), 1.0), what, "jax",
-                    ("eye", "identity", "fill_diagonal", "diag_indices", "diagflat"), message=_(
+    expect_own_code(student_fn, (jnp.asarray(x), 1.0), what, ("jax", "numpy"),
+                    ("eye", "identity", "fill_diagonal", "diagflat", "diag", "tri"),
+                    calls=_fixtures.ready_made_calls, message=_(
                         "{what} calls {name}: the exercise is indexing, x.at[idx, idx].set(value) "
                         "with idx = jnp.arange(n), not a ready-made diagonal"))
     return N_("a new array with its diagonal set, the rest untouched, for two sizes and values")

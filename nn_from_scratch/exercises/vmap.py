@@ -191,7 +191,8 @@ def _expect_vmap(student_fn: Any, args: tuple[Any, ...], what: str, how: str,
                         "{how}").format(what=what, vmaps=vmaps, how=how))
     if grad and not ran["grad"]:
         raise Mistake(_("{what} is right, but computed without jax.grad (a formula worked out "
-                        "by hand, or jax.jacobian): {how}").format(what=what, how=how))
+                        "by hand, or jax.jacobian, jacrev or vjp): {how}").format(
+                          what=what, how=how))
 
 
 @exercise(LESSON, 4, "pairwise")
