@@ -292,3 +292,14 @@ def test_walk_nine_a_p_a_little_off_is_not_called_dependent():
         with fresh_inputs(seed):
             result = check.augment_images_p(off_by(0.04))
             assert "independent choices" not in result.message, result.line
+
+
+def test_walk_ten_epoch_flags_transposed_fails_on_every_draw():
+    """A third walk: an (n, epochs) output passed when the draw made epochs equal to n."""
+    import contextlib
+
+    from nn_from_scratch.exercises._calls import fresh_inputs
+    for seed in (None, *range(1, 8)):
+        with fresh_inputs(seed) if seed else contextlib.nullcontext():
+            assert check.epoch_flags(
+                lambda key, epochs, n: reference_epoch_flags(key, epochs, n).T).status == "failed"

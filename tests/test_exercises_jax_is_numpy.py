@@ -311,3 +311,16 @@ def test_walk_ten():
     for answer in (lambda i, f: jax.vmap(lax.add)(i.astype(jnp.float32), f),
                    lambda i, f: jax.tree.map(lax.add, i.astype(jnp.float32), f)):
         assert_result(check.add_with_lax(answer), "passed")
+
+
+def test_walk_ten_two_calls_fail_on_every_draw():
+    """A third walk: two calls timed together passed whenever the drawn work took under
+    100 ms (the bound was 1.5x + 50 ms)."""
+    def two_calls(fn, *args):
+        start = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        jax.block_until_ready(fn(*args))
+        return time.perf_counter() - start
+    for seed in range(1, 6):
+        with fresh_inputs(seed):
+            assert check.wall_time(two_calls).status == "failed"

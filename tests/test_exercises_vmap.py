@@ -275,3 +275,13 @@ def test_walk_nine_hints():
     assert_result(check.clipped_mean_grad(
         clipped_by(lambda g: jnp.linalg.norm(g, axis=1, keepdims=True) + 1e-5)), "failed",
         "norms + 1e-05", "Leave it out")
+
+
+def test_walk_ten_typed_sizes_fail_on_every_draw():
+    """A third walk: a[:8] in 06.1 and xs[:, :6] in 06.2 passed when every drawn size was
+    smaller."""
+    for seed in (None, 1, 2, 3, 4, 5):
+        with fresh_inputs(seed) if seed else contextlib.nullcontext():
+            assert check.dot_vmap(lambda a, b: jax.vmap(jnp.dot)(a[:8], b[:8])).status == "failed"
+            assert check.convolve_shared(lambda xs, w: jax.vmap(
+                convolve, in_axes=(0, None))(xs[:, :6], w)).status == "failed"

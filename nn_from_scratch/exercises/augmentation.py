@@ -201,8 +201,10 @@ def _buggy_epoch_flags(key: jax.Array, epochs: int, n: int, *, keep_new_key: boo
 
 @exercise(LESSON, 3, "epoch_flags without a reused key")
 def epoch_flags(student_fn: Any) -> str:
-    draw = generator(107)  # never the lesson's own (4 epochs, 8 images): typed in, they fail
-    epochs, n, seed = int(draw.choice([3, 5, 6, 7])), int(draw.choice([5, 6, 7, 9, 10, 11])), 10
+    # never the lesson's own (4 epochs, 8 images), and never as many epochs as images, so that
+    # (n, epochs) is another shape than (epochs, n)
+    draw = generator(107)
+    epochs, n, seed = int(draw.choice([3, 5, 6, 7])), int(draw.choice([9, 10, 11, 12])), 10
     key = prng_key(seed)  # a fresh key object for every call: the checker marks it used
     what = f"epoch_flags(key, {epochs}, {n})"
     checked = wrapped(student_fn, _fixtures.checking_key_reuse)

@@ -162,7 +162,8 @@ def _work(student_fn: Any, delay: float) -> tuple[Any, tuple[Any, ...], str]:
 
 @exercise(LESSON, 3, "time a call with block_until_ready")
 def wall_time(student_fn: Any) -> str:
-    delay = float(generator(30).uniform(0.06, 0.16)) if graded() else DELAY
+    # long enough that two calls (2 * delay) are past one call's bound, 1.4 * delay + 40 ms
+    delay = float(generator(30).uniform(0.12, 0.2)) if graded() else DELAY
     fn, args, what = _work(student_fn, delay)
     hints: Hints = {"required positional argument": _(
         "{what}: fn was called without its arguments; call it with those wall_time was "
@@ -188,7 +189,7 @@ def wall_time(student_fn: Any) -> str:
                         "waiting, time.perf_counter() (time.process_time() counts only the "
                         "CPU's work)").format(
                           seconds=seconds * 1e3, delay=delay * 1e3))
-    if seconds > 1.5 * delay + 0.05:  # two calls take 2 * delay, or more
+    if seconds > 1.4 * delay + 0.04:  # two calls take 2 * delay, or more
         raise Mistake(_("measured {seconds:.2f} s for one call whose work takes {delay:.3g} s: "
                         "time ONE call of fn(*args), once").format(seconds=seconds, delay=delay))
     quick_fn, quick_args, what_quick = _work(student_fn, 0.0)

@@ -62,7 +62,9 @@ def _transposed(got: np.ndarray, want: np.ndarray, what: str) -> None:
 @exercise(LESSON, 1, "dot_vmap")
 def dot_vmap(student_fn: Any) -> str:
     source = generator(0)
-    for s in draw_sizes(source, 2, n=(3, 9), d=(2, 8)):  # batches with different rows
+    # batches with different rows, the second of 10 or more (a[:8] typed in fails)
+    drawn = draw_sizes(source, 2, n=(3, 8), d=(2, 8))
+    for s in (drawn[0], {**drawn[1], "n": drawn[1]["n"] + 7}):
         n, d = s["n"], s["d"]
         a, b = _normal(source, n, d), _normal(source, n, d)
         what = _("dot_vmap(a, b) for a, b of shape {shape}").format(shape=(n, d))
@@ -95,7 +97,9 @@ def dot_vmap(student_fn: Any) -> str:
 @exercise(LESSON, 2, "convolve_shared")
 def convolve_shared(student_fn: Any) -> str:
     source = generator(2)
-    for s in draw_sizes(source, 2, batch=(4, 8), length=(4, 9)):  # signals, ONE kernel
+    # signals, ONE kernel; the second signals 10 or more long (xs[:, :6] typed in fails)
+    drawn = draw_sizes(source, 2, batch=(4, 8), length=(4, 9))
+    for s in (drawn[0], {**drawn[1], "length": drawn[1]["length"] + 6}):
         xs, w = _normal(source, s["batch"], s["length"]), _normal(source, 3)
         what = _("convolve_shared(xs, w) for xs {shape} and w (3,)").format(shape=xs.shape)
         got = _call_mapped(student_fn, xs, w, what=what,
