@@ -55,9 +55,9 @@ def test_one_to_many():
     assert_result(check.one_to_many(...), "not done", "`...`")
     assert_result(check.one_to_many(stub), "not done")
 
-    def loop(img, flags):  # also right, only slower
+    def loop(img, flags):  # the right numbers, but the exercise is vmap (as 06's are)
         return jnp.stack([random_rotate(img, f) for f in flags])
-    assert_result(check.one_to_many(loop), "passed")
+    assert_result(check.one_to_many(loop), "failed", "without jax.vmap")
     for wrong in (jax.vmap(random_rotate), jax.vmap(random_rotate, in_axes=(0, 0))):
         assert_result(check.one_to_many(wrong), "failed", "in_axes=(None, 0)")
 
@@ -303,3 +303,20 @@ def test_walk_ten_epoch_flags_transposed_fails_on_every_draw():
         with fresh_inputs(seed) if seed else contextlib.nullcontext():
             assert check.epoch_flags(
                 lambda key, epochs, n: reference_epoch_flags(key, epochs, n).T).status == "failed"
+
+
+def test_walk_ten_one_to_many_wants_vmap():
+    """A third walk: a Python loop over the flags, no vmap, passed 10.2 ("with jax.vmap")."""
+    assert_result(check.one_to_many(lambda img, flags: jnp.stack(
+        [random_rotate(img, flags[i]) for i in range(flags.shape[0])])), "failed",
+        "without jax.vmap")
+
+
+def test_walk_ten_random_transpose_typed_sizes_get_a_hint():
+    """A third walk: range(3) and reshape(3, 3, -1) ended in raw cond and reshape errors."""
+    assert_result(check.random_transpose(lambda img, flag: lax.cond(
+        flag, lambda im: jnp.stack([im[:, i] for i in range(3)]), identity, img)), "failed",
+        "a size written as a number")
+    assert_result(check.random_transpose(lambda img, flag: lax.cond(  # other numbers: the
+        flag, lambda im: jnp.swapaxes(im.reshape(3, 3, -1), 0, 1).reshape(im.shape),  # hint
+        identity, img)), "failed", "jnp.swapaxes(img, 0, 1)")  # shows the whole fix

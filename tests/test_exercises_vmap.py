@@ -285,3 +285,8 @@ def test_walk_ten_typed_sizes_fail_on_every_draw():
             assert check.dot_vmap(lambda a, b: jax.vmap(jnp.dot)(a[:8], b[:8])).status == "failed"
             assert check.convolve_shared(lambda xs, w: jax.vmap(
                 convolve, in_axes=(0, None))(xs[:, :6], w)).status == "failed"
+
+
+def test_walk_ten_pairwise_mapping_nothing_gets_a_hint():
+    assert_result(check.pairwise(jax.vmap(jax.vmap(jnp.dot, in_axes=(None, 0)),
+                                          in_axes=(None, None))), "failed", "maps nothing")

@@ -18,7 +18,7 @@ from ._hints import summary
 from ._remote import beside
 
 __all__ = ["as_array", "expect_close", "expect_own_code", "expect_int", "expect_shape",
-           "mlp_loss_and_grads", "reject_known_wrong"]
+           "expect_vmap", "mlp_loss_and_grads", "reject_known_wrong"]
 
 
 def as_array(got: Any) -> np.ndarray:
@@ -143,3 +143,36 @@ def expect_own_code(student_fn: Any, args: tuple[Any, ...], what: str,
         raise Mistake(_("{what} calls the library's {name}: the exercise wants your own "
                         "code, not the library's").format(
                           what=what, name=used[0].rpartition(".")[2]))
+
+
+def _transforms(student_fn: Any, args: tuple[Any, ...]) -> dict[str, int]:
+    """How many vmaps and grads ``student_fn(*args)`` runs (:func:`._fixtures.transforms_run`),
+    where the student's code runs."""
+    import jax.numpy as jnp
+
+    return beside(student_fn, _fixtures.transforms_run, student_fn,
+                  tuple(jnp.asarray(arg) for arg in args))
+
+
+def expect_vmap(student_fn: Any, args: tuple[Any, ...], what: str, how: str,
+                vmaps: int = 1, grad: bool = False) -> None:
+    """A Mistake if ``student_fn(*args)`` runs fewer than ``vmaps`` vmaps (or no grad, where
+    ``grad``): the exercise is vmap, not einsum, a loop or NumPy, right as they may be. ``how``:
+    the exercise's vmap, written out."""
+    if not callable(student_fn):
+        return
+    ran = _transforms(student_fn, args)
+    if not ran:
+        return  # it raised: the check's own call said why
+    if not ran["vmap"]:
+        raise Mistake(_("{what} is right, but computed without jax.vmap (einsum, a loop, NumPy "
+                        "or a matrix product give the numbers, not the lesson): {how}").format(
+                          what=what, how=how))
+    if ran["vmap"] < vmaps:
+        raise Mistake(_("{what} is right, but with one jax.vmap around a matrix product, where "
+                        "the exercise wants {vmaps} vmaps and jnp.dot of two vectors: "
+                        "{how}").format(what=what, vmaps=vmaps, how=how))
+    if grad and not ran["grad"]:
+        raise Mistake(_("{what} is right, but computed without jax.grad (a formula worked out "
+                        "by hand, or jax.jacobian, jacrev or vjp): {how}").format(
+                          what=what, how=how))

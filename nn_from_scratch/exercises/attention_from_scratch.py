@@ -547,9 +547,10 @@ def layer_norm(student_fn: Any) -> str:
             if np.allclose(got, want, rtol=1e-4, atol=2e-4):  # ~3e-5 here; eps cannot show
                 continue
             raise Mistake(_("{what}: this x has a mean near {mean:.0f} and a variance of 1, and "
-                            "your answer is off by up to {off:.2g}. mean(x * x) - mean ** 2 "
+                            "your answer is off by up to {off:.2g}. A variance computed as "
+                            "mean(x * x) - mean ** 2 (jax.nn.standardize computes it so too) "
                             "subtracts two numbers near {square:.0f} that float32 holds to a "
-                            "few hundredths: compute the variance from x - mean, jnp.var(x) or "
+                            "few hundredths: compute it from x - mean, jnp.var(x) or "
                             "jnp.mean((x - mean) ** 2)").format(
                               what=what, mean=float(np.mean(np.asarray(x, np.float64))),
                               off=float(np.max(np.abs(got - want))),

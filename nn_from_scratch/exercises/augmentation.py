@@ -18,7 +18,7 @@ import numpy as np
 from ..i18n import N_, _
 from . import _fixtures
 from ._calls import Hints, call, generator, library_name, prng_key, shuffled, wrapped
-from ._compare import as_array, expect_shape
+from ._compare import as_array, expect_shape, expect_vmap
 from ._core import Mistake, exercise
 from ._draws import draw_sizes
 from ._hints import summary
@@ -90,6 +90,11 @@ def random_transpose(student_fn: Any) -> str:
         try:
             got = as_array(call(jitted, img, True, what=what, hints={
                 **_TRACED_HINTS,
+                ("cannot reshape", "branches must have equal output types",
+                 "true_fun and false_fun output"): _(
+                    "{what} failed: a size written as a number (range(3), reshape(3, 3, -1))? "
+                    "This image is {name}: swap its axes 0 and 1 whatever their size, "
+                    "jnp.swapaxes(img, 0, 1)").format(what=what, name=name),
                 "out of bounds": _("{what} failed: a transpose written for one number of "
                                    "axes? Swap only H and W, axes 0 and 1, "
                                    "jnp.swapaxes(img, 0, 1), which works with and without "
@@ -180,6 +185,7 @@ def one_to_many(student_fn: Any) -> str:
         if not np.array_equal(got, want):
             raise Mistake(_("{what}: image i must be the input turned a quarter if "
                             "flags[i], else unchanged").format(what=what))
+        expect_vmap(student_fn, (img, flags), what, "jax.vmap(random_rotate, in_axes=(None, 0))")
     return N_("one image and n flags give n images, each turned or not by its own flag")
 
 

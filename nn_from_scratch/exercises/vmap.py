@@ -12,12 +12,10 @@ from typing import Any
 import numpy as np
 
 from ..i18n import N_, _
-from . import _fixtures
 from ._calls import call, generator
-from ._compare import expect_close, expect_shape, reject_known_wrong
+from ._compare import expect_close, expect_shape, expect_vmap, reject_known_wrong
 from ._core import Mistake, exercise
 from ._draws import draw_sizes
-from ._remote import beside
 
 LESSON = "06_vmap"
 
@@ -90,7 +88,7 @@ def dot_vmap(student_fn: Any) -> str:
         got = expect_shape(got, (n,), what)
         expect_close(got, np.einsum("bi,bi->b", a, b), what, atol=1e-4,
                      hint=_("out[i] must be jnp.dot(a[i], b[i])"))
-        _expect_vmap(student_fn, (a, b), what, "jax.vmap(jnp.dot)")
+        expect_vmap(student_fn, (a, b), what, "jax.vmap(jnp.dot)")
     return N_("(batch,) dot products of matching rows, as einsum('bi,bi->b', a, b)")
 
 
@@ -114,7 +112,7 @@ def convolve_shared(student_fn: Any) -> str:
                             "(in_axes=(0, None))").format(
                               what=what, shape=got.shape, shape2=want.shape))
         expect_close(got, want, what, atol=1e-4, hint=_("row i must be convolve(xs[i], w)"))
-        _expect_vmap(student_fn, (xs, w), what, "jax.vmap(convolve, in_axes=(0, None))")
+        expect_vmap(student_fn, (xs, w), what, "jax.vmap(convolve, in_axes=(0, None))")
     return N_("every signal convolved with the one shared kernel (in_axes=(0, None))")
 
 
@@ -161,42 +159,9 @@ def zipped(student_fn: Any) -> str:
                             "must pair row i of xs with COLUMN i of ws (in_axes=(0, 1, "
                             "None))").format(
                               what=what, round_got=np.round(got, 3), round_want=np.round(want, 3)))
-        _expect_vmap(student_fn, (xs, ws, scale), what,
+        expect_vmap(student_fn, (xs, ws, scale), what,
                      "jax.vmap(weighted_sum, in_axes=(0, 1, None))")
     return N_("row i of xs zipped with column i of ws, the scale shared")
-
-
-def _transforms(student_fn: Any, args: tuple[Any, ...]) -> dict[str, int]:
-    """How many vmaps and grads ``student_fn(*args)`` runs (:func:`._fixtures.transforms_run`),
-    where the student's code runs."""
-    import jax.numpy as jnp
-
-    return beside(student_fn, _fixtures.transforms_run, student_fn,
-                  tuple(jnp.asarray(arg) for arg in args))
-
-
-def _expect_vmap(student_fn: Any, args: tuple[Any, ...], what: str, how: str,
-                 vmaps: int = 1, grad: bool = False) -> None:
-    """A Mistake if ``student_fn(*args)`` runs fewer than ``vmaps`` vmaps (or no grad, where
-    ``grad``): the exercise is vmap, not einsum, a loop or NumPy, right as they may be. ``how``:
-    the exercise's vmap, written out."""
-    if not callable(student_fn):
-        return
-    ran = _transforms(student_fn, args)
-    if not ran:
-        return  # it raised: the check's own call said why
-    if not ran["vmap"]:
-        raise Mistake(_("{what} is right, but computed without jax.vmap (einsum, a loop, NumPy "
-                        "or a matrix product give the numbers, not the lesson): {how}").format(
-                          what=what, how=how))
-    if ran["vmap"] < vmaps:
-        raise Mistake(_("{what} is right, but with one jax.vmap around a matrix product, where "
-                        "the exercise wants {vmaps} vmaps and jnp.dot of two vectors: "
-                        "{how}").format(what=what, vmaps=vmaps, how=how))
-    if grad and not ran["grad"]:
-        raise Mistake(_("{what} is right, but computed without jax.grad (a formula worked out "
-                        "by hand, or jax.jacobian, jacrev or vjp): {how}").format(
-                          what=what, how=how))
 
 
 @exercise(LESSON, 4, "pairwise")
@@ -207,6 +172,9 @@ def pairwise(student_fn: Any) -> str:
         what = _("pairwise(a, b) for a {a_shape} and b {b_shape}").format(
             a_shape=a.shape, b_shape=b.shape)
         got = call(student_fn, a, b, what=what, hints={
+            "at least one non-None": N_("a vmap with every in_axes None maps nothing: the "
+                                        "inner vmap maps b (in_axes=(None, 0)), the outer one "
+                                        "maps a (in_axes=(0, None))"),
             "inconsistent sizes": N_("vmap tried to zip the rows of a with those of b: one "
                                      "vmap over both inputs pairs row i with row i only. Nest "
                                      "two: the inner one maps b (in_axes=(None, 0)), the outer "
@@ -223,7 +191,7 @@ def pairwise(student_fn: Any) -> str:
                               what=what, shape=got.shape, shape2=want.shape))
         expect_close(got, want, what, atol=1e-4,
                      hint=_("entry [i, j] must be jnp.dot(a[i], b[j])"))
-        _expect_vmap(student_fn, (a, b), what, _("nest two vmaps of jnp.dot, the inner one "
+        expect_vmap(student_fn, (a, b), what, _("nest two vmaps of jnp.dot, the inner one "
                                                    "over b, the outer one over a"), vmaps=2)
     return N_("(n, m) dot products of every row of a with every row of b, by nested vmap")
 
@@ -284,7 +252,7 @@ def per_example_grads(student_fn: Any) -> str:
                           "(no argnums)")
         expect_close(got, want, what, atol=1e-4,
                      hint=_("row i must be jax.grad(example_loss)(theta, X[i], Y[i])"))
-        _expect_vmap(student_fn, (theta, xs, ys), what,
+        expect_vmap(student_fn, (theta, xs, ys), what,
                      "jax.vmap(jax.grad(example_loss), in_axes=(None, 0, 0))", grad=True)
     return N_("one gradient per example, (n, 3), by vmap(grad(example_loss))")
 
@@ -310,7 +278,7 @@ def convolve_kernels(student_fn: Any) -> str:
                             "0))").format(what=what, shape=got.shape, shape2=want.shape))
         expect_close(got, want, what, atol=1e-4,
                      hint=_("row j must be convolve(x, kernels[j])"))
-        _expect_vmap(student_fn, (x, kernels), what, "jax.vmap(convolve, in_axes=(None, 0))")
+        expect_vmap(student_fn, (x, kernels), what, "jax.vmap(convolve, in_axes=(None, 0))")
     return N_("one signal convolved with each kernel (in_axes=(None, 0))")
 
 
