@@ -72,6 +72,7 @@ ENGLISH_ON_PURPOSE = {
     "add got incompatible shapes": "matched against JAX's error",
     "at least one non-None": "matched against JAX's error",
     "Pred must be a scalar": "matched against JAX's error",
+    "branches must have equal output types": "matched against JAX's error",
     "required positional argument": "matched against Python's error",
     "Non-hashable static arguments": "matched against JAX's error",
     "not evenly divisible by the corresponding mesh": "matched against JAX's error",
