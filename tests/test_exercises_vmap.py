@@ -218,8 +218,6 @@ def test_walk_nine_wants_vmap_where_the_exercise_says_vmap():
     assert_result(check.per_example_grads(
         lambda t, X, Y: jax.jacobian(lambda t: (X @ t - Y) ** 2)(t)), "failed",
         "without jax.grad")
-    assert_result(check.convolve_shared(jax.vmap(
-        lambda x, w: jnp.correlate(x, w, mode="valid"), in_axes=(0, None))), "passed")
 
     def one_vmap(a, b):
         return jax.vmap(lambda x: b @ x)(a)
@@ -290,3 +288,21 @@ def test_walk_ten_typed_sizes_fail_on_every_draw():
 def test_walk_ten_pairwise_mapping_nothing_gets_a_hint():
     assert_result(check.pairwise(jax.vmap(jax.vmap(jnp.dot, in_axes=(None, 0)),
                                           in_axes=(None, None))), "failed", "maps nothing")
+
+
+def test_walk_ten_ready_made_convolution_and_clipping():
+    """A third walk: jnp.correlate mapped by vmap passed 06.2 and 06.6; Optax's and the
+    library's clip_by_global_norm passed 06.7."""
+    import optax
+
+    from nn_from_scratch import optim
+    correlate = jax.vmap(lambda x, w: jnp.correlate(x, w, mode="valid"), in_axes=(0, None))
+    assert_result(check.convolve_shared(correlate), "failed", "ready-made convolution")
+    assert_result(check.convolve_kernels(jax.vmap(
+        lambda x, k: jnp.correlate(x, k, mode="valid"), in_axes=(None, 0))), "failed",
+        "ready-made convolution")
+    for library in (optax, optim):
+        def clipped(grads, max_norm, library=library):
+            t = library.clip_by_global_norm(max_norm)
+            return jnp.mean(jnp.stack([t.update(g, t.init(g))[0] for g in grads]), axis=0)
+        assert_result(check.clipped_mean_grad(clipped), "failed", "ready-made clipping")

@@ -12,8 +12,15 @@ from typing import Any
 import numpy as np
 
 from ..i18n import N_, _
+from . import _fixtures
 from ._calls import call, generator
-from ._compare import expect_close, expect_shape, expect_vmap, reject_known_wrong
+from ._compare import (
+    expect_close,
+    expect_own_code,
+    expect_shape,
+    expect_vmap,
+    reject_known_wrong,
+)
 from ._core import Mistake, exercise
 from ._draws import draw_sizes
 
@@ -55,6 +62,16 @@ def _transposed(got: np.ndarray, want: np.ndarray, what: str) -> None:
         raise Mistake(_("{what} returned {shape}, the transpose of the answer: the batch went "
                         "to axis 1 of the output (out_axes=1?). Leave out_axes at 0, one row "
                         "per call").format(what=what, shape=got.shape))
+
+
+def _own_convolve(student_fn: Any, args: tuple[Any, ...], what: str) -> None:
+    """A Mistake if the answer maps JAX's ready-made convolution (jnp.correlate, jnp.convolve,
+    lax's conv), not the lesson's convolve."""
+    expect_own_code(student_fn, args, what, "jax", ("correlate", "convolve",
+                                                    "conv_general_dilated", "conv"),
+                    calls=_fixtures.ready_made_calls, message=_(
+                        "{what} maps {name}, JAX's ready-made convolution: the exercise maps the "
+                        "lesson's convolve"))
 
 
 @exercise(LESSON, 1, "dot_vmap")
@@ -113,6 +130,7 @@ def convolve_shared(student_fn: Any) -> str:
                               what=what, shape=got.shape, shape2=want.shape))
         expect_close(got, want, what, atol=1e-4, hint=_("row i must be convolve(xs[i], w)"))
         expect_vmap(student_fn, (xs, w), what, "jax.vmap(convolve, in_axes=(0, None))")
+        _own_convolve(student_fn, (xs, w), what)
     return N_("every signal convolved with the one shared kernel (in_axes=(0, None))")
 
 
@@ -279,6 +297,7 @@ def convolve_kernels(student_fn: Any) -> str:
         expect_close(got, want, what, atol=1e-4,
                      hint=_("row j must be convolve(x, kernels[j])"))
         expect_vmap(student_fn, (x, kernels), what, "jax.vmap(convolve, in_axes=(None, 0))")
+        _own_convolve(student_fn, (x, kernels), what)
     return N_("one signal convolved with each kernel (in_axes=(None, 0))")
 
 
@@ -320,6 +339,11 @@ def clipped_mean_grad(student_fn: Any) -> str:
                 np.sum(grads * np.minimum(1.0, max_norm / norms)[:, None], axis=0),
         }
         reject_known_wrong(got, wrong, atol=atol, want=want)
+        if max_norm < 0.1:  # once: the lesson's clipping written out, not a library's
+            expect_own_code(student_fn, (grads, max_norm), what, _fixtures.OPTIMIZER_MODULES,
+                            message=_("{what} calls {name}, a ready-made clipping: the "
+                                      "exercise is the clipping written out, each row times "
+                                      "jnp.minimum(1, max_norm / its norm)"))
         eps = next((eps for eps in np.logspace(-9, -1, 33) if np.allclose(got, np.mean(
             grads * np.minimum(1.0, max_norm / (norms + eps))[:, None], axis=0), atol=atol)),
                    None)  # a guard added to the norms: it shows where max_norm is small
