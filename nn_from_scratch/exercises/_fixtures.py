@@ -379,36 +379,10 @@ def with_another_g(fn: Any, x: float) -> list[float] | None:
 
 def ready_made_calls(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (),
                      modules: tuple[str, ...] = ("jax",)) -> list[str]:
-    """The functions of ``modules`` that run while ``fn(*args)`` runs, by name (``"jax.softmax"``),
-    whoever calls them: handed to ``jax.tree.map``, ``jax.vmap`` or ``jnp.vectorize``, JAX's
-    ready-made functions are called by JAX's own code (:func:`library_calls` counts only the
-    student's calls, for a library whose functions call each other). For
-    :func:`._compare.expect_own_code`'s ``calls``, with names that JAX's other functions never
-    call (``softmax``, ``eye``)."""
-    import sys
-
-    import jax
-
-    places = _library_files(tuple(modules))
-    seen: list[str] = []
-
-    def watch(frame: Any, event: str, _arg: Any) -> None:
-        if event != "call" or not frame.f_code.co_filename.startswith(places):
-            return
-        name = f"{str(frame.f_globals.get('__name__', '')).split('.')[0]}.{frame.f_code.co_name}"
-        if frame.f_code.co_name not in allowed and name not in seen:
-            seen.append(name)
-
-    previous = sys.getprofile()
-    sys.setprofile(watch)
-    try:
-        with jax.disable_jit():
-            fn(*args)
-    except Exception:  # the check reports the answer's own errors when it calls it
-        pass
-    finally:
-        sys.setprofile(previous)
-    return seen
+    """:func:`library_calls`, but whoever calls them: handed to ``jax.tree.map``, ``jax.vmap``
+    or ``jnp.vectorize``, JAX's ready-made functions are called by JAX's own code. For names
+    that JAX's other functions never call (``softmax``, ``eye``)."""
+    return _calls_of(fn, args, allowed, modules, by_anyone=True)
 
 
 def transforms_run(fn: Any, args: tuple[Any, ...]) -> dict[str, int]:
@@ -417,10 +391,6 @@ def transforms_run(fn: Any, args: tuple[Any, ...]) -> dict[str, int]:
     nested vmaps run two, the inner one called by JAX while it maps the outer; JAX's own
     ``jacobian`` runs a vmap but no grad); ``{}`` if ``fn`` raised. Run without ``jit`` (a
     cached compile maps nothing)."""
-    import sys
-
-    import jax
-
     names = {"vmap_f": "vmap", "grad_f": "grad", "value_and_grad_f": "grad"}
     count = {"vmap": 0, "grad": 0}
 
@@ -429,16 +399,7 @@ def transforms_run(fn: Any, args: tuple[Any, ...]) -> dict[str, int]:
                 frame.f_globals.get("__name__") == "jax._src.api":
             count[names[frame.f_code.co_name]] += 1
 
-    previous = sys.getprofile()
-    sys.setprofile(watch)
-    try:
-        with jax.disable_jit():
-            fn(*args)
-    except Exception:  # the check reports the answer's own errors when it calls it
-        return {}
-    finally:
-        sys.setprofile(previous)
-    return count
+    return count if _run_watched(fn, args, watch) else {}
 
 
 def without_lax_add(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (),
@@ -447,10 +408,6 @@ def without_lax_add(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (
     and ``jnp.add`` promote the dtypes for the student, calling ``lax.add`` from jnp's own
     code); ``[]`` if it does (its own code, or ``jax.vmap(lax.add)``). For
     :func:`._compare.expect_own_code`'s ``calls``."""
-    import sys
-
-    import jax
-
     jnp_files = _library_files(("jax._src.numpy",))  # jnp.add and + call lax.add from here
     called = False
 
@@ -462,15 +419,7 @@ def without_lax_add(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (
                 not frame.f_back.f_code.co_filename.startswith(jnp_files):
             called = True  # by the student's code, or by vmap or tree.map of lax.add
 
-    previous = sys.getprofile()
-    sys.setprofile(watch)
-    try:
-        with jax.disable_jit():
-            fn(*args)
-    except Exception:  # the check reports the answer's own errors when it calls it
-        pass
-    finally:
-        sys.setprofile(previous)
+    _run_watched(fn, args, watch)
     return [] if called else ["jnp.add"]
 
 
@@ -499,10 +448,13 @@ def library_calls(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (),
     (``"optax.scale_by_adam"``, ``"nn_from_scratch.attention.softmax"``), except those named
     in ``allowed``. Run without ``jit`` (a cached compile calls nothing), under a profiler;
     what ``fn`` returns or raises is not looked at (the check judges that)."""
-    import sys
+    return _calls_of(fn, args, allowed, modules, by_anyone=False)
 
-    import jax
 
+def _calls_of(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...],
+              modules: tuple[str, ...], by_anyone: bool) -> list[str]:
+    """The functions of ``modules`` that run while ``fn(*args)`` runs, by name, called by the
+    student's own code or (``by_anyone``) by any code, a library's included."""
     places = _library_files(tuple(modules))
     seen: list[str] = []
 
@@ -510,7 +462,8 @@ def library_calls(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (),
         if event != "call" or not frame.f_code.co_filename.startswith(places):
             return
         caller = frame.f_back
-        if caller is not None and caller.f_code.co_filename.startswith(places):
+        if not by_anyone and caller is not None and \
+                caller.f_code.co_filename.startswith(places):
             return  # called by a library, not by the student's own code
         module = str(frame.f_globals.get("__name__", ""))
         name = f"{module.split('.')[0]}.{frame.f_code.co_name}"
@@ -521,13 +474,25 @@ def library_calls(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (),
         if frame.f_code.co_name not in allowed and name not in seen:
             seen.append(name)
 
+    _run_watched(fn, args, watch)
+    return seen
+
+
+def _run_watched(fn: Any, args: tuple[Any, ...], watch: Any) -> bool:
+    """``fn(*args)`` without ``jit`` (a cached compile runs nothing), with ``watch`` as
+    Python's profiler meanwhile; whether it ran to the end (what it raises is the check's to
+    report, when it calls ``fn`` itself)."""
+    import sys
+
+    import jax
+
     previous = sys.getprofile()
     sys.setprofile(watch)
     try:
         with jax.disable_jit():
             fn(*args)
-    except Exception:  # the check reports the answer's own errors when it calls it
-        pass
+    except Exception:
+        return False
     finally:
         sys.setprofile(previous)
-    return seen
+    return True
