@@ -120,13 +120,13 @@ def test_epoch_flags():
     assert_result(check.epoch_flags(transposed), "failed", "has shape", "expected (")
 
 
-def reference_p(images, key, p):
+def reference_p(images, key, p, keys=None):  # keys: a count of image keys written in
     def one(img, k):
         rotate_key, lr_key, ud_key = jax.random.split(k, 3)
         img = lax.cond(jax.random.bernoulli(rotate_key, p), rotate_90, identity, img)
         img = lax.cond(jax.random.bernoulli(lr_key, p), flip_left_right, identity, img)
         return lax.cond(jax.random.bernoulli(ud_key, p), flip_up_down, identity, img)
-    return jax.vmap(one)(images, jax.random.split(key, images.shape[0]))
+    return jax.vmap(one)(images, jax.random.split(key, keys or images.shape[0]))
 
 
 def with_flags(images, key, rotate, lr, ud):
@@ -252,14 +252,8 @@ def test_walk_nine_hints():
                   "failed", "jnp.where(flags, ...)")
     assert_result(check.one_to_many(random_rotate), "failed", "library's own random_rotate")
 
-    def typed_batch(images, key, p):
-        def one(img, k):
-            rotate_key, lr_key, ud_key = jax.random.split(k, 3)
-            img = lax.cond(jax.random.bernoulli(rotate_key, p), rotate_90, identity, img)
-            img = lax.cond(jax.random.bernoulli(lr_key, p), flip_left_right, identity, img)
-            return lax.cond(jax.random.bernoulli(ud_key, p), flip_up_down, identity, img)
-        return jax.vmap(one)(images, jax.random.split(key, 2000))
-    assert_result(check.augment_images_p(typed_batch), "failed", "batch size written as a number")
+    assert_result(check.augment_images_p(lambda images, key, p: reference_p(
+        images, key, p, keys=2000)), "failed", "batch size written as a number")
 
 
 def one_flag_for_two(first, second):
