@@ -23,12 +23,11 @@ from ._hints import summary
 from ._remote import beside
 
 LESSON = "00_jax_is_numpy"
-# Inputs made with NumPy, few shapes: every new shape of a JAX operation costs a compile.
-_X = np.linspace(-6, 6, 12, dtype=np.float32).reshape(3, 4)
 DELAY = 0.1  # seconds of "work" behind the fake JAX call that wall_time must wait for
 
 
-def _sigmoid(x: Any) -> np.ndarray:
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    """The reference, in the float64 it is handed (exp(-x) may be inf: 1 / inf is 0)."""
     return 1 / (1 + np.exp(-x))
 
 
@@ -62,14 +61,15 @@ def sigmoid(student_sigmoid: Any) -> str:
                             "as it is (no .tolist(), no float())").format(
                               what=what, kind=type(got).__name__))
         got = expect_shape(got, np.shape(x), what)
-        want = 1 / (1 + np.exp(-np.asarray(x, np.float64)))
+        x64 = np.asarray(x, np.float64)
+        want = _sigmoid(x64)
         if np.isnan(got).any() and not np.isnan(want).any():
             raise Mistake(_("{what} gave NaN for x = {x:g}: exp({x:g}) overflows float32 to inf, "
                             "and inf / inf is NaN. 1 / (1 + jnp.exp(-x)) only ever divides "
                             "1 by inf, which is 0").format(
                               what=what, x=float(np.asarray(x).ravel()[np.isnan(
                                   np.asarray(got).ravel())][0])))
-        if np.allclose(got, 1 / (1 + np.exp(np.asarray(x, np.float64))), atol=1e-6) and x.ndim:
+        if np.allclose(got, _sigmoid(-x64), atol=1e-6) and x.ndim:
             raise Mistake("sigmoid(6) should be close to 1 and sigmoid(-6) close to 0; yours is "
                           "the other way round: 1 / (1 + jnp.exp(-x)), with a minus sign")
         expect_close(got, want, what, hint=_("sigmoid(x) = 1 / (1 + exp(-x)), elementwise"))
