@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import attention as library
 from ..i18n import N_, _
 from . import _fixtures
 from ._calls import Hints, call, fast_call, generator, graded, more_when_graded
@@ -267,16 +268,6 @@ def _masked_case(source: np.random.Generator, t: int, kind: str) -> tuple[np.nda
 MASK_CASES = ("some", "large", "hidden above", "small", "none", "all")
 
 
-def _reference_masked_softmax(scores: Any, mask: Any) -> Any:
-    """The lesson's masked softmax in jnp (for its gradient): hidden first, the largest
-    subtracted, a query that sees nothing gets 0."""
-    scores = jnp.where(mask, scores, -jnp.inf)
-    top = jnp.max(scores)
-    exps = jnp.exp(scores - jnp.where(jnp.isfinite(top), top, 0.0))
-    total = jnp.sum(exps)
-    return exps / jnp.where(total > 0, total, 1.0)
-
-
 def _masked_gradient(student_fn: Any, scores: np.ndarray, mask: np.ndarray, hints: Hints,
                      what: str, source: np.random.Generator) -> None:
     """A Mistake if the gradient of a weighted sum of the student's weights with respect to the
@@ -303,8 +294,8 @@ def _masked_gradient(student_fn: Any, scores: np.ndarray, mask: np.ndarray, hint
             "the rest, or a sum of 0 divided by). Make each operation's input harmless first: "
             "hide the scores before exp, jnp.where(mask, scores, -jnp.inf), and divide by "
             "jnp.where(total > 0, total, 1.0)").format(what=what))
-    want = np.asarray(jax.grad(lambda s: jnp.sum(_reference_masked_softmax(s, args[1])
-                                                  * weights))(args[0]))
+    want = np.asarray(jax.grad(lambda s: jnp.sum(  # the library's softmax, hidden first
+        library.softmax(jnp.where(args[1], s, -jnp.inf)) * weights))(args[0]))
     if not np.allclose(got, want, rtol=1e-3, atol=1e-5):
         raise Mistake(_("{what}: the weights are right, but not their gradient with respect to "
                         "the scores (off by up to {off:.2g}): a jax.lax.stop_gradient, or a "
@@ -508,6 +499,11 @@ def _exact_constant(source: np.random.Generator, d: int) -> float:
     return 0.0  # x - mean is 0 whatever the rounding
 
 
+def _far_from_zero(source: np.random.Generator, d: int) -> np.ndarray:
+    """A vector ``(d,)`` of variance 1 and a mean between 250 and 350 (float32)."""
+    return with_variance(source, d, 1.0, source.uniform(250.0, 350.0))
+
+
 @exercise(LESSON, 5, "layer_norm")
 def layer_norm(student_fn: Any) -> str:
     source = _source(145)
@@ -523,7 +519,7 @@ def layer_norm(student_fn: Any) -> str:
         elif kind == "tiny variance":  # below eps: eps added outside the root shows
             drawn = with_variance(source, d, TINY_VARIANCE)  # centred: float32 resolves it
         elif kind == "large mean":  # jnp.mean(x * x) - mean ** 2 cancels away float32's digits
-            drawn = with_variance(source, d, 1.0, source.uniform(250.0, 350.0))
+            drawn = _far_from_zero(source, d)
         else:
             drawn = np.full(d, _exact_constant(source, d))
         x = jnp.asarray(drawn, jnp.float32)
@@ -549,8 +545,7 @@ def layer_norm(student_fn: Any) -> str:
             # (one compile, their width alike) let one in a million
             for more in range(6):
                 if more:
-                    x = jnp.asarray(with_variance(source, d, 1.0, source.uniform(250.0, 350.0)),
-                                    jnp.float32)
+                    x = jnp.asarray(_far_from_zero(source, d), jnp.float32)
                     want = _layer_norm(x, gamma, beta)
                     what = _("layer_norm(x, gamma, beta) for x {x}").format(
                         x=np.round(np.asarray(x, np.float64), 3).tolist())
@@ -580,10 +575,8 @@ def layer_norm(student_fn: Any) -> str:
                 _layer_norm(x, gamma, beta, centre=False),
             # (where the variance is far above eps: below it, d * var + eps is an eps allowed)
             N_("the variance is the MEAN of the squared deviations, not their sum: "
-               "jnp.var(x), or jnp.mean((x - mean) ** 2)"):
-                (np.asarray(x, np.float64) - np.mean(np.asarray(x, np.float64))) / np.sqrt(
-                    d * np.var(np.asarray(x, np.float64)) + EPS) * np.asarray(gamma, np.float64)
-                + np.asarray(beta, np.float64) if kind in ("spread", "small variance")
+               "jnp.var(x), or jnp.mean((x - mean) ** 2)"):  # a sum: divided by d - (d - 1)
+                _layer_norm(x, gamma, beta, ddof=d - 1) if kind in ("spread", "small variance")
                 else np.nan,
         }, rtol=1e-4, atol=1e-5, want=want)
         if kind == "tiny variance":  # std + eps is sqrt(var + eps'), eps' about 2e-8 here
