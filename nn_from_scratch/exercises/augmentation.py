@@ -185,7 +185,7 @@ def one_to_many(student_fn: Any) -> str:
         if not np.array_equal(got, want):
             raise Mistake(_("{what}: image i must be the input turned a quarter if "
                             "flags[i], else unchanged").format(what=what))
-        expect_vmap(student_fn, (img, flags), what, "jax.vmap(random_rotate, in_axes=(None, 0))")
+    expect_vmap(student_fn, (img, flags), what, "jax.vmap(random_rotate, in_axes=(None, 0))")
     return N_("one image and n flags give n images, each turned or not by its own flag")
 
 

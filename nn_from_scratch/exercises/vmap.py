@@ -105,7 +105,7 @@ def dot_vmap(student_fn: Any) -> str:
         got = expect_shape(got, (n,), what)
         expect_close(got, np.einsum("bi,bi->b", a, b), what, atol=1e-4,
                      hint=_("out[i] must be jnp.dot(a[i], b[i])"))
-        expect_vmap(student_fn, (a, b), what, "jax.vmap(jnp.dot)")
+    expect_vmap(student_fn, (a, b), what, "jax.vmap(jnp.dot)")
     return N_("(batch,) dot products of matching rows, as einsum('bi,bi->b', a, b)")
 
 
@@ -129,8 +129,8 @@ def convolve_shared(student_fn: Any) -> str:
                             "(in_axes=(0, None))").format(
                               what=what, shape=got.shape, shape2=want.shape))
         expect_close(got, want, what, atol=1e-4, hint=_("row i must be convolve(xs[i], w)"))
-        expect_vmap(student_fn, (xs, w), what, "jax.vmap(convolve, in_axes=(0, None))")
-        _own_convolve(student_fn, (xs, w), what)
+    expect_vmap(student_fn, (xs, w), what, "jax.vmap(convolve, in_axes=(0, None))")
+    _own_convolve(student_fn, (xs, w), what)
     return N_("every signal convolved with the one shared kernel (in_axes=(0, None))")
 
 
@@ -177,8 +177,8 @@ def zipped(student_fn: Any) -> str:
                             "must pair row i of xs with COLUMN i of ws (in_axes=(0, 1, "
                             "None))").format(
                               what=what, round_got=np.round(got, 3), round_want=np.round(want, 3)))
-        expect_vmap(student_fn, (xs, ws, scale), what,
-                     "jax.vmap(weighted_sum, in_axes=(0, 1, None))")
+    expect_vmap(student_fn, (xs, ws, scale), what,
+                "jax.vmap(weighted_sum, in_axes=(0, 1, None))")
     return N_("row i of xs zipped with column i of ws, the scale shared")
 
 
@@ -209,8 +209,8 @@ def pairwise(student_fn: Any) -> str:
                               what=what, shape=got.shape, shape2=want.shape))
         expect_close(got, want, what, atol=1e-4,
                      hint=_("entry [i, j] must be jnp.dot(a[i], b[j])"))
-        expect_vmap(student_fn, (a, b), what, _("nest two vmaps of jnp.dot, the inner one "
-                                                   "over b, the outer one over a"), vmaps=2)
+    expect_vmap(student_fn, (a, b), what, _("nest two vmaps of jnp.dot, the inner one over b, "
+                                            "the outer one over a"), vmaps=2)
     return N_("(n, m) dot products of every row of a with every row of b, by nested vmap")
 
 
@@ -270,8 +270,8 @@ def per_example_grads(student_fn: Any) -> str:
                           "(no argnums)")
         expect_close(got, want, what, atol=1e-4,
                      hint=_("row i must be jax.grad(example_loss)(theta, X[i], Y[i])"))
-        expect_vmap(student_fn, (theta, xs, ys), what,
-                     "jax.vmap(jax.grad(example_loss), in_axes=(None, 0, 0))", grad=True)
+    expect_vmap(student_fn, (theta, xs, ys), what,
+                "jax.vmap(jax.grad(example_loss), in_axes=(None, 0, 0))", grad=True)
     return N_("one gradient per example, (n, 3), by vmap(grad(example_loss))")
 
 
@@ -296,8 +296,8 @@ def convolve_kernels(student_fn: Any) -> str:
                             "0))").format(what=what, shape=got.shape, shape2=want.shape))
         expect_close(got, want, what, atol=1e-4,
                      hint=_("row j must be convolve(x, kernels[j])"))
-        expect_vmap(student_fn, (x, kernels), what, "jax.vmap(convolve, in_axes=(None, 0))")
-        _own_convolve(student_fn, (x, kernels), what)
+    expect_vmap(student_fn, (x, kernels), what, "jax.vmap(convolve, in_axes=(None, 0))")
+    _own_convolve(student_fn, (x, kernels), what)
     return N_("one signal convolved with each kernel (in_axes=(None, 0))")
 
 
