@@ -176,7 +176,21 @@ def test_batched_predict():
     for wrong in (jax.vmap(model.predict, in_axes=(0, 0)), jax.vmap(model.predict)):
         assert_result(check.batched_predict(wrong), "failed", "in_axes", "None")
     assert_result(check.batched_predict(lambda p, xs: model.predict(p, xs[0])), "failed",
-                  "returned shape (4,) for a batch of 12")
+                  "returned shape (", "for a batch of")
+    typed = lambda p, xs: jnp.stack([model.predict(p, xs[i]) for i in range(12)])  # noqa: E731
+    assert_result(check.batched_predict(typed), "failed")  # the lesson's batch of 12, typed
+
+
+def test_every_network_of_a_check_has_other_widths():
+    """Issue 36: 07.4, 07.5 and 07.7 used the widths 8, 6, 4 in every network, so a width
+    written as a number passed; each size now takes another value in every network."""
+    from nn_from_scratch.exercises import mlp_from_scratch as checker
+    for cases in (2, 3, 5):
+        networks = checker._networks(74, cases)
+        assert [len(sizes) for sizes in networks] == [4, 3, 4, 3, 4][:cases]
+        for column in (0, 1, -1):
+            assert len({sizes[column] for sizes in networks}) == cases, networks
+        assert all(len(set(sizes)) == len(sizes) for sizes in networks), networks
 
 
 def test_parameter_count():

@@ -21,10 +21,19 @@ from ._draws import draw_sizes
 from ._hints import summary
 
 LESSON = "07_mlp_from_scratch"
-# 5 random networks of 3 and 2 layers, made with NumPy. The student's function runs under
-# jax.jit (fast_call): one compile per structure of network, 2 here, where running it as
-# written would compile each of its operations for every new shape.
-NETWORKS = [[8, 6, 6, 4], [8, 6, 4], [8, 6, 6, 4], [8, 6, 4], [8, 6, 6, 4]]
+
+
+def _networks(seed: int, cases: int) -> list[list[int]]:
+    """Layer sizes of ``cases`` random networks, alternately of 3 and 2 layers, drawn
+    (:func:`draw_sizes` with ``generator(seed)``): the input width, the hidden widths and the
+    classes take another value in each network, no two equal within one, so that a width
+    written as a number is right for one network at most. The student's function runs under
+    jax.jit (fast_call): one compile per network, where running it as written would compile
+    each of its operations for every new shape."""
+    drawn = draw_sizes(generator(seed), cases, inputs=(6, 13), hidden=(3, 10), second=(3, 10),
+                       classes=(2, 9))
+    return [[s["inputs"], *[s["hidden"], s["second"]][:2 - i % 2], s["classes"]]
+            for i, s in enumerate(drawn)]
 
 
 def _network(sizes: list[int], seed: int) -> list[tuple[jax.Array, jax.Array]]:
@@ -235,9 +244,10 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
 
 @exercise(LESSON, 4, "predict")
 def predict(student_predict: Any) -> str:
-    for seed, sizes in enumerate(NETWORKS):
+    networks = _networks(74, 5)
+    for seed, sizes in enumerate(networks):
         params = _network(sizes, seed)
-        if seed == len(NETWORKS) - 1:  # logits near 100: exp overflows float32 (above 88)
+        if seed == len(networks) - 1:  # logits near 100: exp overflows float32 (above 88)
             params[-1] = (params[-1][0], params[-1][1] + 100.0)
         image = _uniform(100 + seed, (sizes[0],))
         logits = _logits(params, image)
@@ -276,14 +286,15 @@ def predict(student_predict: Any) -> str:
         expect_close(got, want, what, hint=_("each layer computes relu(W @ a + b), the last one "
                                              "W @ a + b, then logits - logsumexp(logits)"))
     return _("matches the reference on {len_NETWORKS} random networks").format(
-               len_NETWORKS=len(NETWORKS))
+               len_NETWORKS=len(networks))
 
 
 @exercise(LESSON, 5, "batched_predict")
 def batched_predict(student_fn: Any) -> str:
-    for seed, sizes in enumerate(NETWORKS[:3]):
+    batches = [s["batch"] for s in draw_sizes(generator(75), 3, batch=(5, 16))]
+    for seed, (sizes, batch) in enumerate(zip(_networks(76, 3), batches)):
         params = _network(sizes, seed)
-        images = _uniform(200 + seed, (12, sizes[0]))
+        images = _uniform(200 + seed, (batch, sizes[0]))
         what = _("batched_predict(params, images) for images of shape {images_shape}").format(
                    images_shape=images.shape)
         got = fast_call(student_fn, params, images, what=what, hints={
@@ -291,10 +302,11 @@ def batched_predict(student_fn: Any) -> str:
                                                "are shared by every example, so give them "
                                                "in_axes None: jax.vmap(predict, in_axes=(None, "
                                                "0))")})
-        if np.shape(got) != (12, sizes[-1]):
-            raise Mistake(_("returned shape {shape_got} for a batch of 12 images; "
-                            "expected (12, {sizes}): one row of log-probabilities per "
-                            "image").format(shape_got=np.shape(got), sizes=sizes[-1]))
+        if np.shape(got) != (batch, sizes[-1]):
+            raise Mistake(_("returned shape {shape_got} for a batch of {batch} images; "
+                            "expected ({batch}, {sizes}): one row of log-probabilities per "
+                            "image").format(shape_got=np.shape(got), batch=batch,
+                                            sizes=sizes[-1]))
         expect_close(got, _log_softmax(_logits(params, images)), what,
                      hint=_("row i must equal predict(params, images[i])"))
     return N_("equals predict row by row on a batch of images, for 3 networks")
@@ -336,7 +348,7 @@ def _last_hidden_std(params: list[tuple[jax.Array, jax.Array]], image: jax.Array
 
 @exercise(LESSON, 7, "why He init")
 def last_hidden_std(student_fn: Any) -> str:
-    for seed, sizes in enumerate(NETWORKS[:2]):
+    for seed, sizes in enumerate(_networks(77, 2)):
         params = _network(sizes, seed)
         image = _uniform(100 + seed, (sizes[0],))
         what = _("last_hidden_std(params, image) for layers {sizes}").format(sizes=sizes)
