@@ -314,3 +314,26 @@ def test_walk_ten_random_transpose_typed_sizes_get_a_hint():
     assert_result(check.random_transpose(lambda img, flag: lax.cond(  # other numbers: the
         flag, lambda im: jnp.swapaxes(im.reshape(3, 3, -1), 0, 1).reshape(im.shape),  # hint
         identity, img)), "failed", "jnp.swapaxes(img, 0, 1)")  # shows the whole fix
+
+
+def test_augment_images_p_draws_its_image_side():
+    """The audit of issue 36: 10.4's images were always 2 x 2, so a turn written for that side
+    (pixels moved by hand) passed; each p now has images of another drawn side."""
+    import contextlib
+
+    from nn_from_scratch.exercises._calls import fresh_inputs
+
+    def two_by_two_turn(img):  # a quarter turn written out for a 2 x 2 image only
+        return jnp.array([[img[0, 1], img[1, 1]], [img[0, 0], img[1, 0]]])
+
+    def typed_side(images, key, p):
+        def one(img, k):
+            rotate_key, lr_key, ud_key = jax.random.split(k, 3)
+            img = lax.cond(jax.random.bernoulli(rotate_key, p), two_by_two_turn, identity, img)
+            img = lax.cond(jax.random.bernoulli(lr_key, p), flip_left_right, identity, img)
+            return lax.cond(jax.random.bernoulli(ud_key, p), flip_up_down, identity, img)
+        return jax.vmap(one)(images, jax.random.split(key, images.shape[0]))
+    for seed in (None, 1, 2, 3):
+        with fresh_inputs(seed) if seed else contextlib.nullcontext():
+            assert check.augment_images_p(typed_side).status == "failed"
+            assert check.augment_images_p(reference_p).status == "passed"

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..i18n import N_, _
 from . import _fixtures
-from ._calls import Hints, call, generator, library_name, prng_key, shuffled, wrapped
+from ._calls import Hints, call, generator, library_name, prng_key, wrapped
 from ._compare import as_array, expect_shape, expect_vmap
 from ._core import Mistake, exercise
 from ._draws import draw_sizes
@@ -25,8 +25,6 @@ from ._hints import summary
 from ._remote import transformed
 
 LESSON = "10_augmentation"
-
-SQUARE = np.arange(4, dtype=np.float32).reshape(2, 2)  # its 8 turns and flips all differ
 
 
 def _images() -> tuple[np.ndarray, np.ndarray]:
@@ -260,11 +258,16 @@ def epoch_flags(student_fn: Any) -> str:
 
 @exercise(LESSON, 4, "augment_images_p")
 def augment_images_p(student_fn: Any) -> str:
-    square = shuffled(SQUARE, 102)
-    # A batch for each p, of other sizes (so that a batch size written as a number fails), each
-    # of enough images that a fraction is within 0.05 of p (4 standard errors)
-    batches = {p: np.broadcast_to(square, (s["n"], *square.shape)).copy()  # (n, 2, 2)
-               for p, s in zip((0.2, 0.7), draw_sizes(generator(103), 2, n=(1800, 2400)))}
+    # A batch for each p, of other sizes (so that a batch size or an image side written as a
+    # number fails), each of enough images that a fraction is within 0.05 of p (4 standard
+    # errors): copies of one square image (side, side) whose pixels all differ, in an order
+    # of the draw's, so that its 8 turns and flips all differ
+    source = generator(103)
+    sizes = dict(zip((0.2, 0.7), draw_sizes(source, 2, n=(1800, 2400), side=(2, 6))))
+    squares = {p: source.permutation(s["side"] ** 2).astype(np.float32).reshape(2 * [s["side"]])
+               for p, s in sizes.items()}
+    batches = {p: np.broadcast_to(squares[p], (s["n"], *squares[p].shape)).copy()
+               for p, s in sizes.items()}  # (n, side, side)
 
     def draw(p: float, what: str) -> np.ndarray:
         """The student's batch for p, decoded: (n, 3) flags. Eager, not jitted: JAX compiles
@@ -284,7 +287,7 @@ def augment_images_p(student_fn: Any) -> str:
                               "transform, and use each key once, to draw or to split"
                               ) from None
             raise
-        return _decode(expect_shape(out, images.shape, what), square)
+        return _decode(expect_shape(out, images.shape, what), squares[p])
 
     results = {p: draw(p, _("augment_images_p(images, key, {p}) for images of shape "
                             "{images_shape}").format(
