@@ -1,5 +1,7 @@
 """Lesson 11's checkers: each accepts the reference, says "not done" to the stub, and catches
 the typical mistakes with a hint that names the fix."""
+import contextlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -186,6 +188,28 @@ def test_a_device_count_or_step_size_written_as_a_number_fails():
     assert check.device_key(eight_keys).status == "failed"
     assert check.data_parallel_grads(sum_over_4).status == "failed"
     assert check.simulated_update(step_of_0_1).status == "failed"
+
+
+def test_a_width_or_local_batch_written_as_a_number_fails():
+    """The audit of issue 36: 11.3 and 11.4 used one network (6, 5, 3) and 3 examples per
+    device in every case, so an answer written for them passed; each case now draws its own."""
+    def three_examples(p, x, y):  # the lesson's local batch, typed
+        return lax.pmean(jax.grad(loss)(p, x[:3], y[:3]), AXIS)
+
+    def six_inputs(params, x, y, step_size):
+        return jax.vmap(lambda p, xs, ys: data_parallel_step(
+            p, xs.reshape(-1, 6), ys, step_size), axis_name=AXIS)(params, x, y)
+    for seed in (None, 1, 2):
+        with fresh_inputs(seed) if seed else contextlib.nullcontext():
+            assert check.data_parallel_grads(three_examples).status == "failed"
+            assert check.simulated_update(six_inputs).status == "failed"
+            assert check.data_parallel_grads(reference_grads).status == "passed"
+    for number in (116, 117):
+        cases = check._networks(number, (4, 6, 10))
+        for column in range(3):
+            assert len({sizes[column] for sizes, _local in cases}) == 3, cases
+        assert len({local for _sizes, local in cases}) == 3, cases
+        assert all(local != devices for (_sizes, local), devices in zip(cases, (4, 6, 10)))
 
 
 def test_the_librarys_own_and_a_list_of_shards_fail():

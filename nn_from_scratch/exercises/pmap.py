@@ -21,6 +21,7 @@ from ..parallel import AXIS
 from ._calls import call, generator, jittered, library_name, prng_key
 from ._compare import as_array, expect_close, expect_own_code, expect_shape, mlp_loss_and_grads
 from ._core import Mistake, exercise
+from ._draws import draw_sizes
 from ._hints import NO_DERIVATIVE, summary
 from ._remote import transformed
 
@@ -35,8 +36,20 @@ def _device_counts(number: int) -> tuple[int, int, int]:
     walk)."""
     draw = generator(number)
     return DEVICES, int(draw.integers(5, 8)), int(draw.integers(9, 13))
-SIZES = [6, 5, 3]  # a small network: 6 inputs, 5 hidden, 3 classes
-LOCAL_BATCH = 3  # examples per device
+
+
+def _networks(number: int, counts: tuple[int, ...]) -> list[tuple[list[int], int]]:
+    """``(layer sizes, local batch)`` of a small network for each of ``counts`` (devices),
+    drawn (:func:`draw_sizes` with ``generator(number)``): the inputs, the hidden width, the
+    classes and the examples per device take another value in each case, no two equal within
+    one, and the local batch is never the case's device count (an axis swapped shows)."""
+    source = generator(number)
+    for _attempt in range(100):
+        drawn = draw_sizes(source, len(counts), inputs=(4, 9), hidden=(3, 8), classes=(2, 6),
+                           local=(2, 8))
+        if all(s["local"] != devices for s, devices in zip(drawn, counts)):
+            return [([s["inputs"], s["hidden"], s["classes"]], s["local"]) for s in drawn]
+    raise ValueError(f"_networks: no local batches apart from the device counts {counts}")
 
 
 def _reference_grads(params: Any, x: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
@@ -44,19 +57,20 @@ def _reference_grads(params: Any, x: np.ndarray, y: np.ndarray) -> list[np.ndarr
     return [a for layer in mlp_loss_and_grads(params, x, y)[1] for a in layer]
 
 
-def _network(seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
+def _network(seed: int, sizes: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:
     rng = generator(seed)
     return [((rng.normal(size=(n, m)) * np.sqrt(2 / m)).astype(np.float32),
              (0.1 * rng.normal(size=n)).astype(np.float32))
-            for m, n in zip(SIZES[:-1], SIZES[1:])]
+            for m, n in zip(sizes[:-1], sizes[1:])]
 
 
-def _batch(seed: int = 1, devices: int = DEVICES) -> tuple[np.ndarray, np.ndarray]:
-    """``x: (devices, LOCAL_BATCH, 6)`` and one-hot ``y: (devices, LOCAL_BATCH, 3)``."""
+def _batch(seed: int, devices: int, sizes: list[int],
+           local: int) -> tuple[np.ndarray, np.ndarray]:
+    """``x: (devices, local, sizes[0])`` and one-hot ``y: (devices, local, sizes[-1])``."""
     rng = generator(seed)
-    x = rng.uniform(size=(devices, LOCAL_BATCH, SIZES[0])).astype(np.float32)
-    labels = rng.integers(0, SIZES[-1], size=(devices, LOCAL_BATCH))
-    return x, np.eye(SIZES[-1], dtype=np.float32)[labels]
+    x = rng.uniform(size=(devices, local, sizes[0])).astype(np.float32)
+    labels = rng.integers(0, sizes[-1], size=(devices, local))
+    return x, np.eye(sizes[-1], dtype=np.float32)[labels]
 
 
 def _run_per_device(fn: Any, in_axes: tuple[Any, ...], *args: Any, what: str) -> Any:
@@ -70,10 +84,12 @@ def _run_per_device(fn: Any, in_axes: tuple[Any, ...], *args: Any, what: str) ->
                                  what=what, AXIS=AXIS)})
 
 
-def _grad_leaves(grads: Any, what: str, devices: int = DEVICES) -> list[np.ndarray]:
-    """The leaves of a ``[(dW, db), ...]`` with a leading device axis, as NumPy arrays."""
+def _grad_leaves(grads: Any, what: str, devices: int,
+                 params: list[tuple[np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+    """The leaves of a ``[(dW, db), ...]`` shaped as ``params`` with a leading device axis,
+    as NumPy arrays."""
     leaves = jax.tree.leaves(grads)
-    shapes = [(devices, *a.shape) for layer in _network() for a in layer]
+    shapes = [(devices, *a.shape) for layer in params for a in layer]
     if len(leaves) != len(shapes):
         raise Mistake(_("{what} should return the gradients as params does, a list of "
                         "(dW, db) per layer: {len_shapes} arrays in all; got "
@@ -209,18 +225,20 @@ def _device_key(student_fn: Any, devices: int) -> None:
 
 @exercise(LESSON, 3, "data_parallel_grads")
 def data_parallel_grads(student_fn: Any) -> str:
-    for number, devices in enumerate(_device_counts(113)):
-        _data_parallel_grads(student_fn, devices, number)
+    counts = _device_counts(113)
+    for number, (devices, (sizes, local)) in enumerate(zip(counts, _networks(116, counts))):
+        _data_parallel_grads(student_fn, devices, sizes, local, number)
     return N_("on simulated devices (three numbers of them), every device ends with the "
               "gradient of the whole batch")
 
 
-def _data_parallel_grads(student_fn: Any, devices: int, number: int) -> None:
-    params, (x, y) = _network(), _batch(1 + number, devices)
+def _data_parallel_grads(student_fn: Any, devices: int, sizes: list[int], local: int,
+                         number: int) -> None:
+    params, (x, y) = _network(0, sizes), _batch(1 + number, devices, sizes, local)
     what = _("data_parallel_grads(params, x, y) on {devices} devices").format(devices=devices)
     got = _grad_leaves(_run_per_device(student_fn, (None, 0, 0), params, x, y, what=what), what,
-                       devices)
-    full = _reference_grads(params, x.reshape(-1, SIZES[0]), y.reshape(-1, SIZES[-1]))
+                       devices, params)
+    full = _reference_grads(params, x.reshape(-1, sizes[0]), y.reshape(-1, sizes[-1]))
     own = [np.stack(per_device) for per_device in zip(*(
         _reference_grads(params, x[d], y[d]) for d in range(devices)))]
     if all(np.allclose(g, o, atol=1e-6) for g, o in zip(got, own)):
@@ -245,25 +263,27 @@ def simulated_update(student_fn: Any) -> str:
     if library_name(student_fn):  # a student's walk: simulated_update = pmap_update
         call(student_fn, what="simulated_update")  # "this is the library's own ..."
     counts = _device_counts(114)
-    for number, (devices, step_size) in enumerate(zip(counts, (0.1, 0.25, 0.05))):
-        _simulated_update(student_fn, devices, step_size, number)
-    _own_copies(student_fn, counts[0])
+    networks = _networks(117, (*counts, counts[0]))
+    for number, (devices, step_size, (sizes, local)) in enumerate(zip(
+            counts, (0.1, 0.25, 0.05), networks)):
+        _simulated_update(student_fn, devices, step_size, sizes, local, number)
+    _own_copies(student_fn, counts[0], *networks[-1])
     return N_("vmap with an axis name runs pmap's per-device code on one device: the same step")
 
 
-def _own_copies(student_fn: Any, devices: int) -> None:
+def _own_copies(student_fn: Any, devices: int, sizes: list[int], local: int) -> None:
     """Each simulated device steps from its own copy of the params, as under pmap_update: a
     second walk's update on the whole batch, stacked once per device, took one copy for all."""
     from ..parallel import data_parallel_step
 
-    params, (x, y) = _network(7), _batch(8, devices)
+    params, (x, y) = _network(7, sizes), _batch(8, devices, sizes, local)
     draw = generator(115)
     copies = [tuple((a + 0.05 * draw.normal(size=(devices, *a.shape))).astype(np.float32)
                     for a in layer) for layer in params]  # one nudged copy per device
     what = _("simulated_update(params, x, y, 0.1) with a different copy of the params on "
              "each of {devices} devices").format(devices=devices)
     got = _grad_leaves(call(transformed(student_fn, jax.jit), copies, x, y, 0.1, what=what),
-                       what, devices)
+                       what, devices, params)
     params_j, x_j, y_j = jax.tree.map(jnp.asarray, (copies, x, y))
     want = jax.tree.leaves(jax.vmap(data_parallel_step, in_axes=(0, 0, 0, None),
                                     axis_name=AXIS)(params_j, x_j, y_j, 0.1))
@@ -275,8 +295,9 @@ def _own_copies(student_fn: Any, devices: int) -> None:
                     "device").format(what=what))
 
 
-def _simulated_update(student_fn: Any, devices: int, step_size: float, number: int) -> None:
-    params, (x, y) = _network(), _batch(1 + number, devices)
+def _simulated_update(student_fn: Any, devices: int, step_size: float, sizes: list[int],
+                      local: int, number: int) -> None:
+    params, (x, y) = _network(0, sizes), _batch(1 + number, devices, sizes, local)
     replicated = jax.tree.map(lambda a: np.broadcast_to(a, (devices, *a.shape)).copy(), params)
     what = _("simulated_update(params, x, y, {step_size}) with params replicated over "
              "{devices} devices").format(step_size=step_size, devices=devices)
@@ -296,9 +317,9 @@ def _simulated_update(student_fn: Any, devices: int, step_size: float, number: i
         ("vmap", "dot_general", "shape"): N_("map every argument as pmap_update does: the "
                                              "params, x and y over their leading device axis "
                                              "(0) and the step size not at all (None)")})
-    leaves = _grad_leaves(got, what, devices)
+    leaves = _grad_leaves(got, what, devices, params)
     want = [p - step_size * g for p, g in zip(jax.tree.leaves(params), _reference_grads(
-        params, x.reshape(-1, SIZES[0]), y.reshape(-1, SIZES[-1])))]  # update on one device
+        params, x.reshape(-1, sizes[0]), y.reshape(-1, sizes[-1])))]  # update on one device
     if not all(np.allclose(a, a[:1], atol=1e-6) for a in leaves):
         raise Mistake("the simulated devices ended with different parameters: map the per-device "
                       "step, parallel.data_parallel_step, whose pmean averages the gradients, not "
