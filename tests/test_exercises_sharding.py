@@ -152,3 +152,28 @@ def test_audit_process_rows_on_batches_of_other_sizes():
         k = 24 // count
         return batch[index * k:(index + 1) * k]
     assert check.process_rows(typed).status == "failed"
+
+
+def test_a_width_or_batch_written_as_a_number_fails():
+    """The audit of issue 36: 12.2 and 12.4 used one network (16, 8, 3) in every case and
+    12.2 three examples per device, so answers written for them passed; each case now draws
+    its own sizes."""
+    import contextlib
+
+    from nn_from_scratch.exercises._calls import fresh_inputs
+
+    def three_per_device(p, x, y):
+        return jax.grad(lambda q: lax.pmean(loss(q, x[:3], y[:3]), AXIS))(p)
+
+    def split_the_lessons_widths(params, mesh):  # split W only where it has 16 or 8 columns
+        return [(jax.device_put(w, NamedSharding(mesh, P(None, check.MODEL) if w.shape[1] in (
+            16, 8) else P())), jax.device_put(b, NamedSharding(mesh, P()))) for w, b in params]
+    for seed in (None, 1, 2):
+        with fresh_inputs(seed) if seed else contextlib.nullcontext():
+            assert check.per_device_grads(three_per_device).status == "failed"
+            assert check.shard_weights(split_the_lessons_widths).status == "failed"
+            assert check.per_device_grads(reference_grads).status == "passed"
+            for split in (False, True):
+                (first, local), (second, other) = check._cases(121 + split, split=split)
+                assert all(a != b for a, b in zip(first + [local], second + [other]))
+                assert not split or (first[0] % 8 == first[1] % 8 == 0 and first[2] % 2)

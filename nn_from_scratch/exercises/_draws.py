@@ -18,11 +18,12 @@ norm with the wrong eps. :func:`extreme_scores` and :func:`with_variance` make
 the inputs where those break at any draw, so that a check's verdict on an
 answer never depends on the draw.
 """
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["EXP_LIMIT", "draw_sizes", "extreme_scores", "with_variance"]
+__all__ = ["EXP_LIMIT", "draw_sizes", "extreme_scores", "labelled_batch", "network",
+           "with_variance"]
 
 EXP_LIMIT = 709.79  # exp overflows above this in float64 (log of its largest); float32: 88.72
 _TRIES = 1000
@@ -107,3 +108,23 @@ def with_variance(source: np.random.Generator, size: int, variance: float,
     drawn = source.normal(size=size)
     standard = (drawn - drawn.mean()) / drawn.std()
     return (centre + np.sqrt(variance) * standard).astype(np.float32)
+
+
+def network(source: np.random.Generator, sizes: Sequence[int],
+            bias: float = 0.1) -> list[tuple[np.ndarray, np.ndarray]]:
+    """A small MLP's parameters ``[(W (n, m), b (n,)), ...]`` for the layer sizes ``sizes``
+    (``[inputs, hidden..., classes]``), float32: He-sized weights (``normal * sqrt(2 / m)``),
+    so that a mistake changes the outputs, and biases of scale ``bias``."""
+    return [((source.normal(size=(n, m)) * np.sqrt(2 / m)).astype(np.float32),
+             (bias * source.normal(size=n)).astype(np.float32))
+            for m, n in zip(sizes[:-1], sizes[1:])]
+
+
+def labelled_batch(source: np.random.Generator, shape: tuple[int, ...], inputs: int,
+                   classes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A batch for :func:`network`: ``(x (*shape, inputs)`` uniform in [0, 1) (float32),
+    ``labels shape`` (int32, in ``range(classes)``), ``one-hot targets (*shape, classes))``;
+    ``shape`` is ``(n,)`` for one batch, ``(devices, local)`` for one per device."""
+    x = source.uniform(size=(*shape, inputs)).astype(np.float32)
+    labels = source.integers(0, classes, size=shape).astype(np.int32)
+    return x, labels, np.eye(classes, dtype=np.float32)[labels]

@@ -17,7 +17,7 @@ from ..i18n import N_, _
 from ._calls import call, fast_call, finish_first, generator, more_when_graded, prng_key
 from ._compare import as_array, expect_close, expect_int, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
-from ._draws import draw_sizes
+from ._draws import draw_sizes, network
 from ._hints import summary
 
 LESSON = "07_mlp_from_scratch"
@@ -37,11 +37,8 @@ def _networks(seed: int, cases: int) -> list[list[int]]:
 
 
 def _network(sizes: list[int], seed: int) -> list[tuple[jax.Array, jax.Array]]:
-    """Parameters with He-sized weights (so that mistakes change the outputs), as float32."""
-    rng = generator(seed)
-    return [(jnp.asarray(rng.normal(size=(n, m)) * np.sqrt(2 / m), jnp.float32),
-             jnp.asarray(0.1 * rng.normal(size=n), jnp.float32))
-            for m, n in zip(sizes[:-1], sizes[1:])]
+    """:func:`network` (He-sized weights, float32) as JAX arrays."""
+    return [(jnp.asarray(w), jnp.asarray(b)) for w, b in network(generator(seed), sizes)]
 
 
 def _uniform(seed: int, shape: tuple[int, ...]) -> jax.Array:

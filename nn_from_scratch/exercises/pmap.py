@@ -21,7 +21,7 @@ from ..parallel import AXIS
 from ._calls import call, generator, jittered, library_name, prng_key
 from ._compare import as_array, expect_close, expect_own_code, expect_shape, mlp_loss_and_grads
 from ._core import Mistake, exercise
-from ._draws import draw_sizes
+from ._draws import draw_sizes, labelled_batch, network
 from ._hints import NO_DERIVATIVE, summary
 from ._remote import transformed
 
@@ -58,19 +58,14 @@ def _reference_grads(params: Any, x: np.ndarray, y: np.ndarray) -> list[np.ndarr
 
 
 def _network(seed: int, sizes: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:
-    rng = generator(seed)
-    return [((rng.normal(size=(n, m)) * np.sqrt(2 / m)).astype(np.float32),
-             (0.1 * rng.normal(size=n)).astype(np.float32))
-            for m, n in zip(sizes[:-1], sizes[1:])]
+    return network(generator(seed), sizes)
 
 
 def _batch(seed: int, devices: int, sizes: list[int],
            local: int) -> tuple[np.ndarray, np.ndarray]:
     """``x: (devices, local, sizes[0])`` and one-hot ``y: (devices, local, sizes[-1])``."""
-    rng = generator(seed)
-    x = rng.uniform(size=(devices, local, sizes[0])).astype(np.float32)
-    labels = rng.integers(0, sizes[-1], size=(devices, local))
-    return x, np.eye(sizes[-1], dtype=np.float32)[labels]
+    x, _labels, y = labelled_batch(generator(seed), (devices, local), sizes[0], sizes[-1])
+    return x, y
 
 
 def _run_per_device(fn: Any, in_axes: tuple[Any, ...], *args: Any, what: str) -> Any:

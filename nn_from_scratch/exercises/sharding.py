@@ -24,11 +24,11 @@ from . import _placement
 from ._calls import call, generator, jittered, wrapped
 from ._compare import as_array, expect_close, expect_shape, mlp_loss_and_grads
 from ._core import Mistake, exercise
+from ._draws import draw_sizes, labelled_batch, network
 from ._hints import NO_DERIVATIVE
 from ._remote import beside
 
 LESSON = "12_sharding"
-SIZES = [16, 8, 3]  # a small network whose weight columns (16, 8) split over 4 or 8 devices
 MODEL = "model"  # the second axis of the 2-D mesh of exercise 12.4: 8 devices as 4 x 2
 
 
@@ -49,19 +49,32 @@ def mesh_2d(half: bool = False) -> Mesh:
     return Mesh(devices.reshape(-1, 2), (AXIS, MODEL))
 
 
-def _network(seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
-    rng = generator(seed)
-    return [((rng.normal(size=(n, m)) * np.sqrt(2 / m)).astype(np.float32),
-             (0.1 * rng.normal(size=n)).astype(np.float32))
-            for m, n in zip(SIZES[:-1], SIZES[1:])]
+def _cases(number: int, *, split: bool) -> list[tuple[list[int], int]]:
+    """``(layer sizes [inputs, hidden, classes], examples per data device)`` for a check's two
+    meshes (all the devices, then half), drawn (:func:`draw_sizes` with ``generator(number)``):
+    every size takes another value in each case, so that a width or a batch written as a
+    number fails. ``split``: the widths whose columns 12.4 splits are multiples of 8, so that
+    they divide over the model axis and over a whole mesh of 8, 4 or 2 devices (a split over
+    every device gets its own hint), and the classes odd, so that a split of the last layer's
+    outputs cannot divide."""
+    if split:
+        return [([8 * s["inputs"], 8 * s["hidden"], 2 * s["classes"] + 1], s["local"])
+                for s in draw_sizes(generator(number), 2, inputs=(2, 4), hidden=(1, 3),
+                                    classes=(1, 3), local=(1, 4), apart=False,
+                                    keep=lambda s: s["inputs"] != s["hidden"])]
+    return [([s["inputs"], s["hidden"], s["classes"]], s["local"])
+            for s in draw_sizes(generator(number), 2, inputs=(5, 17), hidden=(3, 12),
+                                classes=(2, 6), local=(4, 8))]
 
 
-def _batch(n: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """``x: (n, 16)`` and one-hot ``y: (n, 3)``."""
-    rng = generator(seed)
-    labels = rng.integers(0, SIZES[-1], size=n)
-    return (rng.uniform(size=(n, SIZES[0])).astype(np.float32),
-            np.eye(SIZES[-1], dtype=np.float32)[labels])
+def _network(seed: int, sizes: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:
+    return network(generator(seed), sizes)
+
+
+def _batch(n: int, sizes: list[int], seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """``x: (n, inputs)`` and one-hot ``y: (n, classes)``."""
+    x, _labels, y = labelled_batch(generator(seed), (n,), sizes[0], sizes[-1])
+    return x, y
 
 
 def _pieces(leaf: dict[str, Any], what: str) -> list[tuple[tuple[int, ...], Any]]:
@@ -175,12 +188,13 @@ def per_device_grads(student_fn: Any) -> str:
     # over every device where the student's code runs, then over half of them
     everything = beside(student_fn, jax.device_count)
     half = beside(student_fn, _placement.half_count)
-    return [_per_device_grads(student_fn, devices, devices != everything)
-            for devices in (everything, half)][0]
+    return [_per_device_grads(student_fn, devices, devices != everything, sizes, local)
+            for devices, (sizes, local) in zip((everything, half), _cases(121, split=False))][0]
 
 
-def _per_device_grads(student_fn: Any, devices: int, half: bool) -> str:
-    params, (x, y) = _network(), _batch(3 * devices)
+def _per_device_grads(student_fn: Any, devices: int, half: bool, sizes: list[int],
+                      local: int) -> str:
+    params, (x, y) = _network(0, sizes), _batch(local * devices, sizes)
     what = _("per_device_grads in shard_map over {devices} devices").format(devices=devices)
     got = jax.tree.leaves(_shard_map_grads(student_fn, params, x, y, what, half))
     want = _reference_grads(params, x, y)
@@ -271,13 +285,13 @@ def _expect_layout(leaf: dict[str, Any], full: np.ndarray, mesh: Any, want: tupl
 @exercise(LESSON, 4, "shard_weights")
 def shard_weights(student_fn: Any) -> str:
     # a 2-D mesh of every device where the student's code runs, then of half of them
-    return [_shard_weights(student_fn, beside(student_fn, mesh_2d, half))
-            for half in (False, True)][0]
+    return [_shard_weights(student_fn, beside(student_fn, mesh_2d, half), sizes, local)
+            for half, (sizes, local) in zip((False, True), _cases(122, split=True))][0]
 
 
-def _shard_weights(student_fn: Any, mesh: Any) -> str:
+def _shard_weights(student_fn: Any, mesh: Any, sizes: list[int], local: int) -> str:
     shape = beside(mesh, _placement.mesh_shape, mesh)
-    params = _network(4)
+    params = _network(4, sizes)
     what = _("shard_weights(params, mesh) on a {dict_mesh_shape} mesh").format(
                dict_mesh_shape=shape)
     try:
@@ -289,7 +303,7 @@ def _shard_weights(student_fn: Any, mesh: Any) -> str:
                             "last layer has only {SIZES} outputs): split each W's "
                             "columns, its {SIZES2} or {SIZES3} inputs, along {MODEL!r}, "
                             "and keep each b whole").format(
-                              what=what, SIZES=SIZES[-1], SIZES2=SIZES[0], SIZES3=SIZES[1],
+                              what=what, SIZES=sizes[-1], SIZES2=sizes[0], SIZES3=sizes[1],
                               MODEL=MODEL)) from None
         if "mesh" in str(err) and ("axis" in str(err) or "name" in str(err)):
             cause = str(err.__cause__ or err).strip().splitlines()[0]
@@ -317,7 +331,7 @@ def _shard_weights(student_fn: Any, mesh: Any) -> str:
             (MODEL,): _("split along {axis!r}").format(axis=MODEL),
             (AXIS,): _("split along {axis!r}").format(axis=AXIS),
         }, _("b of layer {i}").format(i=i), b_fix)
-    x, y = _batch(2 * shape[AXIS])
+    x, y = _batch(local * shape[AXIS], sizes)
     what = _("jax.jit(update) on your params, with x and y split along {AXIS!r}").format(AXIS=AXIS)
     step = beside(mesh, _placement.step_on_mesh, mesh)  # x and y placed along AXIS, there
     got = call(step, placed, x, y, 0.1, what=what)

@@ -27,7 +27,7 @@ from ._compare import (
     reject_known_wrong,
 )
 from ._core import Mistake, NotDone, exercise
-from ._draws import draw_sizes
+from ._draws import draw_sizes, labelled_batch, network
 from ._hints import summary, the_stubs
 from ._remote import transformed, twins
 
@@ -54,20 +54,15 @@ def _drawn(seed: int, cases: int) -> list[tuple[list[int], int]]:
 
 
 def _network(sizes: list[int], seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Parameters with He-sized weights (so that mistakes change the outputs), as float32."""
-    rng = generator(seed)
-    return [((rng.normal(size=(n, m)) * np.sqrt(2 / m)).astype(np.float32),
-             (0.3 * rng.normal(size=n)).astype(np.float32))
-            for m, n in zip(sizes[:-1], sizes[1:])]
+    """:func:`network` with biases of scale 0.3."""
+    return network(generator(seed), sizes, bias=0.3)
 
 
 def _batch(seed: int, n: int = N, inputs: int = SIZES[0],
            classes: int = N_CLASSES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(images (n, inputs), labels (n,), one-hot targets (n, classes))`` as NumPy arrays."""
-    rng = generator(seed)
-    images = rng.uniform(size=(n, inputs)).astype(np.float32)
-    labels = rng.integers(0, classes, size=n).astype(np.int32)
-    return images, labels, np.eye(classes, dtype=np.float32)[labels]
+    """``(images (n, inputs), labels (n,), one-hot targets (n, classes))``, a
+    :func:`labelled_batch`."""
+    return labelled_batch(generator(seed), (n,), inputs, classes)
 
 
 def _forward(params: Any, images: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
