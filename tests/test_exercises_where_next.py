@@ -378,3 +378,25 @@ def test_warmup_cosine():
                   "failed", "end_value")
     assert_result(check.warmup_cosine(lambda s, p, w, d: schedule(s, p, w, d)), "failed",
                   "positional argument")
+
+
+def test_optax_step_draws_its_network_and_batch():
+    """The audit of issue 36: 15.6's three calls shared one network (8, 6, 4) and a batch of 5,
+    so a step written for those sizes passed; the last call now takes another problem, and
+    both problems' sizes are drawn."""
+    import contextlib
+
+    from nn_from_scratch.exercises._calls import fresh_inputs
+
+    def five_examples(params, opt_state, x, y, tx):  # the check's old batch, typed
+        return reference_step(params, opt_state, x[:5], y[:5], tx)
+
+    def eight_inputs(params, opt_state, x, y, tx):
+        return reference_step(params, opt_state, x.reshape(-1, 8), y, tx)
+    for seed in (None, 1, 2):
+        with fresh_inputs(seed) if seed else contextlib.nullcontext():
+            assert check.optax_step(five_examples).status == "failed"
+            assert check.optax_step(eight_inputs).status == "failed"
+            assert check.optax_step(reference_step).status == "passed"
+            (params, x, _y), (other, other_x, _other_y) = check._problems()
+            assert params[0][0].shape != other[0][0].shape and len(x) != len(other_x)

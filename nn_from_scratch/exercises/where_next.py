@@ -32,11 +32,11 @@ from ._compare import (
     reject_known_wrong,
 )
 from ._core import Mistake, exercise
+from ._draws import draw_sizes, labelled_batch, network
 from ._hints import summary
 from ._remote import beside, session_of, transformed
 
 LESSON = "15_where_next"
-SIZES = [8, 6, 4]  # 15.6's small network: NumPy inputs and one shape keep the check fast
 STEP_LR, STEP_BETA = 0.1, 0.9  # the optimizer of the training-step check
 OTHER_LR, OTHER_BETA = 0.03, 0.5  # a second one: the step must use the tx it is handed
 
@@ -448,20 +448,19 @@ def clip_by_global_norm(student_fn: Any) -> str:
               "scaled by min(1, max_norm / global norm)")
 
 
-def _network() -> list[tuple[np.ndarray, np.ndarray]]:
-    """A [8, 6, 4] network's (W, b) with He-sized weights (so mistakes show), float32."""
-    rng = generator(0)
-    return [((rng.normal(size=(n, m)) * np.sqrt(2 / m)).astype(np.float32),
-             (0.1 * rng.normal(size=n)).astype(np.float32))
-            for m, n in zip(SIZES[:-1], SIZES[1:])]
-
-
-def _batch() -> tuple[np.ndarray, np.ndarray]:
-    """A batch for it: x (5, 8) in [0, 1) and one-hot y (5, 4)."""
-    rng = generator(100)
-    x = rng.uniform(size=(5, SIZES[0])).astype(np.float32)
-    y = np.eye(SIZES[-1], dtype=np.float32)[rng.integers(0, SIZES[-1], size=5)]
-    return x, y
+def _problems() -> list[tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray, np.ndarray]]:
+    """15.6's two problems, ``(params, x, y)``: a small network (:func:`network`) and a batch
+    for it (:func:`labelled_batch`), whose inputs, hidden width, classes and batch size are
+    drawn (:func:`draw_sizes`), each another in the second problem, so that a size written
+    as a number fails. NumPy inputs keep the check fast: one compile per problem."""
+    problems = []
+    for number, s in enumerate(draw_sizes(generator(156), 2, inputs=(5, 10), hidden=(3, 9),
+                                          classes=(2, 6), batch=(6, 12))):
+        sizes = [s["inputs"], s["hidden"], s["classes"]]
+        x, _labels, y = labelled_batch(generator(100 + number), (s["batch"],), sizes[0],
+                                       sizes[-1])
+        problems.append((network(generator(number), sizes), x, y))
+    return problems
 
 
 def _leaves(tree: Any) -> list[np.ndarray]:
@@ -524,7 +523,7 @@ def optax_step(student_step: Any) -> str:
     # Jitted as a training loop would (the optimizer is a static argument): one compile
     # instead of one per operation, and the step must work on traced arrays.
     step_fn = transformed(student_step, (jax.jit, {"static_argnums": 4}))
-    params, (x, y) = _network(), _batch()
+    (params, x, y), (other_params, other_x, other_y) = _problems()
     lr, beta = STEP_LR, STEP_BETA
     value_want, layer_grads = mlp_loss_and_grads(params, x, y)
     g1 = _leaves(layer_grads)
@@ -581,15 +580,17 @@ def optax_step(student_step: Any) -> str:
                       "tx.update(grads, opt_state, params) with the opt_state you were given, "
                       "and return the state it gives back")
 
-    # Another optimizer, from the start: an answer that makes its own instead of using tx fails.
+    # Another optimizer, from the start, on another problem: an answer that makes its own
+    # optimizer instead of using tx fails, and so does one written for the first's sizes.
     other = _other_sgd()
     handed = other if session_of(student_step) is None else _optimizer(
         student_step, _optax().sgd, OTHER_LR, momentum=OTHER_BETA)
     what = _("optax_step(params, opt_state, x, y, optax.sgd({lr}, momentum={beta}))").format(
         lr=OTHER_LR, beta=OTHER_BETA)
-    new, _unused, _unused = _step_output(
-        call(step_fn, params, other.init(params), x, y, handed, what=what), what)
-    if not _close(new, _tree_map(lambda p, g: p - OTHER_LR * g, params, g1)):
+    new, _unused, _unused = _step_output(call(step_fn, other_params, other.init(other_params),
+                                              other_x, other_y, handed, what=what), what)
+    other_grads = _grads(other_params, other_x, other_y)
+    if not _close(new, _tree_map(lambda p, g: p - OTHER_LR * g, other_params, other_grads)):
         raise Mistake(_("{what} did not step as that optimizer does (its first step is "
                         "-{lr} * grads): use the tx it is given, updates, opt_state = "
                         "tx.update(grads, opt_state, params), not an optimizer of your "
