@@ -173,7 +173,7 @@ def test_predict_cnn():
         return logits - logsumexp(logits)
     assert_result(check.predict_cnn(no_relu), "failed", "conv_layer, relu")
     assert_result(check.predict_cnn(lambda p, image: conv.predict_cnn(p, image)[None]), "failed",
-                  "shape (1, 4) for ONE image")
+                  "for ONE image")
 
     def predict_with(params, image, flatten=lambda x: x.ravel(), conv_bias=1.0, dense_bias=1.0,
                      pool=True, last=lambda z: z):
@@ -195,7 +195,25 @@ def test_predict_cnn():
     assert_result(check.predict_cnn(lambda p, image: predict_with(p, image, last=jax.nn.relu)),
                   "failed", "a relu after the last layer")
     assert_result(check.predict_cnn(lambda p, image: predict_with(p, image, pool=False)),
-                  "failed", "pool after EVERY convolution", "12 features")
+                  "failed", "pool after EVERY one", "features here")
+
+    def two_convolutions(params, image):  # the lesson's network: two convolutions, written in
+        (w1, b1), (w2, b2), (w, b) = params
+        x = jax.vmap(conv.max_pool)(jax.nn.relu(conv.conv_layer(image, w1, b1)))
+        x = jax.vmap(conv.max_pool)(jax.nn.relu(conv.conv_layer(x, w2, b2)))
+        logits = w @ x.ravel() + b
+        return logits - logsumexp(logits)
+    assert_result(check.predict_cnn(two_convolutions), "failed", "*convs, (w, b) = params")
+
+
+def test_predict_cnn_draws_its_networks():
+    """The audit of issue 36: both of 13.6's networks took a 14 x 14 image, 3 x 3 kernels and
+    the same filters, so an answer written for those sizes passed."""
+    (first, first_shape), (second, second_shape) = check._tiny_cnns()
+    assert len(first) == 3 and len(second) == 2
+    assert first_shape[1] != first_shape[2] and first_shape != second_shape
+    assert first[0][0].shape[2:] != second[0][0].shape[2:] and first[-1][0].shape[0] != second[
+        -1][0].shape[0]
 
 
 def test_conv_param_count():

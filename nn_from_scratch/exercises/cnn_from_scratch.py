@@ -297,14 +297,37 @@ def max_pool(student_fn: Any) -> str:
     return N_("2x2 blocks, the largest of each, on even, odd and mixed sizes")
 
 
-def _tiny_cnn(seed: int) -> list[tuple[jax.Array, jax.Array]]:
-    """Two 3x3 convolutions (2 and 3 filters) and a dense layer, for 14x14 images, He-scaled:
-    14 -> conv 12 -> pool 6 -> conv 4 -> pool 2, so the dense layer takes 3 * 2 * 2 = 12
-    features: maps larger than 1x1, so that the order they are flattened in shows."""
-    draw = generator(seed)
-    shapes = [(2, 1, 3, 3), (3, 2, 3, 3), (4, 12)]
-    return [(jnp.asarray(draw.normal(size=s) * np.sqrt(2 / np.prod(s[1:])), jnp.float32),
-             jnp.asarray(0.3 * draw.normal(size=s[0]), jnp.float32)) for s in shapes]
+def _map_sizes(s: dict[str, int], convs: int) -> list[tuple[int, int, int]]:
+    """The maps' shapes ``(C, H, W)`` of a tiny CNN of sizes ``s`` (:func:`_tiny_cnns`): the
+    image's, then each convolution's pooled output."""
+    shapes = [(1, s["h"], s["w"])]
+    for filters in (s["f1"], s["f2"])[:convs]:
+        _c, h, w = shapes[-1]
+        shapes.append((filters, (h - s["kh"] + 1) // 2, (w - s["kw"] + 1) // 2))
+    return shapes
+
+
+def _tiny_cnns() -> list[tuple[list[tuple[jax.Array, jax.Array]], tuple[int, int, int]]]:
+    """13.6's two networks, ``(params, image shape (1, H, W))``, He-scaled: two convolutions
+    then a dense layer, and one convolution then a dense layer (an answer written for the
+    lesson's two fails), every size drawn (:func:`draw_sizes`): the image's sides (never
+    equal), the kernels' (kh, kw), the filters and the classes, each another in the second
+    network, the last maps at least 2 x 2, so that the order they are flattened in shows."""
+    def big_enough(s: dict[str, int]) -> bool:
+        return s["h"] != s["w"] and min(min(_map_sizes(s, 2)[-1][1:]),
+                                        min(_map_sizes(s, 1)[-1][1:])) >= 2
+    networks = []
+    for seed, s in enumerate(draw_sizes(generator(161), 2, h=(11, 20), w=(11, 20), kh=(2, 4),
+                                        kw=(2, 4), f1=(2, 4), f2=(2, 5), classes=(3, 8),
+                                        apart=False, keep=big_enough)):
+        maps = _map_sizes(s, 2 - seed)
+        draw = generator(seed)
+        shapes = [(c_out, c_in, s["kh"], s["kw"]) for (c_in, *_hw), (c_out, *_ohw) in zip(
+            maps[:-1], maps[1:])] + [(s["classes"], int(np.prod(maps[-1])))]
+        networks.append(([(jnp.asarray(draw.normal(size=shape) * np.sqrt(
+            2 / np.prod(shape[1:])), jnp.float32), jnp.asarray(
+            0.3 * draw.normal(size=shape[0]), jnp.float32)) for shape in shapes], maps[0]))
+    return networks
 
 
 def _log_softmax(logits: np.ndarray) -> np.ndarray:
@@ -312,16 +335,24 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
     return logits - np.log(np.sum(np.exp(logits - top))) - top
 
 
+def _predict_maps(params: list[tuple[jax.Array, jax.Array]], image: Any,
+                  conv_bias: bool = True) -> np.ndarray:
+    """The maps ``(C, H, W)`` that ``predict_cnn`` flattens, in NumPy: conv, relu and pool
+    per convolution (``params[:-1]``)."""
+    x = np.asarray(image)
+    for w_conv, b_conv in [(np.asarray(w), np.asarray(b)) for w, b in params[:-1]]:
+        maps = np.maximum(0, _layer(x, w_conv, b_conv if conv_bias else 0 * b_conv))
+        x = np.stack([_pool(m) for m in maps])
+    return x
+
+
 def _predict(params: list[tuple[jax.Array, jax.Array]], image: Any, flatten: str = "CHW",
              conv_bias: bool = True, dense_bias: bool = True,
              last_relu: bool = False) -> np.ndarray:
     """``predict_cnn`` in NumPy: conv, relu and pool per convolution; dense; log-softmax. The
     options make its typical wrong versions (flattened (H, W, C), a bias left out, ...)."""
-    *convs, (w, b) = [(np.asarray(w), np.asarray(b)) for w, b in params]
-    x = np.asarray(image)
-    for w_conv, b_conv in convs:
-        maps = np.maximum(0, _layer(x, w_conv, b_conv if conv_bias else 0 * b_conv))
-        x = np.stack([_pool(m) for m in maps])
+    w, b = (np.asarray(a) for a in params[-1])
+    x = _predict_maps(params, image, conv_bias)
     features = x.ravel() if flatten == "CHW" else x.transpose(1, 2, 0).ravel()
     logits = w @ features + (b if dense_bias else 0)
     return _log_softmax(np.maximum(0, logits) if last_relu else logits)
@@ -329,19 +360,26 @@ def _predict(params: list[tuple[jax.Array, jax.Array]], image: Any, flatten: str
 
 @exercise(LESSON, 6, "predict_cnn")
 def predict_cnn(student_fn: Any) -> str:
-    for seed in range(2):
-        params = _tiny_cnn(seed)
+    for seed, (params, shape) in enumerate(_tiny_cnns()):
         if seed == 1:  # logits near 100: log(sum(exp(logits))) overflows float32 (above 88)
             params[-1] = (params[-1][0], params[-1][1] + 100.0)
-        image = jnp.asarray(_source(160 + seed).uniform(size=(1, 14, 14)), jnp.float32)
+        image = jnp.asarray(_source(160 + seed).uniform(size=shape), jnp.float32)
         want = _predict(params, image)
-        what = _("predict_cnn(params, image) for an image (1, 14, 14)")
+        convs = len(params) - 1
+        what = _("predict_cnn(params, image) for an image {shape} and {convs} "
+                 "convolution(s)").format(shape=shape, convs=convs)
+        c, h, w = np.shape(_predict_maps(params, image))
         got = as_array(fast_call(student_fn, params, image, what=what, hints={
             ("dot_general requires", "matmul", "Incompatible shapes", "cannot reshape"): _(
-                "{what} failed where the maps meet the dense layer, which takes 3 maps of "
-                "2 x 2 = 12 features here (14 -> conv 12 -> pool 6 -> conv 4 -> pool 2): "
-                "did you pool after EVERY convolution, and flatten the maps with "
-                "x.ravel()?").format(what=what)}))
+                "{what} failed where the maps meet the dense layer, which takes {c} maps of "
+                "{h} x {w} = {features} features here: did you run every convolution in "
+                "params[:-1] (not a number of them written in), pool after EVERY one, and "
+                "flatten the maps with x.ravel()?").format(what=what, c=c, h=h, w=w,
+                                                           features=c * h * w),
+            ("values to unpack",): _(
+                "{what}: params holds {convs} convolution(s) here, then ONE dense layer; "
+                "unpack them as *convs, (w, b) = params and loop over convs, rather than "
+                "name a number of layers").format(what=what, convs=convs)}))
         if got.shape != want.shape:
             raise Mistake(_("returned shape {shape} for ONE image; expected {shape2}: "
                             "one log-probability per class").format(
