@@ -324,3 +324,22 @@ def test_walk_ten_two_calls_fail_on_every_draw():
     for seed in range(1, 6):
         with fresh_inputs(seed):
             assert check.wall_time(two_calls).status == "failed"
+
+
+def test_set_diagonal_a_size_typed_past_the_second_draw_and_two_slips():
+    """Sizes typed above 00.2's second draw (11-24) passed, as .at[] drops indices out of
+    bounds; a third size past 100 refuses them. A transposed result and .multiply get hints."""
+    def typed(size):
+        return lambda x, value: x.at[jnp.arange(size), jnp.arange(size)].set(value)
+    for size in (25, 50, 100):
+        assert_result(check.set_diagonal(typed(size)), "failed")
+
+    def transposed(x, value):
+        idx = jnp.arange(x.shape[0])
+        return x.T.at[idx, idx].set(value)
+    assert_result(check.set_diagonal(transposed), "failed", "transpose", "no .T")
+
+    def multiplied(x, value):
+        idx = jnp.arange(x.shape[0])
+        return x.at[idx, idx].multiply(value)
+    assert_result(check.set_diagonal(multiplied), "failed", ".multiply(value)")

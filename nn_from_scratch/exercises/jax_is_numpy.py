@@ -85,10 +85,11 @@ def sigmoid(student_sigmoid: Any) -> str:
 @exercise(LESSON, 2, "set the diagonal with .at")
 def set_diagonal(student_fn: Any) -> str:
     rng = generator(1)
-    # two sizes (each costs a dozen compiles), a small one and a large one, so that a size
-    # written as a number fails (.at[] drops indices out of bounds: a fixed 7 on a 5x5 is 5)
-    sizes = (int(rng.integers(3, 7)), int(rng.integers(11, 25)))
-    for value, n in zip((1.0, -2.0), sizes):
+    # three sizes (each costs a dozen compiles), small, larger and past 100, so that a size
+    # written as a number fails (.at[] drops indices out of bounds: a fixed 7 on a 5x5 is 5,
+    # so only a size above the number written shows it)
+    sizes = (int(rng.integers(3, 7)), int(rng.integers(11, 25)), int(rng.integers(101, 161)))
+    for value, n in zip((-2.0, 1.0, 0.5), sizes):  # -2 first: .multiply(1) changes nothing
         x = rng.normal(size=(n, n)).astype(np.float32)
         what = _("set_diagonal(x, {value}) for x of shape ({n}, {n})").format(value=value, n=n)
         got = call(student_fn, jnp.asarray(x), value, what=what, hints={
@@ -109,6 +110,10 @@ def set_diagonal(student_fn: Any) -> str:
             if np.allclose(got, value):
                 raise Mistake("set every entry: index only the diagonal, the entries (i, i): "
                               "idx = jnp.arange(n); x.at[idx, idx].set(v)")
+            if np.allclose(got, want.T):
+                raise Mistake("returned the transpose of x, its diagonal set: the entries off "
+                              "the diagonal must stay where they are. Return x.at[idx, "
+                              "idx].set(value) itself, with no .T")
             if np.allclose(np.fliplr(got).diagonal(), value):
                 raise Mistake(_("set the other diagonal, the entries (i, n - 1 - i): the "
                                 "diagonal is (i, i), x.at[idx, idx] with the same idx twice"))
@@ -121,6 +126,9 @@ def set_diagonal(student_fn: Any) -> str:
             if np.allclose(diagonal, np.diag(x) + value):
                 hint = _("the diagonal should be {value}, not {value} added to it: "
                          ".set(value), not .add(value)").format(value=value)
+            elif np.allclose(diagonal, np.diag(x) * value):
+                hint = _("the diagonal should be {value}, not multiplied by it: "
+                         ".set(value), not .multiply(value)").format(value=value)
             elif done[1:].all():
                 hint = _("the diagonal entry 0 was missed: off by one? jnp.arange(n) runs "
                          "over 0, 1, ..., n - 1")
@@ -137,7 +145,8 @@ def set_diagonal(student_fn: Any) -> str:
                     calls=_fixtures.ready_made_calls, message=_(
                         "{what} calls {name}: the exercise is indexing, x.at[idx, idx].set(value) "
                         "with idx = jnp.arange(n), not a ready-made diagonal"))
-    return N_("a new array with its diagonal set, the rest untouched, for two sizes and values")
+    return N_("a new array with its diagonal set, the rest untouched, for three sizes and "
+              "values")
 
 
 def _seconds(value: Any, what: str, kind: str = N_("a number of seconds")) -> float:
