@@ -337,3 +337,17 @@ def test_augment_images_p_draws_its_image_side():
         with fresh_inputs(seed) if seed else contextlib.nullcontext():
             assert check.augment_images_p(typed_side).status == "failed"
             assert check.augment_images_p(reference_p).status == "passed"
+
+
+def test_augment_images_p_a_half_turn_is_named():
+    """Walk 9b: rotate_90 written as jnp.rot90(img, 2), a half turn (both flips), got the
+    generic "fractions ... should be about p"."""
+    def half_turn(images, key, p):
+        def one(img, k):
+            rotate_key, lr_key, ud_key = jax.random.split(k, 3)
+            img = lax.cond(jax.random.bernoulli(rotate_key, p), lambda im: jnp.rot90(im, 2),
+                           identity, img)
+            img = lax.cond(jax.random.bernoulli(lr_key, p), flip_left_right, identity, img)
+            return lax.cond(jax.random.bernoulli(ud_key, p), flip_up_down, identity, img)
+        return jax.vmap(one)(images, jax.random.split(key, images.shape[0]))
+    assert_result(check.augment_images_p(half_turn), "failed", "QUARTER turn", "half turn")

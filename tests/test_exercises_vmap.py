@@ -306,3 +306,22 @@ def test_walk_ten_ready_made_convolution_and_clipping():
             t = library.clip_by_global_norm(max_norm)
             return jnp.mean(jnp.stack([t.update(g, t.init(g))[0] for g in grads]), axis=0)
         assert_result(check.clipped_mean_grad(clipped), "failed", "ready-made clipping")
+
+
+def test_walk_hints_squared_norm_abs_scale_and_numpy_in_the_map():
+    """Walk 9b's answers that got a generic or raw message: a squared norm in 06.7, abs(scale)
+    in 06.3 (with a scale of -1 it read as "the scale was not applied"), and NumPy on a traced
+    row or index in 06.1 and 06.3 (JAX's raw TracerArrayConversionError)."""
+    import numpy as np
+
+    def squared(g, m):
+        return jnp.mean(jax.vmap(lambda row: row * jnp.minimum(1.0, m / jnp.sum(row ** 2)))(g),
+                        axis=0)
+    assert_result(check.clipped_mean_grad(squared), "failed", "SQUARED norms")
+    assert_result(check.zipped(lambda xs, ws, s: jax.vmap(weighted_sum, in_axes=(0, 1, None))(
+        xs, ws, abs(s))), "failed", "sign is lost", "no abs")
+    assert_result(check.dot_vmap(lambda a, b: jax.vmap(lambda i: np.dot(a[i], b[i]))(
+        jnp.arange(len(a)))), "failed", "NumPy cannot work on a traced value")
+    assert_result(check.zipped(lambda xs, ws, s: jax.vmap(lambda x, w: np.dot(x, w) * s,
+                                                          in_axes=(0, 1))(xs, ws)), "failed",
+                  "NumPy cannot work on a traced value")

@@ -84,6 +84,8 @@ ENGLISH_ON_PURPOSE = {
     "jax.vmap(convolve, in_axes=(None, 0))": "code, shown as it is written",
     "application/vnd.nn-from-scratch.check+json": "a MIME type",
     "exercise {} is registered twice": "a developer's error, raised at import",
+    "_networks: no local batches apart from the device counts {}": "a checker's own mistake "
+    "(ranges too narrow), met by its author, as draw_sizes's are",
     "unbound axis name": "matched against JAX's error",
     "setting an array element with a sequence": "matched against NumPy's error",
     "values to unpack": "matched against Python's error",

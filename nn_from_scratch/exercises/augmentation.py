@@ -313,6 +313,11 @@ def augment_images_p(student_fn: Any) -> str:
                             "1 - p ({round_fractions}): bernoulli(key, p) is True with "
                             "probability p, so apply the transform when it is True").format(
                               p=p, round_fractions=np.round(fractions, 2)))
+        if fractions[0] < 0.01:  # a half turn is both flips: it decodes as no turn at all
+            raise Mistake(_("with p = {p} no image came out turned by a quarter: when the "
+                            "rotate flag is True apply rotate_90, a QUARTER turn "
+                            "(jnp.rot90(img) turns once; jnp.rot90(img, 2) is a half turn, "
+                            "the same as both flips)").format(p=p))
         if np.any(np.abs(fractions - p) > 0.05):
             raise Mistake(_("with p = {p} the fractions of rotated, left-right and "
                             "up-down flipped images are {round_fractions}; each should "

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..i18n import N_, _
 from . import _fixtures
-from ._calls import call, generator
+from ._calls import Hints, call, generator
 from ._compare import (
     expect_close,
     expect_own_code,
@@ -74,6 +74,14 @@ def _own_convolve(student_fn: Any, args: tuple[Any, ...], what: str) -> None:
                         "lesson's convolve"))
 
 
+# NumPy handed a traced value inside the map (np.dot on a row, a NumPy array indexed by a
+# traced i): a walk's answers to 06.1 and 06.3 ended in JAX's raw error
+_NUMPY_IN_VMAP: Hints = {"TracerArrayConversionError": N_(
+    "NumPy cannot work on a traced value: inside jax.vmap each row (and an index i mapped over) "
+    "is a tracer, so np.dot(a[i], ...) or a NumPy array indexed by it fails. Use jnp, and map "
+    "over the rows themselves rather than over indices")}
+
+
 @exercise(LESSON, 1, "dot_vmap")
 def dot_vmap(student_fn: Any) -> str:
     source = generator(0)
@@ -91,7 +99,7 @@ def dot_vmap(student_fn: Any) -> str:
             ("inconsistent sizes", "len(in_axes)"): _(
                 "{what}: vmap could not map the inputs as asked: both are mapped over their "
                 "rows, axis 0, with one in_axes entry per argument: in_axes=(0, 0), the "
-                "default").format(what=what)})
+                "default").format(what=what), **_NUMPY_IN_VMAP})
         got = _an_array(got, what)
         if got.shape == (n, n):
             raise Mistake(_("returned shape {shape}: every row of a against every row of b. "
@@ -137,7 +145,8 @@ def convolve_shared(student_fn: Any) -> str:
 @exercise(LESSON, 3, "zipped")
 def zipped(student_fn: Any) -> str:
     source = generator(4)
-    for s, scale in zip(draw_sizes(source, 2, n=(3, 8), d=(2, 7)), (2.5, -1.0)):
+    # a negative scale other than -1: abs(scale) is neither the scale nor no scale at all
+    for s, scale in zip(draw_sizes(source, 2, n=(3, 8), d=(2, 7)), (2.5, -1.5)):
         n, d = s["n"], s["d"]
         xs, ws = _normal(source, n, d), _normal(source, d, n)  # batch: rows of xs, columns of ws
         every_pair = xs @ ws  # [i, j]: row i with column j
@@ -154,7 +163,8 @@ def zipped(student_fn: Any) -> str:
                                              "with COLUMN i of ws, one weighted_sum per pair: "
                                              "jax.vmap(weighted_sum, in_axes=(0, 1, None))"),
             "out of bounds": N_("an index out of bounds: a size written as a number? The batch "
-                                "is xs.shape[0], whatever it is; vmap needs no index at all")})
+                                "is xs.shape[0], whatever it is; vmap needs no index at all"),
+            **_NUMPY_IN_VMAP})
         got = _an_array(got, what)
         if got.shape == (n, n):
             raise Mistake(_("returned shape {shape}, every row against every column; zipping "
@@ -173,6 +183,9 @@ def zipped(student_fn: Any) -> str:
             if np.allclose(got, np.diag(every_pair), atol=1e-4):
                 raise Mistake("the scale was not applied: pass it to weighted_sum as the third "
                               "argument (in_axes None)")
+            if np.allclose(got, -want, atol=1e-4):
+                raise Mistake(_("with the scale {scale} the sign is lost: multiply by the "
+                                "scale as it is, negative too (no abs)").format(scale=scale))
             raise Mistake(_("{what} gives {round_got}, expected {round_want}: call i "
                             "must pair row i of xs with COLUMN i of ws (in_axes=(0, 1, "
                             "None))").format(
@@ -312,9 +325,10 @@ def _gradients(source: np.random.Generator, n: int, d: int, max_norm: float) -> 
 
 @exercise(LESSON, 7, "clipped_mean_grad")
 def clipped_mean_grad(student_fn: Any) -> str:
-    # the first max_norm is small: an eps added to the norms (norms + 1e-3) shows at any draw
+    # the second max_norm is small: an eps added to the norms (norms + 1e-3) shows at any
+    # draw; the first is not, so that squared norms (all tiny there: nothing clipped) are named
     source = generator(11)
-    for s, max_norm in zip(draw_sizes(source, 3, n=(3, 9), d=(2, 6)), (0.01, 2.0, 1.5)):
+    for s, max_norm in zip(draw_sizes(source, 3, n=(3, 9), d=(2, 6)), (2.0, 0.01, 1.5)):
         grads = _gradients(source, s["n"], s["d"], max_norm)
         atol = 1e-4 * max_norm
         what = _("clipped_mean_grad(grads, {max_norm:.3g}) for grads of shape "
@@ -337,6 +351,9 @@ def clipped_mean_grad(student_fn: Any) -> str:
                 np.clip(grads, -max_norm, max_norm).mean(axis=0),
             _("that is the sum over the examples; take the mean (jnp.mean(..., axis=0))"):
                 np.sum(grads * np.minimum(1.0, max_norm / norms)[:, None], axis=0),
+            _("the rows were scaled by their SQUARED norms: a norm is the square root of the "
+              "sum of squares, jnp.linalg.norm(g) or jnp.sqrt(jnp.sum(g ** 2))"):
+                np.mean(grads * np.minimum(1.0, max_norm / norms ** 2)[:, None], axis=0),
         }
         reject_known_wrong(got, wrong, atol=atol, want=want)
         if max_norm < 0.1:  # once: the lesson's clipping written out, not a library's
@@ -344,9 +361,11 @@ def clipped_mean_grad(student_fn: Any) -> str:
                             message=_("{what} calls {name}, a ready-made clipping: the "
                                       "exercise is the clipping written out, each row times "
                                       "jnp.minimum(1, max_norm / its norm)"))
-        eps = next((eps for eps in np.logspace(-9, -1, 33) if np.allclose(got, np.mean(
-            grads * np.minimum(1.0, max_norm / (norms + eps))[:, None], axis=0), atol=atol)),
-                   None)  # a guard added to the norms: it shows where max_norm is small
+        # a guard added to the norms (it shows where max_norm is small): the eps that fits best
+        guarded = {eps: np.mean(grads * np.minimum(1.0, max_norm / (norms + eps))[:, None],
+                                axis=0) for eps in np.logspace(-9, -1, 33)}
+        eps = min(guarded, key=lambda e: float(np.max(np.abs(got - guarded[e]))))
+        eps = eps if np.allclose(got, guarded[eps], atol=atol) else None
         expect_close(got, want, what, atol=atol,
                      hint=_("the mean over rows of g_i * min(1, max_norm / |g_i|)")
                      if eps is None else
