@@ -351,3 +351,25 @@ def test_augment_images_p_a_half_turn_is_named():
             return lax.cond(jax.random.bernoulli(ud_key, p), flip_up_down, identity, img)
         return jax.vmap(one)(images, jax.random.split(key, images.shape[0]))
     assert_result(check.augment_images_p(half_turn), "failed", "QUARTER turn", "half turn")
+
+
+def test_epoch_flags_wants_a_fair_coin():
+    """Walk 10: flags drawn with p = 0.1 (or any p far from the default) passed 10.3; a large
+    call now measures the fraction, far enough from its bound that the verdict never flips."""
+    import contextlib
+
+    from nn_from_scratch.exercises._calls import fresh_inputs
+
+    def with_p(p):
+        def answer(key, epochs, n):
+            rows = []
+            for _unused in range(epochs):
+                key, subkey = jax.random.split(key)
+                rows.append(jax.random.bernoulli(subkey, p, shape=(n,)))
+            return jnp.stack(rows)
+        return answer
+    for seed in (None, 1, 2, 3):
+        with fresh_inputs(seed) if seed else contextlib.nullcontext():
+            for p in (0.1, 0.4, 0.65):
+                assert_result(check.epoch_flags(with_p(p)), "failed", "probability 0.5")
+            assert_result(check.epoch_flags(with_p(0.5)), "passed")
