@@ -38,6 +38,8 @@ def compile_and_run(fn, x):  # the reference
     (lambda fn, x: (compile_time(fn, x), time_fn(jax.jit(fn), x[:16]).median), "failed",
      ("about as long",)),
     (lambda fn, x: 0.03, "failed", ("two numbers",)),
+    # issue 35: a run time made from len(x) follows the work, but is no time measured
+    (lambda fn, x: (compile_time(fn, x), len(x) * 1e-10), "failed", ("ten times faster",)),
 ])
 def test_compile_and_run(answer, status, hints):
     assert_result(check.compile_and_run(answer), status, *hints)

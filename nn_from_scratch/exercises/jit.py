@@ -37,11 +37,12 @@ def compile_and_run(student_fn: Any) -> str:
     # small one or more (a call's fixed cost, fn's callback included, is ~0.2 ms), which no
     # pair of numbers written in the code can follow.
     sizes = (int(source.integers(8, 65)), int(source.integers(2 ** 21, 2 ** 22)))
-    runs = []
+    runs, warms = [], []
     for size in sizes:
         x = np.linspace(-1.0, 1.0, size, dtype=np.float32)
-        compile_s, run_s = _timed(student_fn, fn, x)
+        compile_s, run_s, warm = _timed(student_fn, fn, x)
         runs.append(run_s)
+        warms.append(warm)
     if runs[1] < 3 * runs[0]:
         raise Mistake(_("a call of fn on x of {small:,} numbers took {run_small}, and on x of "
                         "{large:,} numbers {run_large}: a call that does {ratio:,} times the "
@@ -50,14 +51,21 @@ def compile_and_run(student_fn: Any) -> str:
                           small=sizes[0], large=sizes[1], ratio=sizes[1] // sizes[0],
                           run_small=format_seconds(runs[0]),
                           run_large=format_seconds(runs[1])))
+    for run, warm in zip(runs, warms):
+        if run < warm / 10:  # a time made from len(x), not measured (issue 35)
+            raise Mistake(_("a call of {run}, where a warm call of jax.jit(fn) takes about "
+                            "{warm} here: ten times faster than fn runs, so not a time that "
+                            "was measured. Return the median of time_fn(jax.jit(fn), x, "
+                            "...)").format(run=format_seconds(run), warm=format_seconds(warm)))
     return (_("a real compile ({format_seconds_compile_s}) and a warm call of the "
               "jitted function ({format_seconds_run_s})").format(
                 format_seconds_compile_s=format_seconds(compile_s),
                 format_seconds_run_s=format_seconds(run_s)))
 
 
-def _timed(student_fn: Any, fn: Any, x: np.ndarray) -> tuple[float, float]:
-    """The student's (compile_seconds, run_seconds) for ``fn`` on ``x``, each checked."""
+def _timed(student_fn: Any, fn: Any, x: np.ndarray) -> tuple[float, float, float]:
+    """The student's (compile_seconds, run_seconds) for ``fn`` on ``x``, each checked, and
+    the check's own measure of a warm call."""
     fn.compile_once(x)  # compiled already: only a cleared cache compiles anew
     what = _("compile_and_run(fn, x) for x of {size:,} numbers").format(size=len(x))
     got = call(student_fn, fn, x, what=what)
@@ -98,7 +106,7 @@ def _timed(student_fn: Any, fn: Any, x: np.ndarray) -> tuple[float, float]:
                         "time_fn(jax.jit(fn), x, ...)").format(
                           format_seconds_run_s=format_seconds(run_s),
                           format_seconds_warm=format_seconds(warm)))
-    return compile_s, run_s
+    return compile_s, run_s, warm
 
 
 def _trace_inputs() -> list[list[Any]]:
