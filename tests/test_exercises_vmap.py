@@ -325,3 +325,29 @@ def test_walk_hints_squared_norm_abs_scale_and_numpy_in_the_map():
     assert_result(check.zipped(lambda xs, ws, s: jax.vmap(lambda x, w: np.dot(x, w) * s,
                                                           in_axes=(0, 1))(xs, ws)), "failed",
                   "NumPy cannot work on a traced value")
+
+
+def test_a_vmap_run_and_thrown_away_earns_nothing():
+    """Walk 10: 06 counted the vmaps (and 06.5 the grads) an answer RAN, so a vmap run and
+    thrown away beside einsum passed; the check now makes each call's inputs NaN in turn, and
+    one whose poisoning leaves the answer clean is not used."""
+    def beside_einsum(a, b):
+        jax.vmap(jnp.dot)(a, b)
+        return jnp.einsum("bi,bi->b", a, b)
+    assert_result(check.dot_vmap(beside_einsum), "failed", "runs jax.vmap", "not what it returns")
+
+    def over_indices(a, b):  # right: a vmap over indices (no float input), its result returned
+        a, b = jnp.asarray(a), jnp.asarray(b)
+        return jax.vmap(lambda i: jnp.dot(a[i], b[i]))(jnp.arange(a.shape[0]))
+    assert_result(check.dot_vmap(over_indices), "passed")
+    assert_result(check.dot_vmap(jax.vmap(jnp.dot)), "passed")
+
+
+def test_a_grad_run_and_thrown_away_earns_nothing():
+    """06.5 wants vmap of grad: a grad run and thrown away beside a formula worked out by hand
+    (the gradient of the squared error, 2 (w . x - y) x) earns nothing."""
+    def by_hand(w, xs, ys):
+        jax.vmap(jax.grad(example_loss), in_axes=(None, 0, 0))(w, xs, ys)  # thrown away
+        return jax.vmap(lambda x, y: 2 * (jnp.dot(w, x) - y) * x)(xs, ys)
+    assert_result(check.per_example_grads(by_hand), "failed", "runs jax.grad",
+                  "not what it returns")

@@ -157,8 +157,9 @@ def _transforms(student_fn: Any, args: tuple[Any, ...]) -> dict[str, int]:
 def expect_vmap(student_fn: Any, args: tuple[Any, ...], what: str, how: str,
                 vmaps: int = 1, grad: bool = False) -> None:
     """A Mistake if ``student_fn(*args)`` runs fewer than ``vmaps`` vmaps (or no grad, where
-    ``grad``): the exercise is vmap, not einsum, a loop or NumPy, right as they may be. ``how``:
-    the exercise's vmap, written out."""
+    ``grad``), or computes its result from fewer (one run and thrown away beside einsum): the
+    exercise is vmap, not einsum, a loop or NumPy, right as they may be. ``how``: the
+    exercise's vmap, written out."""
     if not callable(student_fn):
         return
     ran = _transforms(student_fn, args)
@@ -176,3 +177,11 @@ def expect_vmap(student_fn: Any, args: tuple[Any, ...], what: str, how: str,
         raise Mistake(_("{what} is right, but computed without jax.grad (a formula worked out "
                         "by hand, or jax.jacobian, jacrev or vjp): {how}").format(
                           what=what, how=how))
+    unused = [name for name, kind, wanted in (("jax.vmap", "vmap", vmaps),
+                                              ("jax.grad", "grad", int(grad)))
+              if ran.get(f"{kind} used", wanted) < wanted]
+    if unused:  # run, and thrown away: the numbers come from elsewhere
+        raise Mistake(_("{what} runs {name}, but its result is not what it returns: with "
+                        "that call's inputs made NaN the answer is unchanged, so its numbers "
+                        "come from other code: {how}").format(what=what, name=unused[0],
+                                                              how=how))

@@ -387,21 +387,81 @@ def ready_made_calls(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = 
     return _calls_of(fn, args, allowed, modules, by_anyone=True)
 
 
+_TRANSFORMS = {"vmap_f": "vmap", "grad_f": "grad", "value_and_grad_f": "grad"}
+_POISONED_RUNS = 8  # past these many vmap and grad calls, the rest count as used unchecked
+
+
 def transforms_run(fn: Any, args: tuple[Any, ...]) -> dict[str, int]:
-    """How many functions made by ``jax.vmap`` and ``jax.grad`` run while ``fn(*args)`` runs:
-    ``{"vmap": 2, "grad": 1}`` (each ``vmap_f`` or ``grad_f`` call, whoever calls it: two
-    nested vmaps run two, the inner one called by JAX while it maps the outer; JAX's own
-    ``jacobian`` runs a vmap but no grad); ``{}`` if ``fn`` raised. Run without ``jit`` (a
-    cached compile maps nothing)."""
-    names = {"vmap_f": "vmap", "grad_f": "grad", "value_and_grad_f": "grad"}
-    count = {"vmap": 0, "grad": 0}
+    """How many functions made by ``jax.vmap`` and ``jax.grad`` run while ``fn(*args)`` runs,
+    and how many of them its result depends on: ``{"vmap": 2, "grad": 1, "vmap used": 2,
+    "grad used": 1}`` (each ``vmap_f`` or ``grad_f`` call, whoever calls it: two nested vmaps
+    run two, the inner one called by JAX while it maps the outer; JAX's own ``jacobian`` runs
+    a vmap but no grad); ``{}`` if ``fn`` raised. Run without ``jit`` (a cached compile maps
+    nothing).
+
+    Used: ``fn`` runs again once per call, with that call's floating-point inputs made NaN
+    (written into its frame by the profiler, as Python lets a profiler do): a call whose
+    result ``fn`` returns, or computes its result from, makes a NaN of it; a vmap run and
+    thrown away beside einsum does not. A call with no floating-point input to poison (a
+    vmap over indices), and one past the first eight, counts as used."""
+    kinds: list[str] = []
 
     def watch(frame: Any, event: str, _arg: Any) -> None:
-        if event == "call" and frame.f_code.co_name in names and \
+        if event == "call" and frame.f_code.co_name in _TRANSFORMS and \
                 frame.f_globals.get("__name__") == "jax._src.api":
-            count[names[frame.f_code.co_name]] += 1
+            kinds.append(_TRANSFORMS[frame.f_code.co_name])
 
-    return count if _run_watched(fn, args, watch) else {}
+    ran = _run_watched(fn, args, watch)
+    if not ran:
+        return {}
+    count = {kind: kinds.count(kind) for kind in ("vmap", "grad")}
+    used = dict(count)
+
+    if _floats(ran[0]) and not _has_nan(ran[0]):
+        for index, kind in enumerate(kinds[:_POISONED_RUNS]):
+            poisonable, again = _poisoned_run(fn, args, index)
+            if poisonable and again and not _has_nan(again[0]):
+                used[kind] -= 1  # its inputs made NaN, and the result is as clean as before
+    return {**count, **{f"{kind} used": n for kind, n in used.items()}}
+
+
+def _floats(tree: Any) -> list[Any]:
+    """The floating-point arrays among ``tree``'s leaves."""
+    import jax
+    import jax.numpy as jnp
+
+    return [leaf for leaf in jax.tree.leaves(tree)
+            if hasattr(leaf, "dtype") and jnp.issubdtype(leaf.dtype, jnp.inexact)]
+
+
+def _has_nan(tree: Any) -> bool:
+    import jax.numpy as jnp
+
+    return any(bool(jnp.isnan(leaf).any()) for leaf in _floats(tree))
+
+
+def _poisoned_run(fn: Any, args: tuple[Any, ...], index: int) -> tuple[bool, list[Any]]:
+    """``fn(*args)`` (:func:`_run_watched`) with the floating-point inputs of its ``index``-th
+    vmap or grad call made NaN: ``(whether that call had any, [what fn returned] or [])``."""
+    import jax
+    import jax.numpy as jnp
+
+    seen, poisonable = 0, True
+
+    def poison(frame: Any, event: str, _arg: Any) -> None:
+        nonlocal seen, poisonable
+        if event == "call" and frame.f_code.co_name in _TRANSFORMS and \
+                frame.f_globals.get("__name__") == "jax._src.api":
+            if seen == index:
+                given = frame.f_locals["args"]
+                poisonable = bool(_floats(given))
+                frame.f_locals["args"] = jax.tree.map(
+                    lambda a: a * jnp.nan if hasattr(a, "dtype") and jnp.issubdtype(
+                        a.dtype, jnp.inexact) else a, given)
+            seen += 1
+
+    out = _run_watched(fn, args, poison)
+    return poisonable, out
 
 
 def without_lax_add(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (),
@@ -480,10 +540,10 @@ def _calls_of(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...],
     return seen
 
 
-def _run_watched(fn: Any, args: tuple[Any, ...], watch: Any) -> bool:
+def _run_watched(fn: Any, args: tuple[Any, ...], watch: Any) -> list[Any]:
     """``fn(*args)`` without ``jit`` (a cached compile runs nothing), with ``watch`` as
-    Python's profiler meanwhile; whether it ran to the end (what it raises is the check's to
-    report, when it calls ``fn`` itself)."""
+    Python's profiler meanwhile: ``[what it returned]``, or ``[]`` if it raised (what it
+    raises is the check's to report, when it calls ``fn`` itself)."""
     import sys
 
     import jax
@@ -492,9 +552,9 @@ def _run_watched(fn: Any, args: tuple[Any, ...], watch: Any) -> bool:
     sys.setprofile(watch)
     try:
         with jax.disable_jit():
-            fn(*args)
+            out = fn(*args)
     except Exception:
-        return False
+        return []
     finally:
         sys.setprofile(previous)
-    return True
+    return [out]
