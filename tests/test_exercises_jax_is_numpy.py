@@ -343,3 +343,14 @@ def test_set_diagonal_a_size_typed_past_the_second_draw_and_two_slips():
         idx = jnp.arange(x.shape[0])
         return x.at[idx, idx].multiply(value)
     assert_result(check.set_diagonal(multiplied), "failed", ".multiply(value)")
+
+
+def test_add_with_lax_thrown_away_earns_nothing():
+    """Walk 10: 00.5 asked only that lax.add ran, so one run and thrown away beside i + f
+    passed; the check now makes lax.add's inputs NaN, and a clean answer did not use it."""
+    def beside_plus(i, f):
+        lax.add(i.astype(jnp.float32), f)  # thrown away
+        return i + f
+    assert_result(check.add_with_lax(beside_plus), "failed", "lax.add")
+    assert_result(check.add_with_lax(jax.vmap(
+        lambda i, f: lax.add(i.astype(jnp.float32), f))), "passed")
