@@ -373,3 +373,18 @@ def test_epoch_flags_wants_a_fair_coin():
             for p in (0.1, 0.4, 0.65):
                 assert_result(check.epoch_flags(with_p(p)), "failed", "probability 0.5")
             assert_result(check.epoch_flags(with_p(0.5)), "passed")
+
+
+def test_augment_images_p_mapped_over_indices():
+    """Walk 11: the lesson's answer mapped over indices (images[i], keys[i] inside the vmap)
+    met NumPy images and ended in a raw TracerArrayConversionError; the check hands JAX's."""
+    def over_indices(images, key, p):
+        keys = jax.random.split(key, images.shape[0])
+
+        def one(i):
+            rotate_key, lr_key, ud_key = jax.random.split(keys[i], 3)
+            img = lax.cond(jax.random.bernoulli(rotate_key, p), rotate_90, identity, images[i])
+            img = lax.cond(jax.random.bernoulli(lr_key, p), flip_left_right, identity, img)
+            return lax.cond(jax.random.bernoulli(ud_key, p), flip_up_down, identity, img)
+        return jax.vmap(one)(jnp.arange(images.shape[0]))
+    assert_result(check.augment_images_p(over_indices), "passed")

@@ -219,3 +219,11 @@ def test_the_librarys_own_and_a_list_of_shards_fail():
     assert_result(check.simulated_update(pmap_update), "failed", "library's own")
     assert_result(check.shard(lambda x, n: shard_batch(x, n)), "failed", "calls the library's")
     assert_result(check.shard(lambda x, n: np.split(x, n)), "failed", "ONE array")
+
+
+def test_simulated_update_jitted_by_the_student_with_a_static_step_size():
+    """Walk 11: the student's own jit with static_argnums=3 met the check's jit, which traced
+    the step size: JAX's raw "Non-hashable static arguments"."""
+    assert_result(check.simulated_update(jax.jit(jax.vmap(
+        data_parallel_step, in_axes=(0, 0, 0, None), axis_name=AXIS), static_argnums=3)),
+        "passed")

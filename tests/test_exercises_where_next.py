@@ -400,3 +400,12 @@ def test_optax_step_draws_its_network_and_batch():
             assert check.optax_step(reference_step).status == "passed"
             (params, x, _y), (other, other_x, _other_y) = check._problems()
             assert params[0][0].shape != other[0][0].shape and len(x) != len(other_x)
+
+
+def test_optax_step_as_the_lesson_writes_it_with_float():
+    """Walk 11: the lesson's step returns float(value); under the check's jit that raised
+    JAX's raw ConcretizationTypeError. A step jit objects to now runs as written."""
+    def with_float(params, opt_state, x, y, tx):
+        new, opt_state, value = reference_step(params, opt_state, x, y, tx)
+        return new, opt_state, float(value)
+    assert_result(check.optax_step(with_float), "passed")

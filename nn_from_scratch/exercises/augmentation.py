@@ -286,7 +286,7 @@ def augment_images_p(student_fn: Any) -> str:
         try:
             checked = wrapped(student_fn, _fixtures.checking_key_reuse)
             images = batches[p]
-            out = call(checked, images, prng_key(20), p, what=what, hints={
+            out = call(checked, jnp.asarray(images), prng_key(20), p, what=what, hints={
                 "inconsistent sizes": _("{what}: vmap got a key for each of a number of images "
                                         "other than the batch's: a batch size written as a "
                                         "number? keys = jax.random.split(key, "

@@ -266,6 +266,12 @@ def simulated_update(student_fn: Any) -> str:
     return N_("vmap with an axis name runs pmap's per-device code on one device: the same step")
 
 
+def _jitted_step(student_fn: Any) -> Any:
+    """The student's step under ``jit`` with the step size static, a Python number as the
+    check hands it: a step the student jitted with ``static_argnums=3`` works inside it too."""
+    return transformed(student_fn, (jax.jit, {"static_argnums": 3}))
+
+
 def _own_copies(student_fn: Any, devices: int, sizes: list[int], local: int) -> None:
     """Each simulated device steps from its own copy of the params, as under pmap_update: a
     second walk's update on the whole batch, stacked once per device, took one copy for all."""
@@ -277,7 +283,7 @@ def _own_copies(student_fn: Any, devices: int, sizes: list[int], local: int) -> 
                     for a in layer) for layer in params]  # one nudged copy per device
     what = _("simulated_update(params, x, y, 0.1) with a different copy of the params on "
              "each of {devices} devices").format(devices=devices)
-    got = _grad_leaves(call(transformed(student_fn, jax.jit), copies, x, y, 0.1, what=what),
+    got = _grad_leaves(call(_jitted_step(student_fn), copies, x, y, 0.1, what=what),
                        what, devices, params)
     params_j, x_j, y_j = jax.tree.map(jnp.asarray, (copies, x, y))
     want = jax.tree.leaves(jax.vmap(data_parallel_step, in_axes=(0, 0, 0, None),
@@ -296,7 +302,7 @@ def _simulated_update(student_fn: Any, devices: int, step_size: float, sizes: li
     replicated = jax.tree.map(lambda a: np.broadcast_to(a, (devices, *a.shape)).copy(), params)
     what = _("simulated_update(params, x, y, {step_size}) with params replicated over "
              "{devices} devices").format(step_size=step_size, devices=devices)
-    got = call(transformed(student_fn, jax.jit), replicated, x, y, step_size, what=what, hints={
+    got = call(_jitted_step(student_fn), replicated, x, y, step_size, what=what, hints={
         "out_axes is None": _("{what}: out_axes=None returns ONE copy of the new params, as if "
                               "they could not differ between devices; pmap_update returns one "
                               "per device, along axis 0: leave out_axes at its default").format(

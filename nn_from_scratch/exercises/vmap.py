@@ -9,6 +9,8 @@ instead of one per example.
 """
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from ..i18n import N_, _
@@ -27,8 +29,10 @@ from ._draws import draw_sizes
 LESSON = "06_vmap"
 
 
-def _normal(source: np.random.Generator, *shape: int) -> np.ndarray:
-    return source.normal(size=shape).astype(np.float32)
+def _normal(source: np.random.Generator, *shape: int) -> jax.Array:
+    """Normal numbers of ``shape`` as a jax.Array, as the lesson's own inputs are (an answer
+    that maps over indices, a[i] inside the vmap, needs JAX's arrays: walk 11)."""
+    return jnp.asarray(source.normal(size=shape), jnp.float32)
 
 
 def _an_array(got: Any, what: str) -> np.ndarray:
@@ -159,9 +163,9 @@ def zipped(student_fn: Any) -> str:
                        "its in_axes entry is None"),
             "inconsistent sizes": N_("ws keeps its batch in axis 1 (its columns), so its "
                                      "in_axes entry is 1: in_axes=(0, 1, None)"),
-            ("matmul", "core dimension"): N_("xs is (n, d) and ws (d, n): row i of xs goes "
-                                             "with COLUMN i of ws, one weighted_sum per pair: "
-                                             "jax.vmap(weighted_sum, in_axes=(0, 1, None))"),
+            ("matmul", "core dimension", "contracting dimensions"): N_(
+                "xs is (n, d) and ws (d, n): row i of xs goes with COLUMN i of ws, one "
+                "weighted_sum per pair: jax.vmap(weighted_sum, in_axes=(0, 1, None))"),
             "out of bounds": N_("an index out of bounds: a size written as a number? The batch "
                                 "is xs.shape[0], whatever it is; vmap needs no index at all"),
             **_NUMPY_IN_VMAP})
@@ -173,7 +177,9 @@ def zipped(student_fn: Any) -> str:
         if got.shape != (n,):
             raise Mistake(_("{what} returned shape {shape}; expected {shape2}, one number "
                             "per pair: the batch is axis 0 of xs (its rows) and axis 1 "
-                            "of ws (its columns), so in_axes=(0, 1, None)").format(
+                            "of ws (its columns), so in_axes=(0, 1, None), and its size is "
+                            "xs.shape[0], never a number written in (JAX clamps an index "
+                            "past the end: no error tells you)").format(
                               what=what, shape=got.shape, shape2=(n,)))
         want = scale * np.diag(every_pair)
         if not np.allclose(got, want, atol=1e-4):

@@ -521,8 +521,10 @@ def optax_step(student_step: Any) -> str:
         raise Mistake(_("expected a function optax_step(params, opt_state, x, y, tx); "
                         "got {name}").format(name=type(student_step).__name__))
     # Jitted as a training loop would (the optimizer is a static argument): one compile
-    # instead of one per operation, and the step must work on traced arrays.
-    step_fn = transformed(student_step, (jax.jit, {"static_argnums": 4}))
+    # instead of one per operation, and the step must work on traced arrays; a step that jit
+    # objects to (the lesson's float(value)) runs as written (fast_call).
+    def step_fn(*args: Any, what: str) -> Any:
+        return fast_call(student_step, *args, what=what, static_argnums=(4,))
     (params, x, y), (other_params, other_x, other_y) = _problems()
     lr, beta = STEP_LR, STEP_BETA
     value_want, layer_grads = mlp_loss_and_grads(params, x, y)
@@ -531,7 +533,7 @@ def optax_step(student_step: Any) -> str:
     what = _("optax_step(params, opt_state, x, y, optax.sgd({lr}, momentum={beta}))").format(
                lr=lr, beta=beta)
     try:
-        out = call(step_fn, params, first_state, x, y, handed, what=what)
+        out = step_fn(params, first_state, x, y, handed, what=what)
     except Mistake as err:
         if "abstract array" in str(err):  # the optimizer's functions, traced as arguments
             raise Mistake("the optimizer tx is not an array, so a jitted optax_step must mark it "
@@ -573,7 +575,7 @@ def optax_step(student_step: Any) -> str:
     g2 = _grads(jax.tree.unflatten(treedef, [w.astype(np.float32) for w in want]), x, y)
     want = _tree_map(lambda p, a, b: p - lr * (beta * a + b), want, g1, g2)
     what = _("optax_step at step 2, with the state from step 1")
-    new, _unused, _unused = _step_output(call(step_fn, new, state, x, y, handed, what=what),
+    new, _unused, _unused = _step_output(step_fn(new, state, x, y, handed, what=what),
                                          what)
     if not _close(new, want, atol=1e-5):
         raise Mistake("the second step does not follow from the first: call "
@@ -587,7 +589,7 @@ def optax_step(student_step: Any) -> str:
         student_step, _optax().sgd, OTHER_LR, momentum=OTHER_BETA)
     what = _("optax_step(params, opt_state, x, y, optax.sgd({lr}, momentum={beta}))").format(
         lr=OTHER_LR, beta=OTHER_BETA)
-    new, _unused, _unused = _step_output(call(step_fn, other_params, other.init(other_params),
+    new, _unused, _unused = _step_output(step_fn(other_params, other.init(other_params),
                                               other_x, other_y, handed, what=what), what)
     other_grads = _grads(other_params, other_x, other_y)
     if not _close(new, _tree_map(lambda p, g: p - OTHER_LR * g, other_params, other_grads)):
