@@ -331,7 +331,7 @@ def test_set_diagonal_a_size_typed_past_the_second_draw_and_two_slips():
     bounds; a third size past 100 refuses them. A transposed result and .multiply get hints."""
     def typed(size):
         return lambda x, value: x.at[jnp.arange(size), jnp.arange(size)].set(value)
-    for size in (25, 50, 100):
+    for size in (25, 50, 100, 160, 200, 1000):  # walk 11: 160, 200, the lesson's 1000
         assert_result(check.set_diagonal(typed(size)), "failed")
 
     def transposed(x, value):

@@ -85,10 +85,10 @@ def sigmoid(student_sigmoid: Any) -> str:
 @exercise(LESSON, 2, "set the diagonal with .at")
 def set_diagonal(student_fn: Any) -> str:
     rng = generator(1)
-    # three sizes (each costs a dozen compiles), small, larger and past 100, so that a size
-    # written as a number fails (.at[] drops indices out of bounds: a fixed 7 on a 5x5 is 5,
-    # so only a size above the number written shows it)
-    sizes = (int(rng.integers(3, 7)), int(rng.integers(11, 25)), int(rng.integers(101, 161)))
+    # three sizes (each costs a dozen compiles), small, larger and past the lesson's own
+    # MATRIX_SIZE of 1000, so that a size written as a number fails (.at[] drops indices out
+    # of bounds: a fixed 7 on a 5x5 is 5, so only a size above the number written shows it)
+    sizes = (int(rng.integers(3, 7)), int(rng.integers(11, 25)), int(rng.integers(1001, 1301)))
     for value, n in zip((-2.0, 1.0, 0.5), sizes):  # -2 first: .multiply(1) changes nothing
         x = rng.normal(size=(n, n)).astype(np.float32)
         what = _("set_diagonal(x, {value}) for x of shape ({n}, {n})").format(value=value, n=n)
