@@ -270,3 +270,14 @@ def test_audit_random_layer_params_of_other_sizes():
         return (scale * jax.random.normal(w_key, (50, 24)),
                 scale * jax.random.normal(b_key, (50,)))
     assert_result(check.random_layer_params(typed), "failed")
+
+
+def test_layers_named_one_by_one_get_a_hint():
+    """Walk 11: an answer that unpacks the lesson's layers by name ended in Python's raw
+    "values to unpack"; the networks' depth is drawn, and the hint says to loop."""
+    def three_layers(params, image):
+        (w1, b1), (w2, b2), (w3, b3) = params
+        h = model.relu(w2 @ model.relu(w1 @ image + b1) + b2)
+        logits = w3 @ h + b3
+        return logits - logsumexp(logits)
+    assert_result(check.predict(three_layers), "failed", "for w, b in params")

@@ -206,8 +206,9 @@ def test_a_width_or_local_batch_written_as_a_number_fails():
             assert check.data_parallel_grads(reference_grads).status == "passed"
     for number in (116, 117):
         cases = check._networks(number, (4, 6, 10))
-        for column in range(3):
+        for column in (0, 1, -1):
             assert len({sizes[column] for sizes, _local in cases}) == 3, cases
+        assert [len(sizes) for sizes, _local in cases] == [3, 4, 3], cases  # depths
         assert len({local for _sizes, local in cases}) == 3, cases
         assert all(local != devices for (_sizes, local), devices in zip(cases, (4, 6, 10)))
 
@@ -227,3 +228,14 @@ def test_simulated_update_jitted_by_the_student_with_a_static_step_size():
     assert_result(check.simulated_update(jax.jit(jax.vmap(
         data_parallel_step, in_axes=(0, 0, 0, None), axis_name=AXIS), static_argnums=3)),
         "passed")
+
+
+def test_two_layers_unpacked_fail_with_a_hint():
+    """Walk 11: 11.3 used networks of one depth, so a loss that unpacks two layers passed."""
+    def two_layers(p, x, y):
+        def own_loss(q):
+            (w1, b1), (w2, b2) = q
+            logits = jax.nn.relu(x @ w1.T + b1) @ w2.T + b2
+            return -jnp.mean(jnp.sum(y * jax.nn.log_softmax(logits), axis=-1))
+        return lax.pmean(jax.grad(own_loss)(p), AXIS)
+    assert_result(check.data_parallel_grads(two_layers), "failed", "for w, b in params")

@@ -177,3 +177,15 @@ def test_a_width_or_batch_written_as_a_number_fails():
                 (first, local), (second, other) = check._cases(121 + split, split=split)
                 assert all(a != b for a, b in zip(first + [local], second + [other]))
                 assert not split or (first[0] % 8 == first[1] % 8 == 0 and first[2] % 2)
+
+
+def test_two_layers_unpacked_fail_with_a_hint():
+    """Walk 11: 12.2 used networks of one depth, so a loss that unpacks two layers passed."""
+    def two_layers(p, x, y):
+        def own_loss(q):
+            (w1, b1), (w2, b2) = q
+            logits = jax.nn.relu(x @ w1.T + b1) @ w2.T + b2
+            return lax.pmean(-jax.numpy.mean(jax.numpy.sum(y * jax.nn.log_softmax(logits),
+                                                           axis=-1)), AXIS)
+        return jax.grad(own_loss)(p)
+    assert_result(check.per_device_grads(two_layers), "failed", "for w, b in params")

@@ -409,3 +409,16 @@ def test_optax_step_as_the_lesson_writes_it_with_float():
         new, opt_state, value = reference_step(params, opt_state, x, y, tx)
         return new, opt_state, float(value)
     assert_result(check.optax_step(with_float), "passed")
+
+
+def test_two_layers_unpacked_fail_with_a_hint():
+    """Walk 11: 15.6's problems had one depth, so a loss that unpacks two layers passed."""
+    def two_layers(params, opt_state, x, y, tx):
+        def own_loss(q):
+            (w1, b1), (w2, b2) = q
+            logits = jax.nn.relu(x @ w1.T + b1) @ w2.T + b2
+            return -jnp.mean(jnp.sum(y * jax.nn.log_softmax(logits), axis=-1))
+        value, grads = jax.value_and_grad(own_loss)(params)
+        updates, opt_state = tx.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, value
+    assert_result(check.optax_step(two_layers), "failed", "for w, b in params")

@@ -12,7 +12,7 @@ import numpy as np
 from ..i18n import N_, _
 from ._remote import Remote
 
-__all__ = ["NO_DERIVATIVE", "first_line", "summary", "the_stubs"]
+__all__ = ["LAYERS_UNPACKED", "NO_DERIVATIVE", "first_line", "summary", "the_stubs"]
 
 
 # JAX's error where a collective has no derivative (a student's walk of 11.3 and 12.2: grad
@@ -20,6 +20,13 @@ __all__ = ["NO_DERIVATIVE", "first_line", "summary", "the_stubs"]
 NO_DERIVATIVE: dict[str | tuple[str, ...], str] = {"Differentiation rule for 'pmax'": N_(
     "lax.pmax has no derivative (JAX has no differentiation rule for it): average over the "
     "devices with lax.pmean instead")}
+
+
+# Python's error where an answer names its network's layers one by one, (w1, b1), (w2, b2) =
+# params, and the check's network has another depth (the checks draw it: walk 11)
+LAYERS_UNPACKED: dict[str | tuple[str, ...], str] = {"values to unpack": N_(
+    "the network here has another number of layers than your code unpacks: loop over them, "
+    "for w, b in params (or *hidden, (w, b) = params), rather than name each layer")}
 
 
 def the_stubs(err: BaseException) -> bool:

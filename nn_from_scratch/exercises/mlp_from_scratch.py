@@ -18,7 +18,7 @@ from ._calls import call, fast_call, finish_first, generator, more_when_graded, 
 from ._compare import as_array, expect_close, expect_int, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
 from ._draws import draw_sizes, network
-from ._hints import summary
+from ._hints import LAYERS_UNPACKED, summary
 
 LESSON = "07_mlp_from_scratch"
 
@@ -250,7 +250,8 @@ def predict(student_predict: Any) -> str:
         logits = _logits(params, image)
         want = _log_softmax(logits)
         what = _("predict(params, image) for layers {sizes}").format(sizes=sizes)
-        got = as_array(fast_call(student_predict, params, image, what=what))
+        got = as_array(fast_call(student_predict, params, image, what=what,
+                                 hints=LAYERS_UNPACKED))
         if got.shape == want.shape and np.all(np.isneginf(got)):
             raise Mistake("returned -inf: with logits near 100, exp(logits) overflows float32 "
                           "(above about 88), so log(sum(exp(logits))) is inf. Use logsumexp "
@@ -294,7 +295,7 @@ def batched_predict(student_fn: Any) -> str:
         images = _uniform(200 + seed, (batch, sizes[0]))
         what = _("batched_predict(params, images) for images of shape {images_shape}").format(
                    images_shape=images.shape)
-        got = fast_call(student_fn, params, images, what=what, hints={
+        got = fast_call(student_fn, params, images, what=what, hints={**LAYERS_UNPACKED,
             ("inconsistent sizes", "vmap"): N_("vmap tried to map over the parameters too: they "
                                                "are shared by every example, so give them "
                                                "in_axes None: jax.vmap(predict, in_axes=(None, "
@@ -349,7 +350,7 @@ def last_hidden_std(student_fn: Any) -> str:
         params = _network(sizes, seed)
         image = _uniform(100 + seed, (sizes[0],))
         what = _("last_hidden_std(params, image) for layers {sizes}").format(sizes=sizes)
-        got = fast_call(student_fn, params, image, what=what)
+        got = fast_call(student_fn, params, image, what=what, hints=LAYERS_UNPACKED)
         if np.ndim(got) != 0:
             raise Mistake(_("{what} returned {summary_got}; return one number, the "
                             "standard deviation of the last hidden layer's activations "

@@ -22,7 +22,7 @@ from ._calls import call, generator, jittered, library_name, prng_key
 from ._compare import as_array, expect_close, expect_own_code, expect_shape, mlp_loss_and_grads
 from ._core import Mistake, exercise
 from ._draws import draw_sizes, labelled_batch, network
-from ._hints import NO_DERIVATIVE, summary
+from ._hints import LAYERS_UNPACKED, NO_DERIVATIVE, summary
 from ._remote import transformed
 
 LESSON = "11_pmap"
@@ -40,15 +40,17 @@ def _device_counts(number: int) -> tuple[int, int, int]:
 
 def _networks(number: int, counts: tuple[int, ...]) -> list[tuple[list[int], int]]:
     """``(layer sizes, local batch)`` of a small network for each of ``counts`` (devices),
-    drawn (:func:`draw_sizes` with ``generator(number)``): the inputs, the hidden width, the
+    drawn (:func:`draw_sizes` with ``generator(number)``): the inputs, the hidden widths, the
     classes and the examples per device take another value in each case, no two equal within
-    one, and the local batch is never the case's device count (an axis swapped shows)."""
+    one, the local batch is never the case's device count (an axis swapped shows), and every
+    other network has two hidden layers, not one (an answer unpacking two layers fails)."""
     source = generator(number)
     for _attempt in range(100):
-        drawn = draw_sizes(source, len(counts), inputs=(4, 9), hidden=(3, 8), classes=(2, 6),
-                           local=(2, 8))
+        drawn = draw_sizes(source, len(counts), inputs=(5, 12), hidden=(3, 10),
+                           second=(3, 10), classes=(2, 7), local=(2, 9))
         if all(s["local"] != devices for s, devices in zip(drawn, counts)):
-            return [([s["inputs"], s["hidden"], s["classes"]], s["local"]) for s in drawn]
+            return [([s["inputs"], s["hidden"], *[s["second"]][:i % 2], s["classes"]],
+                     s["local"]) for i, s in enumerate(drawn)]
     raise ValueError(f"_networks: no local batches apart from the device counts {counts}")
 
 
@@ -72,7 +74,7 @@ def _run_per_device(fn: Any, in_axes: tuple[Any, ...], *args: Any, what: str) ->
     """``jit(vmap(fn, in_axes, axis_name=AXIS))(*args)``, an unknown axis name made a hint."""
     mapped = transformed(fn, (jax.vmap, {"in_axes": in_axes, "axis_name": AXIS}), jax.jit)
     return call(mapped, *args, what=what, hints={
-        **NO_DERIVATIVE,
+        **NO_DERIVATIVE, **LAYERS_UNPACKED,
         "unbound axis name": _("{what} used an axis name that the map does not have: "
                                "name the device axis AXIS (= {AXIS!r}) in "
                                "lax.axis_index, lax.psum and lax.pmean").format(
@@ -283,7 +285,8 @@ def _own_copies(student_fn: Any, devices: int, sizes: list[int], local: int) -> 
                     for a in layer) for layer in params]  # one nudged copy per device
     what = _("simulated_update(params, x, y, 0.1) with a different copy of the params on "
              "each of {devices} devices").format(devices=devices)
-    got = _grad_leaves(call(_jitted_step(student_fn), copies, x, y, 0.1, what=what),
+    got = _grad_leaves(call(_jitted_step(student_fn), copies, x, y, 0.1, what=what,
+                            hints=LAYERS_UNPACKED),
                        what, devices, params)
     params_j, x_j, y_j = jax.tree.map(jnp.asarray, (copies, x, y))
     want = jax.tree.leaves(jax.vmap(data_parallel_step, in_axes=(0, 0, 0, None),
@@ -303,6 +306,7 @@ def _simulated_update(student_fn: Any, devices: int, step_size: float, sizes: li
     what = _("simulated_update(params, x, y, {step_size}) with params replicated over "
              "{devices} devices").format(step_size=step_size, devices=devices)
     got = call(_jitted_step(student_fn), replicated, x, y, step_size, what=what, hints={
+        **LAYERS_UNPACKED,
         "out_axes is None": _("{what}: out_axes=None returns ONE copy of the new params, as if "
                               "they could not differ between devices; pmap_update returns one "
                               "per device, along axis 0: leave out_axes at its default").format(

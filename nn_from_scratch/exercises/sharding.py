@@ -25,7 +25,7 @@ from ._calls import call, generator, jittered, wrapped
 from ._compare import as_array, expect_close, expect_shape, mlp_loss_and_grads
 from ._core import Mistake, exercise
 from ._draws import draw_sizes, labelled_batch, network
-from ._hints import NO_DERIVATIVE
+from ._hints import LAYERS_UNPACKED, NO_DERIVATIVE
 from ._remote import beside
 
 LESSON = "12_sharding"
@@ -50,21 +50,24 @@ def mesh_2d(half: bool = False) -> Mesh:
 
 
 def _cases(number: int, *, split: bool) -> list[tuple[list[int], int]]:
-    """``(layer sizes [inputs, hidden, classes], examples per data device)`` for a check's two
-    meshes (all the devices, then half), drawn (:func:`draw_sizes` with ``generator(number)``):
-    every size takes another value in each case, so that a width or a batch written as a
-    number fails. ``split``: the widths whose columns 12.4 splits are multiples of 8, so that
-    they divide over the model axis and over a whole mesh of 8, 4 or 2 devices (a split over
-    every device gets its own hint), and the classes odd, so that a split of the last layer's
-    outputs cannot divide."""
+    """``(layer sizes [inputs, hidden..., classes], examples per data device)`` for a check's
+    two meshes (all the devices, then half), drawn (:func:`draw_sizes` with
+    ``generator(number)``): every size takes another value in each case, so that a width or a
+    batch written as a number fails, and the second network has two hidden layers, the first
+    one (an answer that unpacks two layers fails). ``split``: the widths whose columns 12.4
+    splits are multiples of 8, so that they divide over the model axis and over a whole mesh
+    of 8, 4 or 2 devices (a split over every device gets its own hint), and the classes odd,
+    so that a split of the last layer's outputs cannot divide."""
     if split:
-        return [([8 * s["inputs"], 8 * s["hidden"], 2 * s["classes"] + 1], s["local"])
-                for s in draw_sizes(generator(number), 2, inputs=(2, 4), hidden=(1, 3),
-                                    classes=(1, 3), local=(1, 4), apart=False,
-                                    keep=lambda s: s["inputs"] != s["hidden"])]
-    return [([s["inputs"], s["hidden"], s["classes"]], s["local"])
-            for s in draw_sizes(generator(number), 2, inputs=(5, 17), hidden=(3, 12),
-                                classes=(2, 6), local=(4, 8))]
+        return [([8 * s["inputs"], 8 * s["hidden"], *[8 * s["second"]][:i], 2 * s["classes"] + 1],
+                 s["local"]) for i, s in enumerate(draw_sizes(
+                    generator(number), 2, inputs=(2, 4), hidden=(1, 3), second=(1, 3),
+                    classes=(1, 3), local=(1, 4), apart=False,
+                    keep=lambda s: len({s["inputs"], s["hidden"], s["second"]}) == 3))]
+    return [([s["inputs"], s["hidden"], *[s["second"]][:i], s["classes"]], s["local"])
+            for i, s in enumerate(draw_sizes(generator(number), 2, inputs=(5, 17),
+                                             hidden=(3, 12), second=(3, 12), classes=(2, 6),
+                                             local=(4, 8)))]
 
 
 def _network(seed: int, sizes: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -165,7 +168,7 @@ def _shard_map_grads(fn: Any, params: Any, x: np.ndarray, y: np.ndarray, what: s
                      half: bool = False) -> Any:
     mapped = wrapped(fn, _placement.shard_mapped, half)
     try:
-        return call(mapped, params, x, y, what=what, hints=NO_DERIVATIVE)
+        return call(mapped, params, x, y, what=what, hints={**NO_DERIVATIVE, **LAYERS_UNPACKED})
     except Mistake as err:
         if "unbound axis name" in str(err) or (isinstance(err.__cause__, AssertionError)
                                                 and not str(err.__cause__)):
@@ -296,7 +299,7 @@ def _shard_weights(student_fn: Any, mesh: Any, sizes: list[int], local: int) -> 
                dict_mesh_shape=shape)
     try:
         placed, leaves = call(wrapped(student_fn, _placement.placing, True), params, mesh,
-                              what=what)
+                              what=what, hints=LAYERS_UNPACKED)
     except Mistake as err:
         if "divide" in str(err) or "Indivisible" in str(err):
             raise Mistake(_("{what} asked for a split that does not divide evenly (the "

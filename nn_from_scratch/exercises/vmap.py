@@ -44,8 +44,9 @@ def _an_array(got: Any, what: str) -> np.ndarray:
     return np.asarray(got)
 
 
-def _convolve(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+def _convolve(x: Any, w: Any) -> np.ndarray:
     """The lesson's ``convolve`` in NumPy: ``(n,)`` and ``(3,)`` -> ``(n - 2,)``."""
+    x, w = np.asarray(x), np.asarray(w)
     return np.array([x[i:i + len(w)] @ w for i in range(len(x) - len(w) + 1)])
 
 
@@ -233,13 +234,14 @@ def pairwise(student_fn: Any) -> str:
     return N_("(n, m) dot products of every row of a with every row of b, by nested vmap")
 
 
-def _linear_grads(theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def _linear_grads(theta: np.ndarray, x: Any, y: np.ndarray) -> np.ndarray:
     """Per-example gradients of (theta . x - y)**2 with respect to theta: (n, 3)."""
+    x = np.asarray(x)
     return 2 * (x @ theta - y)[:, None] * x
 
 
 def _examples(source: np.random.Generator, n: int, d: int
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              ) -> tuple[np.ndarray, jax.Array, np.ndarray]:
     """theta (d,), and n examples: X (n, d), Y (n,)."""
     theta = source.uniform(-2.0, 2.0, size=d).astype(np.float32)
     return theta, _normal(source, n, d), source.uniform(-2.0, 3.0, size=n).astype(np.float32)

@@ -33,7 +33,7 @@ from ._compare import (
 )
 from ._core import Mistake, exercise
 from ._draws import draw_sizes, labelled_batch, network
-from ._hints import summary
+from ._hints import LAYERS_UNPACKED, summary
 from ._remote import beside, session_of, transformed
 
 LESSON = "15_where_next"
@@ -451,12 +451,13 @@ def clip_by_global_norm(student_fn: Any) -> str:
 def _problems() -> list[tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray, np.ndarray]]:
     """15.6's two problems, ``(params, x, y)``: a small network (:func:`network`) and a batch
     for it (:func:`labelled_batch`), whose inputs, hidden width, classes and batch size are
-    drawn (:func:`draw_sizes`), each another in the second problem, so that a size written
-    as a number fails. NumPy inputs keep the check fast: one compile per problem."""
+    drawn (:func:`draw_sizes`), each another in the second problem, whose network has two
+    hidden layers, not one: a size or a number of layers written in fails. NumPy inputs keep
+    the check fast: one compile per problem."""
     problems = []
     for number, s in enumerate(draw_sizes(generator(156), 2, inputs=(5, 10), hidden=(3, 9),
-                                          classes=(2, 6), batch=(6, 12))):
-        sizes = [s["inputs"], s["hidden"], s["classes"]]
+                                          second=(3, 9), classes=(2, 6), batch=(6, 12))):
+        sizes = [s["inputs"], s["hidden"], *[s["second"]][:number], s["classes"]]
         x, _labels, y = labelled_batch(generator(100 + number), (s["batch"],), sizes[0],
                                        sizes[-1])
         problems.append((network(generator(number), sizes), x, y))
@@ -524,7 +525,8 @@ def optax_step(student_step: Any) -> str:
     # instead of one per operation, and the step must work on traced arrays; a step that jit
     # objects to (the lesson's float(value)) runs as written (fast_call).
     def step_fn(*args: Any, what: str) -> Any:
-        return fast_call(student_step, *args, what=what, static_argnums=(4,))
+        return fast_call(student_step, *args, what=what, static_argnums=(4,),
+                         hints=LAYERS_UNPACKED)
     (params, x, y), (other_params, other_x, other_y) = _problems()
     lr, beta = STEP_LR, STEP_BETA
     value_want, layer_grads = mlp_loss_and_grads(params, x, y)
