@@ -388,3 +388,17 @@ def test_augment_images_p_mapped_over_indices():
             return lax.cond(jax.random.bernoulli(ud_key, p), flip_up_down, identity, img)
         return jax.vmap(one)(jnp.arange(images.shape[0]))
     assert_result(check.augment_images_p(over_indices), "passed")
+
+
+@pytest.mark.parametrize("turn", [lambda im: jnp.rot90(im, -1), lambda im: im.T])
+def test_augment_images_p_a_turn_the_other_way_is_named(turn):
+    """Walk 11: a clockwise turn or a transpose in place of rotate_90 was told to draw each
+    flag with bernoulli(its_key, p), though the flags were right."""
+    def answer(images, key, p):
+        def one(img, k):
+            rotate_key, lr_key, ud_key = jax.random.split(k, 3)
+            img = lax.cond(jax.random.bernoulli(rotate_key, p), turn, identity, img)
+            img = lax.cond(jax.random.bernoulli(lr_key, p), flip_left_right, identity, img)
+            return lax.cond(jax.random.bernoulli(ud_key, p), flip_up_down, identity, img)
+        return jax.vmap(one)(images, jax.random.split(key, images.shape[0]))
+    assert_result(check.augment_images_p(answer), "failed", "jnp.rot90(img)", "a flip")

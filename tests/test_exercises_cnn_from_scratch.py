@@ -416,3 +416,16 @@ def test_audit_13_2_to_13_4_take_a_second_size():
             assert check.conv2d_channels(three_channels).status == "failed"
             assert check.all_filters(four_filters).status == "failed"
             assert check.batched_conv(two_images).status == "failed"
+
+
+def test_predict_cnn_names_an_overflowing_log_softmax():
+    """Walk 11: logits - log(sum(exp(logits))) on 13.6's logits near 100 was told "returned
+    the raw logits"; it gets 07.4's hint, -inf and logsumexp."""
+    def naive(params, image):
+        x = image
+        for w, b in params[:-1]:
+            x = jax.vmap(conv.max_pool)(jax.nn.relu(conv.conv_layer(x, w, b)))
+        w, b = params[-1]
+        logits = w @ x.ravel() + b
+        return logits - jnp.log(jnp.sum(jnp.exp(logits)))
+    assert_result(check.predict_cnn(naive), "failed", "returned -inf", "logsumexp")

@@ -422,3 +422,18 @@ def test_two_layers_unpacked_fail_with_a_hint():
         updates, opt_state = tx.update(grads, opt_state, params)
         return optax.apply_updates(params, updates), opt_state, value
     assert_result(check.optax_step(two_layers), "failed", "for w, b in params")
+
+
+def test_a_batch_written_as_a_number_is_not_called_an_optimizer_of_its_own():
+    """Walk 11: x[:6] passed the first problem (a batch of 6) and failed the second, told
+    "not an optimizer of your own"; it is told the sizes differ. (The batch is typed as the
+    first problem's, whatever the draw made it.)"""
+    typed = []
+
+    def first_batch_typed(params, opt_state, x, y, tx):  # the mean as a sum / the batch typed
+        typed.append(typed[0] if typed else x.shape[0])
+        value, grads = jax.value_and_grad(
+            lambda p: loss(p, x, y) * x.shape[0] / typed[0])(params)
+        updates, opt_state = tx.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, value
+    assert_result(check.optax_step(first_batch_typed), "failed", "size written as a number")

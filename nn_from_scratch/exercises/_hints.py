@@ -12,7 +12,8 @@ import numpy as np
 from ..i18n import N_, _
 from ._remote import Remote
 
-__all__ = ["LAYERS_UNPACKED", "NO_DERIVATIVE", "first_line", "summary", "the_stubs"]
+__all__ = ["LAYERS_UNPACKED", "LOGSUMEXP_OVERFLOWED", "NO_DERIVATIVE", "first_line", "summary",
+           "the_stubs"]
 
 
 # JAX's error where a collective has no derivative (a student's walk of 11.3 and 12.2: grad
@@ -24,9 +25,20 @@ NO_DERIVATIVE: dict[str | tuple[str, ...], str] = {"Differentiation rule for 'pm
 
 # Python's error where an answer names its network's layers one by one, (w1, b1), (w2, b2) =
 # params, and the check's network has another depth (the checks draw it: walk 11)
+# and where it reshapes to a size written as a number (x.reshape(-1, 784))
 LAYERS_UNPACKED: dict[str | tuple[str, ...], str] = {"values to unpack": N_(
     "the network here has another number of layers than your code unpacks: loop over them, "
-    "for w, b in params (or *hidden, (w, b) = params), rather than name each layer")}
+    "for w, b in params (or *hidden, (w, b) = params), rather than name each layer"),
+    "cannot reshape": N_(
+        "a reshape to a size written as a number? The sizes here are drawn, other than the "
+        "lesson's: read them from the arrays (x.shape, w.shape), or let -1 stand for one")}
+
+
+# A log-softmax written log(sum(exp(logits))), on logits near 100 (07.4 and 13.6)
+LOGSUMEXP_OVERFLOWED = N_("returned -inf: with logits near 100, exp(logits) overflows float32 "
+                          "(above about 88), so log(sum(exp(logits))) is inf. Use logsumexp "
+                          "(jax.scipy.special.logsumexp), which subtracts the largest logit "
+                          "first")
 
 
 def the_stubs(err: BaseException) -> bool:

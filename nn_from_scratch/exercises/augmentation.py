@@ -329,6 +329,14 @@ def augment_images_p(student_fn: Any) -> str:
                             "rotate flag is True apply rotate_90, a QUARTER turn "
                             "(jnp.rot90(img) turns once; jnp.rot90(img, 2) is a half turn, "
                             "the same as both flips)").format(p=p))
+        flipped_by_turn = 2 * p * (1 - p)  # a flag XOR the rotate flag: True that often
+        if abs(fractions[0] - p) <= 0.05 and abs(flipped_by_turn - p) > 0.1 and np.any(
+                np.abs(fractions[1:] - flipped_by_turn) <= 0.05):
+            raise Mistake(_("with p = {p} about {p} of the images were rotated, but each "
+                            "rotation came out with a flip of its own: rotate_90 is not "
+                            "jnp.rot90(img), a quarter turn counter-clockwise (a clockwise "
+                            "turn, jnp.rot90(img, -1), or a transpose, img.T, is that turn "
+                            "and a flip)").format(p=p))
         if np.any(np.abs(fractions - p) > 0.05):
             raise Mistake(_("with p = {p} the fractions of rotated, left-right and "
                             "up-down flipped images are {round_fractions}; each should "

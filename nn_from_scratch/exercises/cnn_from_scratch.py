@@ -27,6 +27,7 @@ from ._compare import (
 )
 from ._core import Mistake, exercise
 from ._draws import draw_sizes
+from ._hints import LOGSUMEXP_OVERFLOWED
 
 LESSON = "13_cnn_from_scratch"
 _RNG = np.random.default_rng(13)  # in class: one stream, drawn in the order of the checks
@@ -380,6 +381,8 @@ def predict_cnn(student_fn: Any) -> str:
                 "{what}: params holds {convs} convolution(s) here, then ONE dense layer; "
                 "unpack them as *convs, (w, b) = params and loop over convs, rather than "
                 "name a number of layers").format(what=what, convs=convs)}))
+        if got.shape == want.shape and np.all(np.isneginf(got)):
+            raise Mistake(LOGSUMEXP_OVERFLOWED)
         if got.shape != want.shape:
             raise Mistake(_("returned shape {shape} for ONE image; expected {shape2}: "
                             "one log-probability per class").format(

@@ -18,7 +18,7 @@ from ._calls import call, fast_call, finish_first, generator, more_when_graded, 
 from ._compare import as_array, expect_close, expect_int, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
 from ._draws import draw_sizes, network
-from ._hints import LAYERS_UNPACKED, summary
+from ._hints import LAYERS_UNPACKED, LOGSUMEXP_OVERFLOWED, summary
 
 LESSON = "07_mlp_from_scratch"
 
@@ -253,10 +253,7 @@ def predict(student_predict: Any) -> str:
         got = as_array(fast_call(student_predict, params, image, what=what,
                                  hints=LAYERS_UNPACKED))
         if got.shape == want.shape and np.all(np.isneginf(got)):
-            raise Mistake("returned -inf: with logits near 100, exp(logits) overflows float32 "
-                          "(above about 88), so log(sum(exp(logits))) is inf. Use logsumexp "
-                          "(jax.scipy.special.logsumexp), which subtracts the largest logit "
-                          "first")
+            raise Mistake(LOGSUMEXP_OVERFLOWED)
         if got.shape != want.shape:
             raise Mistake(_("returned shape {shape} for one example of shape "
                             "({sizes},); expected ({sizes2},) — predict takes ONE "

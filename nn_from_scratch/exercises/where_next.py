@@ -595,10 +595,17 @@ def optax_step(student_step: Any) -> str:
                                               other_x, other_y, handed, what=what), what)
     other_grads = _grads(other_params, other_x, other_y)
     if not _close(new, _tree_map(lambda p, g: p - OTHER_LR * g, other_params, other_grads)):
-        raise Mistake(_("{what} did not step as that optimizer does (its first step is "
-                        "-{lr} * grads): use the tx it is given, updates, opt_state = "
-                        "tx.update(grads, opt_state, params), not an optimizer of your "
-                        "own").format(what=what, lr=OTHER_LR))
+        if _close(new, _tree_map(lambda p, g: p - lr * g, other_params, other_grads)):
+            raise Mistake(_("{what} did not step as that optimizer does (its first step is "
+                            "-{lr} * grads): use the tx it is given, updates, opt_state = "
+                            "tx.update(grads, opt_state, params), not an optimizer of your "
+                            "own").format(what=what, lr=OTHER_LR))
+        raise Mistake(_("{what}, on a network of layer sizes {sizes} and a batch of {n} (the "
+                        "first steps had others), did not give that optimizer's first step: "
+                        "a size written as a number? Read every size from the arrays you "
+                        "are given").format(
+                          what=what, sizes=[w.shape[1] for w, _b in other_params] + [
+                              other_params[-1][0].shape[0]], n=len(other_x)))
     return (_("with optax.sgd({lr}, momentum={beta}): step 1 equals our update, step 2 "
               "uses the optimizer state that step 1 returned; with another optimizer, "
               "optax.sgd({other}, momentum={other_beta}), it steps as that one").format(
