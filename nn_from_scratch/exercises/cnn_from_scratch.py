@@ -374,8 +374,9 @@ def predict_cnn(student_fn: Any) -> str:
             ("dot_general requires", "matmul", "Incompatible shapes", "cannot reshape"): _(
                 "{what} failed where the maps meet the dense layer, which takes {c} maps of "
                 "{h} x {w} = {features} features here: did you run every convolution in "
-                "params[:-1] (not a number of them written in), pool after EVERY one, and "
-                "flatten the maps with x.ravel()?").format(what=what, c=c, h=h, w=w,
+                "params[:-1] (not a number of them written in), with each kernel's own size "
+                "(w.shape, not a 3 written in), pool after EVERY one, and flatten the maps "
+                "with x.ravel()?").format(what=what, c=c, h=h, w=w,
                                                            features=c * h * w),
             ("values to unpack",): _(
                 "{what}: params holds {convs} convolution(s) here, then ONE dense layer; "
