@@ -166,7 +166,7 @@ def test_predict():
         for w, b in p:
             a = jnp.dot(a, w) + b
         return a
-    assert_result(check.predict(transposed), "failed", "raised")
+    assert_result(check.predict(transposed), "failed", "a W transposed")
 
 
 def test_batched_predict():
@@ -281,3 +281,20 @@ def test_layers_named_one_by_one_get_a_hint():
         logits = w3 @ h + b3
         return logits - logsumexp(logits)
     assert_result(check.predict(three_layers), "failed", "for w, b in params")
+
+
+def test_shapes_that_do_not_fit_get_a_hint():
+    """Walk 11: a layer skipped, W transposed, a width or 10 classes written in ended in JAX's
+    raw dot_general or broadcasting error."""
+    def lessons_two_hidden(params, image):  # params[:2], the lesson's two hidden layers
+        a = image
+        for w, b in params[:2]:
+            a = model.relu(w @ a + b)
+        w, b = params[-1]
+        logits = w @ a + b
+        return logits - logsumexp(logits)
+    assert_result(check.predict(lessons_two_hidden), "failed", "a layer skipped")
+    assert_result(check.predict(lambda p, image: model.predict(p, image.reshape(784))),
+                  "failed", "written as a number")
+    assert_result(check.predict(lambda p, image: model.predict(p, image) * jnp.ones(10)),
+                  "failed", "a size written as a number")

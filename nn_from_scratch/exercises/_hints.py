@@ -12,7 +12,7 @@ import numpy as np
 from ..i18n import N_, _
 from ._remote import Remote
 
-__all__ = ["LAYERS_UNPACKED", "LOGSUMEXP_OVERFLOWED", "NO_DERIVATIVE", "first_line", "summary",
+__all__ = ["NETWORK_SHAPES", "LOGSUMEXP_OVERFLOWED", "NO_DERIVATIVE", "first_line", "summary",
            "the_stubs"]
 
 
@@ -23,15 +23,20 @@ NO_DERIVATIVE: dict[str | tuple[str, ...], str] = {"Differentiation rule for 'pm
     "devices with lax.pmean instead")}
 
 
-# Python's error where an answer names its network's layers one by one, (w1, b1), (w2, b2) =
-# params, and the check's network has another depth (the checks draw it: walk 11)
-# and where it reshapes to a size written as a number (x.reshape(-1, 784))
-LAYERS_UNPACKED: dict[str | tuple[str, ...], str] = {"values to unpack": N_(
-    "the network here has another number of layers than your code unpacks: loop over them, "
-    "for w, b in params (or *hidden, (w, b) = params), rather than name each layer"),
+# Errors of an answer written for one network where the checks draw its sizes and depth
+# (walk 11): its layers named one by one, (w1, b1), (w2, b2) = params; a reshape to a size
+# written in, x.reshape(-1, 784); a layer skipped or a W transposed; 10 classes typed
+NETWORK_SHAPES: dict[str | tuple[str, ...], str] = {
+    "values to unpack": N_(
+        "the network here has another number of layers than your code unpacks: loop over "
+        "them, for w, b in params (or *hidden, (w, b) = params), rather than name each layer"),
     "cannot reshape": N_(
         "a reshape to a size written as a number? The sizes here are drawn, other than the "
-        "lesson's: read them from the arrays (x.shape, w.shape), or let -1 stand for one")}
+        "lesson's: read them from the arrays (x.shape, w.shape), or let -1 stand for one"),
+    ("dot_general requires", "incompatible shapes", "Incompatible shapes"): N_(
+        "shapes that do not fit: a layer skipped, a W transposed, or a size written as a "
+        "number? Each layer is W @ a + b, W of shape (outputs, inputs), for every (W, b) in "
+        "params; the sizes here are drawn, other than the lesson's")}
 
 
 # A log-softmax written log(sum(exp(logits))), on logits near 100 (07.4 and 13.6)

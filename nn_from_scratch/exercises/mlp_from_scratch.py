@@ -18,7 +18,7 @@ from ._calls import call, fast_call, finish_first, generator, more_when_graded, 
 from ._compare import as_array, expect_close, expect_int, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
 from ._draws import draw_sizes, network
-from ._hints import LAYERS_UNPACKED, LOGSUMEXP_OVERFLOWED, summary
+from ._hints import LOGSUMEXP_OVERFLOWED, NETWORK_SHAPES, summary
 
 LESSON = "07_mlp_from_scratch"
 
@@ -251,7 +251,7 @@ def predict(student_predict: Any) -> str:
         want = _log_softmax(logits)
         what = _("predict(params, image) for layers {sizes}").format(sizes=sizes)
         got = as_array(fast_call(student_predict, params, image, what=what,
-                                 hints=LAYERS_UNPACKED))
+                                 hints=NETWORK_SHAPES))
         if got.shape == want.shape and np.all(np.isneginf(got)):
             raise Mistake(LOGSUMEXP_OVERFLOWED)
         if got.shape != want.shape:
@@ -292,11 +292,11 @@ def batched_predict(student_fn: Any) -> str:
         images = _uniform(200 + seed, (batch, sizes[0]))
         what = _("batched_predict(params, images) for images of shape {images_shape}").format(
                    images_shape=images.shape)
-        got = fast_call(student_fn, params, images, what=what, hints={**LAYERS_UNPACKED,
+        got = fast_call(student_fn, params, images, what=what, hints={
             ("inconsistent sizes", "vmap"): N_("vmap tried to map over the parameters too: they "
                                                "are shared by every example, so give them "
                                                "in_axes None: jax.vmap(predict, in_axes=(None, "
-                                               "0))")})
+                                               "0))"), **NETWORK_SHAPES})
         if np.shape(got) != (batch, sizes[-1]):
             raise Mistake(_("returned shape {shape_got} for a batch of {batch} images; "
                             "expected ({batch}, {sizes}): one row of log-probabilities per "
@@ -347,7 +347,7 @@ def last_hidden_std(student_fn: Any) -> str:
         params = _network(sizes, seed)
         image = _uniform(100 + seed, (sizes[0],))
         what = _("last_hidden_std(params, image) for layers {sizes}").format(sizes=sizes)
-        got = fast_call(student_fn, params, image, what=what, hints=LAYERS_UNPACKED)
+        got = fast_call(student_fn, params, image, what=what, hints=NETWORK_SHAPES)
         if np.ndim(got) != 0:
             raise Mistake(_("{what} returned {summary_got}; return one number, the "
                             "standard deviation of the last hidden layer's activations "

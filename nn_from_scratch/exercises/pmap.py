@@ -22,7 +22,7 @@ from ._calls import call, generator, jittered, library_name, prng_key
 from ._compare import as_array, expect_close, expect_own_code, expect_shape, mlp_loss_and_grads
 from ._core import Mistake, exercise
 from ._draws import draw_sizes, labelled_batch, network
-from ._hints import LAYERS_UNPACKED, NO_DERIVATIVE, summary
+from ._hints import NETWORK_SHAPES, NO_DERIVATIVE, summary
 from ._remote import transformed
 
 LESSON = "11_pmap"
@@ -74,11 +74,11 @@ def _run_per_device(fn: Any, in_axes: tuple[Any, ...], *args: Any, what: str) ->
     """``jit(vmap(fn, in_axes, axis_name=AXIS))(*args)``, an unknown axis name made a hint."""
     mapped = transformed(fn, (jax.vmap, {"in_axes": in_axes, "axis_name": AXIS}), jax.jit)
     return call(mapped, *args, what=what, hints={
-        **NO_DERIVATIVE, **LAYERS_UNPACKED,
+        **NO_DERIVATIVE,
         "unbound axis name": _("{what} used an axis name that the map does not have: "
                                "name the device axis AXIS (= {AXIS!r}) in "
                                "lax.axis_index, lax.psum and lax.pmean").format(
-                                 what=what, AXIS=AXIS)})
+                                 what=what, AXIS=AXIS), **NETWORK_SHAPES})
 
 
 def _grad_leaves(grads: Any, what: str, devices: int,
@@ -286,7 +286,7 @@ def _own_copies(student_fn: Any, devices: int, sizes: list[int], local: int) -> 
     what = _("simulated_update(params, x, y, 0.1) with a different copy of the params on "
              "each of {devices} devices").format(devices=devices)
     got = _grad_leaves(call(_jitted_step(student_fn), copies, x, y, 0.1, what=what,
-                            hints=LAYERS_UNPACKED),
+                            hints=NETWORK_SHAPES),
                        what, devices, params)
     params_j, x_j, y_j = jax.tree.map(jnp.asarray, (copies, x, y))
     want = jax.tree.leaves(jax.vmap(data_parallel_step, in_axes=(0, 0, 0, None),
@@ -306,7 +306,6 @@ def _simulated_update(student_fn: Any, devices: int, step_size: float, sizes: li
     what = _("simulated_update(params, x, y, {step_size}) with params replicated over "
              "{devices} devices").format(step_size=step_size, devices=devices)
     got = call(_jitted_step(student_fn), replicated, x, y, step_size, what=what, hints={
-        **LAYERS_UNPACKED,
         "out_axes is None": _("{what}: out_axes=None returns ONE copy of the new params, as if "
                               "they could not differ between devices; pmap_update returns one "
                               "per device, along axis 0: leave out_axes at its default").format(
@@ -321,7 +320,8 @@ def _simulated_update(student_fn: Any, devices: int, step_size: float, sizes: li
                                "axis_name=AXIS)").format(AXIS=AXIS),
         ("vmap", "dot_general", "shape"): N_("map every argument as pmap_update does: the "
                                              "params, x and y over their leading device axis "
-                                             "(0) and the step size not at all (None)")})
+                                             "(0) and the step size not at all (None)"),
+        **NETWORK_SHAPES})
     leaves = _grad_leaves(got, what, devices, params)
     want = [p - step_size * g for p, g in zip(jax.tree.leaves(params), _reference_grads(
         params, x.reshape(-1, sizes[0]), y.reshape(-1, sizes[-1])))]  # update on one device

@@ -25,7 +25,7 @@ from ._calls import call, generator, jittered, wrapped
 from ._compare import as_array, expect_close, expect_shape, mlp_loss_and_grads
 from ._core import Mistake, exercise
 from ._draws import draw_sizes, labelled_batch, network
-from ._hints import LAYERS_UNPACKED, NO_DERIVATIVE
+from ._hints import NETWORK_SHAPES, NO_DERIVATIVE
 from ._remote import beside
 
 LESSON = "12_sharding"
@@ -168,7 +168,7 @@ def _shard_map_grads(fn: Any, params: Any, x: np.ndarray, y: np.ndarray, what: s
                      half: bool = False) -> Any:
     mapped = wrapped(fn, _placement.shard_mapped, half)
     try:
-        return call(mapped, params, x, y, what=what, hints={**NO_DERIVATIVE, **LAYERS_UNPACKED})
+        return call(mapped, params, x, y, what=what, hints={**NO_DERIVATIVE, **NETWORK_SHAPES})
     except Mistake as err:
         if "unbound axis name" in str(err) or (isinstance(err.__cause__, AssertionError)
                                                 and not str(err.__cause__)):
@@ -299,7 +299,7 @@ def _shard_weights(student_fn: Any, mesh: Any, sizes: list[int], local: int) -> 
                dict_mesh_shape=shape)
     try:
         placed, leaves = call(wrapped(student_fn, _placement.placing, True), params, mesh,
-                              what=what, hints=LAYERS_UNPACKED)
+                              what=what, hints=NETWORK_SHAPES)
     except Mistake as err:
         if "divide" in str(err) or "Indivisible" in str(err):
             raise Mistake(_("{what} asked for a split that does not divide evenly (the "

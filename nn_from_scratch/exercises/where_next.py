@@ -33,7 +33,7 @@ from ._compare import (
 )
 from ._core import Mistake, exercise
 from ._draws import draw_sizes, labelled_batch, network
-from ._hints import LAYERS_UNPACKED, summary
+from ._hints import NETWORK_SHAPES, summary
 from ._remote import beside, session_of, transformed
 
 LESSON = "15_where_next"
@@ -526,7 +526,7 @@ def optax_step(student_step: Any) -> str:
     # objects to (the lesson's float(value)) runs as written (fast_call).
     def step_fn(*args: Any, what: str) -> Any:
         return fast_call(student_step, *args, what=what, static_argnums=(4,),
-                         hints=LAYERS_UNPACKED)
+                         hints=NETWORK_SHAPES)
     (params, x, y), (other_params, other_x, other_y) = _problems()
     lr, beta = STEP_LR, STEP_BETA
     value_want, layer_grads = mlp_loss_and_grads(params, x, y)
