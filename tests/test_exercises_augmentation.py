@@ -402,3 +402,10 @@ def test_augment_images_p_a_turn_the_other_way_is_named(turn):
             return lax.cond(jax.random.bernoulli(ud_key, p), flip_up_down, identity, img)
         return jax.vmap(one)(images, jax.random.split(key, images.shape[0]))
     assert_result(check.augment_images_p(answer), "failed", "jnp.rot90(img)", "a flip")
+
+
+def test_augment_images_p_a_side_written_in_gets_a_hint():
+    """Walk 11: a reshape to the side of the walk's own images ended in a raw error."""
+    def four_by_four(images, key, p):
+        return reference_p(images.reshape(-1, 4, 4), key, p)
+    assert_result(check.augment_images_p(four_by_four), "failed", "side written as a number")

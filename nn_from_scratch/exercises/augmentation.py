@@ -287,6 +287,10 @@ def augment_images_p(student_fn: Any) -> str:
             checked = wrapped(student_fn, _fixtures.checking_key_reuse)
             images = batches[p]
             out = call(checked, jnp.asarray(images), prng_key(20), p, what=what, hints={
+                ("cannot reshape", "Incompatible shapes"): _(
+                    "{what}: an image side written as a number? The images here are {side} x "
+                    "{side}, other than the lesson's: read the side from the image, "
+                    "img.shape").format(what=what, side=images.shape[1]),
                 "inconsistent sizes": _("{what}: vmap got a key for each of a number of images "
                                         "other than the batch's: a batch size written as a "
                                         "number? keys = jax.random.split(key, "
