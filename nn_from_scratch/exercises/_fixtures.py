@@ -407,9 +407,8 @@ def transforms_run(fn: Any, args: tuple[Any, ...]) -> dict[str, int]:
     kinds: list[str] = []
 
     def watch(frame: Any, event: str, _arg: Any) -> None:
-        if event == "call" and frame.f_code.co_name in _TRANSFORMS and \
-                frame.f_globals.get("__name__") == "jax._src.api":
-            kinds.append(_TRANSFORMS[frame.f_code.co_name])
+        if kind := _transform_call(frame, event):
+            kinds.append(kind)
 
     ran = _run_watched(fn, args, watch)
     if not ran:
@@ -425,13 +424,33 @@ def transforms_run(fn: Any, args: tuple[Any, ...]) -> dict[str, int]:
     return {**count, **{f"{kind} used": n for kind, n in used.items()}}
 
 
+def _transform_call(frame: Any, event: str) -> str:
+    """``"vmap"`` or ``"grad"`` if the profiler's ``event`` is the call of a function made by
+    ``jax.vmap`` or ``jax.grad`` (its ``vmap_f``, ``grad_f``), else ""."""
+    if event == "call" and frame.f_globals.get("__name__") == "jax._src.api":
+        return _TRANSFORMS.get(frame.f_code.co_name, "")
+    return ""
+
+
+def _is_float(leaf: Any) -> bool:
+    import jax.numpy as jnp
+
+    return hasattr(leaf, "dtype") and bool(jnp.issubdtype(leaf.dtype, jnp.inexact))
+
+
 def _floats(tree: Any) -> list[Any]:
     """The floating-point arrays among ``tree``'s leaves."""
     import jax
+
+    return [leaf for leaf in jax.tree.leaves(tree) if _is_float(leaf)]
+
+
+def _poisoned(tree: Any) -> Any:
+    """``tree`` with its floating-point leaves made NaN, the others as they are."""
+    import jax
     import jax.numpy as jnp
 
-    return [leaf for leaf in jax.tree.leaves(tree)
-            if hasattr(leaf, "dtype") and jnp.issubdtype(leaf.dtype, jnp.inexact)]
+    return jax.tree.map(lambda a: a * jnp.nan if _is_float(a) else a, tree)
 
 
 def _has_nan(tree: Any) -> bool:
@@ -443,21 +462,14 @@ def _has_nan(tree: Any) -> bool:
 def _poisoned_run(fn: Any, args: tuple[Any, ...], index: int) -> tuple[bool, list[Any]]:
     """``fn(*args)`` (:func:`_run_watched`) with the floating-point inputs of its ``index``-th
     vmap or grad call made NaN: ``(whether that call had any, [what fn returned] or [])``."""
-    import jax
-    import jax.numpy as jnp
-
     seen, poisonable = 0, True
 
     def poison(frame: Any, event: str, _arg: Any) -> None:
         nonlocal seen, poisonable
-        if event == "call" and frame.f_code.co_name in _TRANSFORMS and \
-                frame.f_globals.get("__name__") == "jax._src.api":
+        if _transform_call(frame, event):
             if seen == index:
-                given = frame.f_locals["args"]
-                poisonable = bool(_floats(given))
-                frame.f_locals["args"] = jax.tree.map(
-                    lambda a: a * jnp.nan if hasattr(a, "dtype") and jnp.issubdtype(
-                        a.dtype, jnp.inexact) else a, given)
+                poisonable = bool(_floats(frame.f_locals["args"]))
+                frame.f_locals["args"] = _poisoned(frame.f_locals["args"])
             seen += 1
 
     out = _run_watched(fn, args, poison)
@@ -472,8 +484,6 @@ def without_lax_add(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (
     as :func:`transforms_run` does, the answer is as clean as before); ``[]`` if its result
     comes from one (its own code, or ``jax.vmap(lax.add)``). For
     :func:`._compare.expect_own_code`'s ``calls``."""
-    import jax.numpy as jnp
-
     jnp_files = _library_files(("jax._src.numpy",))  # jnp.add and + call lax.add from here
     called, poisoning = False, False
 
@@ -486,8 +496,7 @@ def without_lax_add(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (
             called = True  # by the student's code, or by vmap or tree.map of lax.add
             if poisoning:
                 for name in ("x", "y"):
-                    if _floats(frame.f_locals[name]):
-                        frame.f_locals[name] = frame.f_locals[name] * jnp.nan
+                    frame.f_locals[name] = _poisoned(frame.f_locals[name])
 
     ran = _run_watched(fn, args, watch)
     if not called:

@@ -12,7 +12,7 @@ import numpy as np
 from ..i18n import N_, _
 from ._remote import Remote
 
-__all__ = ["NETWORK_SHAPES", "LOGSUMEXP_OVERFLOWED", "NO_DERIVATIVE", "first_line", "summary",
+__all__ = ["LOGSUMEXP_OVERFLOWED", "NETWORK_SHAPES", "NO_DERIVATIVE", "first_line", "summary",
            "the_stubs"]
 
 
