@@ -370,7 +370,7 @@ def test_epoch_flags_wants_a_fair_coin():
         return answer
     for seed in (None, 1, 2, 3):
         with fresh_inputs(seed) if seed else contextlib.nullcontext():
-            for p in (0.1, 0.4, 0.65):
+            for p in (0.1, 0.4, 0.45, 0.55, 0.65):  # walk 12: 0.45 passed on some draws
                 assert_result(check.epoch_flags(with_p(p)), "failed", "probability 0.5")
             assert_result(check.epoch_flags(with_p(0.5)), "passed")
 

@@ -354,3 +354,12 @@ def test_add_with_lax_thrown_away_earns_nothing():
     assert_result(check.add_with_lax(beside_plus), "failed", "lax.add")
     assert_result(check.add_with_lax(jax.vmap(
         lambda i, f: lax.add(i.astype(jnp.float32), f))), "passed")
+
+
+def test_add_with_lax_walk_twelve():
+    """Walk 12: nan_to_num around lax.add was refused (NaN made of its inputs was masked), and
+    lax.add times 0 beside i + f passed; the inputs are now changed finitely."""
+    assert_result(check.add_with_lax(
+        lambda i, f: jnp.nan_to_num(lax.add(i.astype(jnp.float32), f))), "passed")
+    assert_result(check.add_with_lax(
+        lambda i, f: i + f + 0 * lax.add(i.astype(jnp.float32), f)), "failed", "lax.add")

@@ -351,3 +351,27 @@ def test_a_grad_run_and_thrown_away_earns_nothing():
         return jax.vmap(lambda x, y: 2 * (jnp.dot(w, x) - y) * x)(xs, ys)
     assert_result(check.per_example_grads(by_hand), "failed", "runs jax.grad",
                   "not what it returns")
+
+
+def test_walk_twelve_used_means_the_result_changes():
+    """Walk 12: the first "used" test made a call's inputs NaN and looked for NaN in the
+    result, so right answers that mask NaN were refused and a vmap added times 0 passed; the
+    check now changes the inputs finitely and asks whether the result changes at all."""
+    vmapped = jax.vmap(jnp.dot)
+    for right in (lambda a, b: jnp.nan_to_num(vmapped(a, b)),
+                  lambda a, b: (lambda v: jnp.where(jnp.isfinite(v), v, 0.0))(vmapped(a, b)),
+                  lambda a, b: jnp.fmax(vmapped(a, b), -jnp.inf)):
+        assert_result(check.dot_vmap(right), "passed")
+    assert_result(check.per_example_grads(lambda t, xs, ys: jnp.nan_to_num(per_example_grads(
+        t, xs, ys))), "passed")
+    assert_result(check.per_example_grads(lambda t, xs, ys: jax.vmap(  # over indices
+        lambda i: jax.grad(example_loss)(t, xs[i], ys[i]))(jnp.arange(xs.shape[0]))), "passed")
+
+    def einsum(a, b):
+        return jnp.einsum("bi,bi->b", a, b)
+    for wrong in (lambda a, b: einsum(a, b) + 0 * vmapped(a, b),
+                  lambda a, b: einsum(a, b) + vmapped(a, b) - vmapped(a, b),
+                  lambda a, b: jnp.where(jnp.isnan(vmapped(a, b)), vmapped(a, b), einsum(a, b)),
+                  lambda a, b: [jax.vmap(lambda i: i * 2)(jnp.arange(3)), einsum(a, b)][1],
+                  lambda a, b: [[vmapped(a, b) for _unused in range(9)], einsum(a, b)][1]):
+        assert_result(check.dot_vmap(wrong), "failed", "not what it returns")

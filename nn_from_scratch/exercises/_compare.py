@@ -182,6 +182,6 @@ def expect_vmap(student_fn: Any, args: tuple[Any, ...], what: str, how: str,
               if ran.get(f"{kind} used", wanted) < wanted]
     if unused:  # run, and thrown away: the numbers come from elsewhere
         raise Mistake(_("{what} runs {name}, but its result is not what it returns: with "
-                        "that call's inputs made NaN the answer is unchanged, so its numbers "
+                        "that call's inputs changed the answer stays the same, so its numbers "
                         "come from other code: {how}").format(what=what, name=unused[0],
                                                               how=how))

@@ -388,7 +388,7 @@ def ready_made_calls(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = 
 
 
 _TRANSFORMS = {"vmap_f": "vmap", "grad_f": "grad", "value_and_grad_f": "grad"}
-_POISONED_RUNS = 8  # past these many vmap and grad calls, the rest count as used unchecked
+_ONE_BY_ONE = 8  # past these many vmap and grad calls, the rest are changed together
 
 
 def transforms_run(fn: Any, args: tuple[Any, ...]) -> dict[str, int]:
@@ -399,11 +399,12 @@ def transforms_run(fn: Any, args: tuple[Any, ...]) -> dict[str, int]:
     a vmap but no grad); ``{}`` if ``fn`` raised. Run without ``jit`` (a cached compile maps
     nothing).
 
-    Used: ``fn`` runs again once per call, with that call's floating-point inputs made NaN
-    (written into its frame by the profiler, as Python lets a profiler do): a call whose
-    result ``fn`` returns, or computes its result from, makes a NaN of it; a vmap run and
-    thrown away beside einsum does not. A call with no floating-point input to poison (a
-    vmap over indices), and one past the first eight, counts as used."""
+    Used: ``fn`` runs again once per call with that call's inputs changed (:func:`_changed`,
+    written into its frame by the profiler, as Python lets a profiler do): a call whose
+    result ``fn`` computes its result from changes it; a vmap run and thrown away beside
+    einsum (or added times 0) does not. Past the first eight calls, the rest are changed
+    together, and count as used if the result changes; and all are changed at once, so that
+    calls whose results cancel (``v - v``) count as unused."""
     kinds: list[str] = []
 
     def watch(frame: Any, event: str, _arg: Any) -> None:
@@ -415,12 +416,16 @@ def transforms_run(fn: Any, args: tuple[Any, ...]) -> dict[str, int]:
         return {}
     count = {kind: kinds.count(kind) for kind in ("vmap", "grad")}
     used = dict(count)
-
-    if _floats(ran[0]) and not _has_nan(ran[0]):
-        for index, kind in enumerate(kinds[:_POISONED_RUNS]):
-            poisonable, again = _poisoned_run(fn, args, index)
-            if poisonable and again and not _has_nan(again[0]):
-                used[kind] -= 1  # its inputs made NaN, and the result is as clean as before
+    groups = [[index] for index in range(min(len(kinds), _ONE_BY_ONE))]
+    if len(kinds) > _ONE_BY_ONE:
+        groups.append(list(range(_ONE_BY_ONE, len(kinds))))
+    if len(kinds) > 1:  # all at once: calls that cancel (v - v) change nothing together
+        groups.append(list(range(len(kinds))))
+    for group in groups:
+        again = _run_changed(fn, args, set(group))
+        if again and _same(again[0], ran[0]):  # those calls changed, and the result did not
+            for index in group:
+                used[kinds[index]] = max(0, used[kinds[index]] - 1)
     return {**count, **{f"{kind} used": n for kind, n in used.items()}}
 
 
@@ -432,60 +437,69 @@ def _transform_call(frame: Any, event: str) -> str:
     return ""
 
 
-def _is_float(leaf: Any) -> bool:
-    import jax.numpy as jnp
-
-    return hasattr(leaf, "dtype") and bool(jnp.issubdtype(leaf.dtype, jnp.inexact))
-
-
-def _floats(tree: Any) -> list[Any]:
-    """The floating-point arrays among ``tree``'s leaves."""
-    import jax
-
-    return [leaf for leaf in jax.tree.leaves(tree) if _is_float(leaf)]
-
-
-def _poisoned(tree: Any) -> Any:
-    """``tree`` with its floating-point leaves made NaN, the others as they are."""
+def _changed(tree: Any) -> Any:
+    """``tree`` with every array leaf changed, finitely (NaN would be masked by an honest
+    ``nan_to_num``, and pass through a dishonest ``0 *``): floats to ``1.5 x + 0.25``,
+    integers to ``x + 1``, booleans negated; other leaves as they are."""
     import jax
     import jax.numpy as jnp
 
-    return jax.tree.map(lambda a: a * jnp.nan if _is_float(a) else a, tree)
+    def change(leaf: Any) -> Any:
+        if not hasattr(leaf, "dtype"):
+            return leaf
+        if jnp.issubdtype(leaf.dtype, jnp.bool_):
+            return ~leaf
+        if jnp.issubdtype(leaf.dtype, jnp.integer):
+            return leaf + 1
+        if jnp.issubdtype(leaf.dtype, jnp.inexact):
+            return leaf * 1.5 + 0.25
+        return leaf
+    return jax.tree.map(change, tree)
 
 
-def _has_nan(tree: Any) -> bool:
-    import jax.numpy as jnp
+def _same(a: Any, b: Any) -> bool:
+    """Two results with the same leaves, to float rounding (calls whose results cancel,
+    ``e + v - v``, leave a rounding's trace; a call that reaches the result changes it by far
+    more, its inputs changed by half of themselves)."""
+    import jax
 
-    return any(bool(jnp.isnan(leaf).any()) for leaf in _floats(tree))
+    def close(x: Any, y: Any) -> bool:
+        x, y = np.asarray(x), np.asarray(y)
+        if x.shape != y.shape:
+            return False
+        if x.dtype == bool or y.dtype == bool or not np.issubdtype(x.dtype, np.number):
+            return bool(np.array_equal(x, y))
+        return bool(np.allclose(x, y, rtol=1e-5, atol=1e-6, equal_nan=True))
+
+    left, right = jax.tree.leaves(a), jax.tree.leaves(b)
+    return len(left) == len(right) and all(close(x, y) for x, y in zip(left, right))
 
 
-def _poisoned_run(fn: Any, args: tuple[Any, ...], index: int) -> tuple[bool, list[Any]]:
-    """``fn(*args)`` (:func:`_run_watched`) with the floating-point inputs of its ``index``-th
-    vmap or grad call made NaN: ``(whether that call had any, [what fn returned] or [])``."""
-    seen, poisonable = 0, True
+def _run_changed(fn: Any, args: tuple[Any, ...], indices: set[int]) -> list[Any]:
+    """``fn(*args)`` (:func:`_run_watched`) with the inputs of its vmap and grad calls
+    numbered ``indices`` (in the order they run) :func:`_changed`."""
+    seen = 0
 
-    def poison(frame: Any, event: str, _arg: Any) -> None:
-        nonlocal seen, poisonable
+    def change(frame: Any, event: str, _arg: Any) -> None:
+        nonlocal seen
         if _transform_call(frame, event):
-            if seen == index:
-                poisonable = bool(_floats(frame.f_locals["args"]))
-                frame.f_locals["args"] = _poisoned(frame.f_locals["args"])
+            if seen in indices:
+                frame.f_locals["args"] = _changed(frame.f_locals["args"])
             seen += 1
 
-    out = _run_watched(fn, args, poison)
-    return poisonable, out
+    return _run_watched(fn, args, change)
 
 
 def without_lax_add(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (),
                     modules: tuple[str, ...] = ()) -> list[str]:
     """``["jnp.add"]`` if ``fn(*args)`` never calls ``lax.add`` but through ``jnp`` (``i + f``
     and ``jnp.add`` promote the dtypes for the student, calling ``lax.add`` from jnp's own
-    code), or calls it and throws its result away (with the inputs of those calls made NaN,
-    as :func:`transforms_run` does, the answer is as clean as before); ``[]`` if its result
-    comes from one (its own code, or ``jax.vmap(lax.add)``). For
-    :func:`._compare.expect_own_code`'s ``calls``."""
+    code), or calls it and throws its result away (with the inputs of those calls changed,
+    as :func:`transforms_run` does, the answer is the same); ``[]`` if its result comes from
+    one (its own code, or ``jax.vmap(lax.add)``). For :func:`._compare.expect_own_code`'s
+    ``calls``."""
     jnp_files = _library_files(("jax._src.numpy",))  # jnp.add and + call lax.add from here
-    called, poisoning = False, False
+    called, changing = False, False
 
     def watch(frame: Any, event: str, _arg: Any) -> None:
         nonlocal called
@@ -494,18 +508,17 @@ def without_lax_add(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (
                 frame.f_back is not None and \
                 not frame.f_back.f_code.co_filename.startswith(jnp_files):
             called = True  # by the student's code, or by vmap or tree.map of lax.add
-            if poisoning:
+            if changing:
                 for name in ("x", "y"):
-                    frame.f_locals[name] = _poisoned(frame.f_locals[name])
+                    frame.f_locals[name] = _changed(frame.f_locals[name])
 
     ran = _run_watched(fn, args, watch)
     if not called:
         return ["jnp.add"]
-    if ran and _floats(ran[0]) and not _has_nan(ran[0]):
-        poisoning = True
-        again = _run_watched(fn, args, watch)
-        if again and not _has_nan(again[0]):
-            return ["jnp.add"]  # lax.add ran, and its result was thrown away
+    changing = True
+    again = _run_watched(fn, args, watch)
+    if ran and again and _same(again[0], ran[0]):
+        return ["jnp.add"]  # lax.add ran, and its result was thrown away
     return []
 
 

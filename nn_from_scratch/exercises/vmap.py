@@ -234,17 +234,19 @@ def pairwise(student_fn: Any) -> str:
     return N_("(n, m) dot products of every row of a with every row of b, by nested vmap")
 
 
-def _linear_grads(theta: np.ndarray, x: Any, y: np.ndarray) -> np.ndarray:
+def _linear_grads(theta: Any, x: Any, y: Any) -> np.ndarray:
     """Per-example gradients of (theta . x - y)**2 with respect to theta: (n, 3)."""
-    x = np.asarray(x)
+    theta, x, y = np.asarray(theta), np.asarray(x), np.asarray(y)
     return 2 * (x @ theta - y)[:, None] * x
 
 
 def _examples(source: np.random.Generator, n: int, d: int
-              ) -> tuple[np.ndarray, jax.Array, np.ndarray]:
-    """theta (d,), and n examples: X (n, d), Y (n,)."""
+              ) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """theta (d,), and n examples: X (n, d), Y (n,), as jax.Arrays (an answer that maps over
+    indices, Y[i] inside the vmap, needs JAX's arrays: walk 12)."""
     theta = source.uniform(-2.0, 2.0, size=d).astype(np.float32)
-    return theta, _normal(source, n, d), source.uniform(-2.0, 3.0, size=n).astype(np.float32)
+    return (jnp.asarray(theta), _normal(source, n, d),
+            jnp.asarray(source.uniform(-2.0, 3.0, size=n), jnp.float32))
 
 
 @exercise(LESSON, 5, "per_example_grads")
