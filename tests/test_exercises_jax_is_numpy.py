@@ -363,3 +363,10 @@ def test_add_with_lax_walk_twelve():
         lambda i, f: jnp.nan_to_num(lax.add(i.astype(jnp.float32), f))), "passed")
     assert_result(check.add_with_lax(
         lambda i, f: i + f + 0 * lax.add(i.astype(jnp.float32), f)), "failed", "lax.add")
+
+
+def test_add_with_lax_on_python_numbers():
+    """Walk 13: lax.add on Python floats was told it never calls lax.add (their change left
+    Python numbers alone)."""
+    assert_result(check.add_with_lax(lambda i, f: jnp.array(
+        [lax.add(float(a), float(b)) for a, b in zip(i, f)], jnp.float32)), "passed")

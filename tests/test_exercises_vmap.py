@@ -375,3 +375,23 @@ def test_walk_twelve_used_means_the_result_changes():
                   lambda a, b: [jax.vmap(lambda i: i * 2)(jnp.arange(3)), einsum(a, b)][1],
                   lambda a, b: [[vmapped(a, b) for _unused in range(9)], einsum(a, b)][1]):
         assert_result(check.dot_vmap(wrong), "failed", "not what it returns")
+
+
+def test_walk_thirteen_keyword_inputs_no_inputs_float_flags_and_wrapping_indices():
+    """Walk 13: the check changed only a vmap's positional inputs, left a vmap with no inputs
+    (axis_size) nothing to change, kept float flags of 0 and 1 on their sides of 0.5, and moved
+    wrapping indices (i + 1) onto the same set: right answers refused, each kept here."""
+    from jax import lax
+    assert_result(check.dot_vmap(lambda a, b: jax.vmap(lambda x, y: jnp.dot(x, y))(x=a, y=b)),
+                  "passed")
+    assert_result(check.dot_vmap(lambda a, b: jax.vmap(
+        lambda: jnp.dot(a[lax.axis_index("i")], b[lax.axis_index("i")]), axis_name="i",
+        axis_size=a.shape[0])()), "passed")
+
+    def wrapping(a, b):
+        n = a.shape[0]
+        ids, vals = jax.vmap(lambda i: (i % n, jnp.dot(a[i % n], b[i % n])))(jnp.arange(n))
+        return jnp.zeros(n).at[ids].set(vals)
+    assert_result(check.dot_vmap(wrapping), "passed")
+    assert_result(check.per_example_grads(lambda t, xs, ys: jax.vmap(
+        lambda x, y: jax.grad(example_loss)(t, x, y))(x=xs, y=ys)), "passed")

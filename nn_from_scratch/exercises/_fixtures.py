@@ -400,11 +400,14 @@ def transforms_run(fn: Any, args: tuple[Any, ...]) -> dict[str, int]:
     nothing).
 
     Used: ``fn`` runs again once per call with that call's inputs changed (:func:`_changed`,
-    written into its frame by the profiler, as Python lets a profiler do): a call whose
-    result ``fn`` computes its result from changes it; a vmap run and thrown away beside
-    einsum (or added times 0) does not. Past the first eight calls, the rest are changed
-    together, and count as used if the result changes; and all are changed at once, so that
-    calls whose results cancel (``v - v``) count as unused."""
+    positional and keyword, written into its frame by the profiler, as Python lets a profiler
+    do): a call whose result ``fn`` computes its result from changes it; a vmap run and
+    thrown away beside einsum (or added times 0) does not. A call with no inputs to change
+    (``axis_size``), and a changed run that raises, count as used: nothing shows otherwise.
+    A vmap that does no work but feeds the result (``vmap(lambda v: v)``) counts as used:
+    its change shows, and no data flow tells it from an honest one. Past the first eight
+    calls, the rest are changed together, and count as used if the result changes; and all
+    are changed at once, so that calls whose results cancel (``v - v``) count as unused."""
     kinds: list[str] = []
 
     def watch(frame: Any, event: str, _arg: Any) -> None:
@@ -422,8 +425,8 @@ def transforms_run(fn: Any, args: tuple[Any, ...]) -> dict[str, int]:
     if len(kinds) > 1:  # all at once: calls that cancel (v - v) change nothing together
         groups.append(list(range(len(kinds))))
     for group in groups:
-        again = _run_changed(fn, args, set(group))
-        if again and _same(again[0], ran[0]):  # those calls changed, and the result did not
+        changeable, again = _run_changed(fn, args, set(group))
+        if changeable and again and _same(again[0], ran[0]):  # changed; the result is not
             for index in group:
                 used[kinds[index]] = max(0, used[kinds[index]] - 1)
     return {**count, **{f"{kind} used": n for kind, n in used.items()}}
@@ -438,23 +441,40 @@ def _transform_call(frame: Any, event: str) -> str:
 
 
 def _changed(tree: Any) -> Any:
-    """``tree`` with every array leaf changed, finitely (NaN would be masked by an honest
-    ``nan_to_num``, and pass through a dishonest ``0 *``): floats to ``1.5 x + 0.25``,
-    integers to ``x + 1``, booleans negated; other leaves as they are."""
+    """``tree`` with every number in it changed, finitely and across the usual thresholds
+    (NaN would be masked by an honest ``nan_to_num`` and pass through a dishonest ``0 *``;
+    ``1.5 x + 0.25`` keeps float flags of 0 and 1 on their sides of 0.5), and not back when
+    changed twice (an inner vmap handed an outer one's changed inputs: ``0.37 - x`` twice is
+    x): floats to ``0.37 - 1.5 x``; integers to 0, booleans to False (to 1 and True where
+    all are so already: an index map that wraps around still moves); Python numbers alike;
+    other leaves as they are."""
     import jax
     import jax.numpy as jnp
 
     def change(leaf: Any) -> Any:
+        if isinstance(leaf, bool):
+            return not leaf
+        if isinstance(leaf, int):
+            return 0 if leaf else 1
+        if isinstance(leaf, float):
+            return 0.37 - 1.5 * leaf
         if not hasattr(leaf, "dtype"):
             return leaf
-        if jnp.issubdtype(leaf.dtype, jnp.bool_):
-            return ~leaf
-        if jnp.issubdtype(leaf.dtype, jnp.integer):
-            return leaf + 1
+        if leaf.dtype == jnp.bool_ or jnp.issubdtype(leaf.dtype, jnp.integer):
+            return jnp.where(jnp.all(leaf == 0), jnp.ones_like(leaf), jnp.zeros_like(leaf))
         if jnp.issubdtype(leaf.dtype, jnp.inexact):
-            return leaf * 1.5 + 0.25
+            return (0.37 - 1.5 * leaf).astype(leaf.dtype)
         return leaf
     return jax.tree.map(change, tree)
+
+
+def _numbers_in(tree: Any) -> bool:
+    """Whether ``tree`` holds anything :func:`_changed` changes (a vmap called with no
+    inputs, ``axis_size=n``, holds none: its use cannot be seen by changing them)."""
+    import jax
+
+    return any(isinstance(leaf, (bool, int, float)) or hasattr(leaf, "dtype")
+               for leaf in jax.tree.leaves(tree))
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -475,19 +495,25 @@ def _same(a: Any, b: Any) -> bool:
     return len(left) == len(right) and all(close(x, y) for x, y in zip(left, right))
 
 
-def _run_changed(fn: Any, args: tuple[Any, ...], indices: set[int]) -> list[Any]:
+def _run_changed(fn: Any, args: tuple[Any, ...],
+                 indices: set[int]) -> tuple[bool, list[Any]]:
     """``fn(*args)`` (:func:`_run_watched`) with the inputs of its vmap and grad calls
-    numbered ``indices`` (in the order they run) :func:`_changed`."""
-    seen = 0
+    numbered ``indices`` (in the order they run), positional and keyword, :func:`_changed`:
+    ``(whether any of them had numbers to change, [what fn returned] or [])``."""
+    seen, changeable = 0, False
 
     def change(frame: Any, event: str, _arg: Any) -> None:
-        nonlocal seen
+        nonlocal seen, changeable
         if _transform_call(frame, event):
             if seen in indices:
-                frame.f_locals["args"] = _changed(frame.f_locals["args"])
+                local = frame.f_locals  # once: in Python 3.11 each read of it syncs it anew
+                for name in ("args", "kwargs"):
+                    changeable |= _numbers_in(local[name])
+                    local[name] = _changed(local[name])
             seen += 1
 
-    return _run_watched(fn, args, change)
+    out = _run_watched(fn, args, change)
+    return changeable, out
 
 
 def without_lax_add(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (),
@@ -509,8 +535,9 @@ def without_lax_add(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (
                 not frame.f_back.f_code.co_filename.startswith(jnp_files):
             called = True  # by the student's code, or by vmap or tree.map of lax.add
             if changing:
+                local = frame.f_locals  # once: in Python 3.11 each read of it syncs it anew
                 for name in ("x", "y"):
-                    frame.f_locals[name] = _changed(frame.f_locals[name])
+                    local[name] = _changed(local[name])
 
     ran = _run_watched(fn, args, watch)
     if not called:

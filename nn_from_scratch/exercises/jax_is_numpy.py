@@ -313,7 +313,8 @@ def add_with_lax(student_fn: Any) -> str:
     expect_close(got, np.asarray(ints) + np.asarray(floats), what,
                  hint=_("convert the ints to float32, then lax.add"))
     expect_own_code(student_fn, (ints, floats), what, (), calls=_fixtures.without_lax_add,
-                    message=_("{what} never calls lax.add: i + f and jnp.add convert the "
-                              "ints for you. The exercise is that conversion written out, "
+                    message=_("{what} never calls lax.add, or its result is not what it "
+                              "returns: i + f and jnp.add convert the ints for you. The "
+                              "exercise is that conversion written out, "
                               "lax.add(lax.convert_element_type(i, jnp.float32), f)"))
     return N_("int32 + float32 -> float32, with the conversion written out")
