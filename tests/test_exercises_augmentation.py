@@ -409,3 +409,11 @@ def test_augment_images_p_a_side_written_in_gets_a_hint():
     def four_by_four(images, key, p):
         return reference_p(images.reshape(-1, 4, 4), key, p)
     assert_result(check.augment_images_p(four_by_four), "failed", "side written as a number")
+
+
+def test_one_to_many_with_float_flags_is_used():
+    """Walk 13: flags made floats and compared with 0.5 inside the vmap were called unused
+    (a change of 1.5 f + 0.25 kept 0 and 1 on their sides of 0.5)."""
+    assert_result(check.one_to_many(lambda img, flags: jax.vmap(
+        lambda f: jnp.where(f > 0.5, rotate_90(img), img))(jnp.asarray(flags, jnp.float32))),
+        "passed")
