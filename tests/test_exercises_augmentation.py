@@ -120,10 +120,11 @@ def test_epoch_flags():
     assert_result(check.epoch_flags(transposed), "failed", "has shape", "expected (")
 
 
-def reference_p(images, key, p, keys=None):  # keys: a count of image keys written in
+def reference_p(images, key, p, keys=None, turn=rotate_90):
+    """10.4's answer; keys: a count of image keys written in; turn: rotate_90's stand-in."""
     def one(img, k):
         rotate_key, lr_key, ud_key = jax.random.split(k, 3)
-        img = lax.cond(jax.random.bernoulli(rotate_key, p), rotate_90, identity, img)
+        img = lax.cond(jax.random.bernoulli(rotate_key, p), turn, identity, img)
         img = lax.cond(jax.random.bernoulli(lr_key, p), flip_left_right, identity, img)
         return lax.cond(jax.random.bernoulli(ud_key, p), flip_up_down, identity, img)
     return jax.vmap(one)(images, jax.random.split(key, keys or images.shape[0]))
@@ -327,12 +328,7 @@ def test_augment_images_p_draws_its_image_side():
         return jnp.array([[img[0, 1], img[1, 1]], [img[0, 0], img[1, 0]]])
 
     def typed_side(images, key, p):
-        def one(img, k):
-            rotate_key, lr_key, ud_key = jax.random.split(k, 3)
-            img = lax.cond(jax.random.bernoulli(rotate_key, p), two_by_two_turn, identity, img)
-            img = lax.cond(jax.random.bernoulli(lr_key, p), flip_left_right, identity, img)
-            return lax.cond(jax.random.bernoulli(ud_key, p), flip_up_down, identity, img)
-        return jax.vmap(one)(images, jax.random.split(key, images.shape[0]))
+        return reference_p(images, key, p, turn=two_by_two_turn)
     for seed in (None, 1, 2, 3):
         with fresh_inputs(seed) if seed else contextlib.nullcontext():
             assert check.augment_images_p(typed_side).status == "failed"
@@ -343,13 +339,7 @@ def test_augment_images_p_a_half_turn_is_named():
     """Walk 9b: rotate_90 written as jnp.rot90(img, 2), a half turn (both flips), got the
     generic "fractions ... should be about p"."""
     def half_turn(images, key, p):
-        def one(img, k):
-            rotate_key, lr_key, ud_key = jax.random.split(k, 3)
-            img = lax.cond(jax.random.bernoulli(rotate_key, p), lambda im: jnp.rot90(im, 2),
-                           identity, img)
-            img = lax.cond(jax.random.bernoulli(lr_key, p), flip_left_right, identity, img)
-            return lax.cond(jax.random.bernoulli(ud_key, p), flip_up_down, identity, img)
-        return jax.vmap(one)(images, jax.random.split(key, images.shape[0]))
+        return reference_p(images, key, p, turn=lambda im: jnp.rot90(im, 2))
     assert_result(check.augment_images_p(half_turn), "failed", "QUARTER turn", "half turn")
 
 
@@ -395,12 +385,7 @@ def test_augment_images_p_a_turn_the_other_way_is_named(turn):
     """Walk 11: a clockwise turn or a transpose in place of rotate_90 was told to draw each
     flag with bernoulli(its_key, p), though the flags were right."""
     def answer(images, key, p):
-        def one(img, k):
-            rotate_key, lr_key, ud_key = jax.random.split(k, 3)
-            img = lax.cond(jax.random.bernoulli(rotate_key, p), turn, identity, img)
-            img = lax.cond(jax.random.bernoulli(lr_key, p), flip_left_right, identity, img)
-            return lax.cond(jax.random.bernoulli(ud_key, p), flip_up_down, identity, img)
-        return jax.vmap(one)(images, jax.random.split(key, images.shape[0]))
+        return reference_p(images, key, p, turn=turn)
     assert_result(check.augment_images_p(answer), "failed", "jnp.rot90(img)", "a flip")
 
 
