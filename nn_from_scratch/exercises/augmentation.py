@@ -338,7 +338,7 @@ def augment_images_p(student_fn: Any) -> str:
         if abs(fractions[0] - p) <= 0.05 and abs(flipped_by_turn - p) > 0.1 and np.any(
                 np.abs(fractions[1:] - flipped_by_turn) <= 0.05):
             raise Mistake(_("with p = {p} about {p} of the images were rotated, but each "
-                            "rotation came out with a flip of its own: rotate_90 is not "
+                            "rotation came out with a flip of its own: rotate_90 should be "
                             "jnp.rot90(img), a quarter turn counter-clockwise (a clockwise "
                             "turn, jnp.rot90(img, -1), or a transpose, img.T, is that turn "
                             "and a flip)").format(p=p))
