@@ -7,6 +7,7 @@ from nn_from_scratch.exercises._draws import (
                                               EXP_LIMIT,
                                               draw_sizes,
                                               extreme_scores,
+                                              layer_sizes,
                                               with_variance,
 )
 
@@ -73,3 +74,9 @@ def test_with_variance_has_the_variance_asked_for():
         assert np.isclose(np.mean(x.astype(np.float64)), 2.0, rtol=1e-6)
     with pytest.raises(ValueError):
         with_variance(np.random.default_rng(0), 1, 0.01)
+
+
+def test_layer_sizes_take_one_or_two_hidden_layers():
+    case = {"inputs": 9, "hidden": 4, "second": 6, "classes": 3}
+    assert layer_sizes(case, 1) == [9, 4, 3]
+    assert layer_sizes(case, 2) == [9, 4, 6, 3]

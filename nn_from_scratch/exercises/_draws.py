@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["EXP_LIMIT", "draw_sizes", "extreme_scores", "labelled_batch", "network",
-           "with_variance"]
+__all__ = ["EXP_LIMIT", "draw_sizes", "extreme_scores", "labelled_batch", "layer_sizes",
+           "network", "with_variance"]
 
 EXP_LIMIT = 709.79  # exp overflows above this in float64 (log of its largest); float32: 88.72
 _TRIES = 1000
@@ -108,6 +108,14 @@ def with_variance(source: np.random.Generator, size: int, variance: float,
     drawn = source.normal(size=size)
     standard = (drawn - drawn.mean()) / drawn.std()
     return (centre + np.sqrt(variance) * standard).astype(np.float32)
+
+
+def layer_sizes(case: dict[str, int], hidden_layers: int) -> list[int]:
+    """A network's layer sizes from a case of :func:`draw_sizes` with the sizes ``inputs``,
+    ``hidden``, ``second`` and ``classes``: ``[inputs, hidden, classes]`` for one hidden layer,
+    ``[inputs, hidden, second, classes]`` for two (checks alternate them, so that an answer
+    written for one depth fails)."""
+    return [case["inputs"], *[case["hidden"], case["second"]][:hidden_layers], case["classes"]]
 
 
 def network(source: np.random.Generator, sizes: Sequence[int],

@@ -17,7 +17,7 @@ from ..i18n import N_, _
 from ._calls import call, fast_call, finish_first, generator, more_when_graded, prng_key
 from ._compare import as_array, expect_close, expect_int, expect_shape, reject_known_wrong
 from ._core import Mistake, exercise
-from ._draws import draw_sizes, network
+from ._draws import draw_sizes, layer_sizes, network
 from ._hints import LOGSUMEXP_OVERFLOWED, NETWORK_SHAPES, summary
 
 LESSON = "07_mlp_from_scratch"
@@ -32,8 +32,7 @@ def _networks(seed: int, cases: int) -> list[list[int]]:
     each of its operations for every new shape."""
     drawn = draw_sizes(generator(seed), cases, inputs=(6, 13), hidden=(3, 10), second=(3, 10),
                        classes=(2, 9))
-    return [[s["inputs"], *[s["hidden"], s["second"]][:2 - i % 2], s["classes"]]
-            for i, s in enumerate(drawn)]
+    return [layer_sizes(s, 2 - i % 2) for i, s in enumerate(drawn)]
 
 
 def _network(sizes: list[int], seed: int) -> list[tuple[jax.Array, jax.Array]]:

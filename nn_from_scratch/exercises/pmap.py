@@ -21,7 +21,7 @@ from ..parallel import AXIS
 from ._calls import call, generator, jittered, library_name, prng_key
 from ._compare import as_array, expect_close, expect_own_code, expect_shape, mlp_loss_and_grads
 from ._core import Mistake, exercise
-from ._draws import draw_sizes, labelled_batch, network
+from ._draws import draw_sizes, labelled_batch, layer_sizes, network
 from ._hints import NETWORK_SHAPES, NO_DERIVATIVE, summary
 from ._remote import transformed
 
@@ -49,8 +49,7 @@ def _networks(number: int, counts: tuple[int, ...]) -> list[tuple[list[int], int
         drawn = draw_sizes(source, len(counts), inputs=(5, 12), hidden=(3, 10),
                            second=(3, 10), classes=(2, 7), local=(2, 9))
         if all(s["local"] != devices for s, devices in zip(drawn, counts)):
-            return [([s["inputs"], s["hidden"], *[s["second"]][:i % 2], s["classes"]],
-                     s["local"]) for i, s in enumerate(drawn)]
+            return [(layer_sizes(s, 1 + i % 2), s["local"]) for i, s in enumerate(drawn)]
     raise ValueError(f"_networks: no local batches apart from the device counts {counts}")
 
 

@@ -24,7 +24,7 @@ from . import _placement
 from ._calls import call, generator, jittered, wrapped
 from ._compare import as_array, expect_close, expect_shape, mlp_loss_and_grads
 from ._core import Mistake, exercise
-from ._draws import draw_sizes, labelled_batch, network
+from ._draws import draw_sizes, labelled_batch, layer_sizes, network
 from ._hints import NETWORK_SHAPES, NO_DERIVATIVE
 from ._remote import beside
 
@@ -64,7 +64,7 @@ def _cases(number: int, *, split: bool) -> list[tuple[list[int], int]]:
                     generator(number), 2, inputs=(2, 4), hidden=(1, 3), second=(1, 3),
                     classes=(1, 3), local=(1, 4), apart=False,
                     keep=lambda s: len({s["inputs"], s["hidden"], s["second"]}) == 3))]
-    return [([s["inputs"], s["hidden"], *[s["second"]][:i], s["classes"]], s["local"])
+    return [(layer_sizes(s, 1 + i), s["local"])
             for i, s in enumerate(draw_sizes(generator(number), 2, inputs=(5, 17),
                                              hidden=(3, 12), second=(3, 12), classes=(2, 6),
                                              local=(4, 8)))]

@@ -32,7 +32,7 @@ from ._compare import (
     reject_known_wrong,
 )
 from ._core import Mistake, exercise
-from ._draws import draw_sizes, labelled_batch, network
+from ._draws import draw_sizes, labelled_batch, layer_sizes, network
 from ._hints import NETWORK_SHAPES, summary
 from ._remote import beside, session_of, transformed
 
@@ -457,7 +457,7 @@ def _problems() -> list[tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray, n
     problems = []
     for number, s in enumerate(draw_sizes(generator(156), 2, inputs=(5, 10), hidden=(3, 9),
                                           second=(3, 9), classes=(2, 6), batch=(6, 12))):
-        sizes = [s["inputs"], s["hidden"], *[s["second"]][:number], s["classes"]]
+        sizes = layer_sizes(s, 1 + number)
         x, _labels, y = labelled_batch(generator(100 + number), (s["batch"],), sizes[0],
                                        sizes[-1])
         problems.append((network(generator(number), sizes), x, y))
