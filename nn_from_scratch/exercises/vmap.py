@@ -374,8 +374,8 @@ def clipped_mean_grad(student_fn: Any) -> str:
         # a guard added to the norms (it shows where max_norm is small): the eps that fits best
         guarded = {eps: np.mean(grads * np.minimum(1.0, max_norm / (norms + eps))[:, None],
                                 axis=0) for eps in np.logspace(-9, -1, 33)}
-        eps = min(guarded, key=lambda e: float(np.max(np.abs(got - guarded[e]))))
-        eps = eps if np.allclose(got, guarded[eps], atol=atol) else None
+        nearest = min(guarded, key=lambda e: float(np.max(np.abs(got - guarded[e]))))
+        eps = float(nearest) if np.allclose(got, guarded[nearest], atol=atol) else None
         expect_close(got, want, what, atol=atol,
                      hint=_("the mean over rows of g_i * min(1, max_norm / |g_i|)")
                      if eps is None else
