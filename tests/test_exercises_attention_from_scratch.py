@@ -52,8 +52,8 @@ def test_attention():
         # "divided by d" there, a hint as true of it) or any other d
         assert i18n.language() != "en" or any(hint in result.message for hint in (
             "a number written in your code", "divided by d")), result.line
-    assert_result(check.attention(lambda q, k, v: scaled_attention(q, k, v, 1 / 4)), "failed",
-                  "divided by d")
+    assert_result(check.attention(lambda q, k, v: scaled_attention(q, k, v, 1 / q.shape[0])),
+                  "failed", "divided by d")
     assert_result(check.attention(lambda q, k, v: jax.nn.softmax(k @ q / 2) @ k), "failed",
                   "averaged the keys")
     assert_result(check.attention(lambda q, k, v: jax.nn.softmax(k @ q / 2)), "failed",

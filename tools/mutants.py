@@ -108,18 +108,20 @@ def _check(ns: dict, check_source: str) -> tuple[str, str, float]:
     return getattr(result, "status", "no result"), getattr(result, "message", ""), seconds
 
 
-def _graded_check(ns: dict, check_source: str) -> tuple[str, str]:
+def _graded_check(ns: dict, check_source: str, seed: int) -> tuple[str, str]:
     """The same check as the grader decides it: the checker run apart from the namespace, which
-    it questions through the grader's JSON (InProcess), on inputs drawn for a grading."""
-    from nn_from_scratch.grade.checking import InProcess, check_here, fresh_seed
+    it questions through the grader's JSON (InProcess), on inputs drawn for a grading from
+    ``seed`` (``fresh_seed()``: one per exercise in a run, shared by its solution and mutants,
+    so that a mutant meets the shapes its solution met and JAX compiles each operation once,
+    not once per mutant)."""
+    from nn_from_scratch.grade.checking import InProcess, check_here
     from nn_from_scratch.grade.verdicts import parse_check
 
     name, names = parse_check(check_source)
     signal.setitimer(signal.ITIMER_REAL, MUTANT_TIME_LIMIT)
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            result = check_here(InProcess(ns), getattr(ns["check"], name), list(names),
-                                fresh_seed())
+            result = check_here(InProcess(ns), getattr(ns["check"], name), list(names), seed)
     except BaseException as err:  # noqa: BLE001 - a time-out, or the checker's own bug
         if isinstance(err, KeyboardInterrupt):
             raise
@@ -178,16 +180,19 @@ class Mutation:
         """Before the student's exercise cell ``index``: the solution, then every mutant of it,
         each in a copy of the namespace ``ns`` built so far, with its check (in English; with
         ``graded`` also as the grader decides it). ``ns`` is left as it was."""
+        from nn_from_scratch.grade.checking import fresh_seed
+
         cell, check_source = self.full.cells[index], self.full.cells[index + 1].source
         base = dict(ns)
         exercise: dict[str, Any] = {"cell": index, "mutants": []}
         lines = notebooks.solution_lines(self.source_nb.cells[index].source)
+        seed = fresh_seed()  # the grading's draw of this exercise, for its solution and mutants
         with _in_english():
             _run(ns, cell.source)
             exercise["status"], exercise["message"], exercise["seconds"] = _check(ns,
                                                                                    check_source)
             if self.graded:
-                exercise["graded"] = _graded_check(ns, check_source)
+                exercise["graded"] = _graded_check(ns, check_source, seed)
             exercise["id"] = _exercise_id(check_source, self.slug)
             for mutant in mutate.mutants(cell.source, lines) if self.with_mutants else []:
                 ns.clear()
@@ -204,7 +209,8 @@ class Mutation:
                 exercise["mutants"].append({"key": mutant.key, "status": status,
                                             "message": message, "seconds": seconds})
                 if self.graded and status != "passed":  # a miss is a wrong answer caught
-                    exercise["mutants"][-1]["graded"] = _graded_check(ns, check_source)
+                    exercise["mutants"][-1]["graded"] = _graded_check(ns, check_source,
+                                                                       seed)
                 if self.first_wrong_only and status == "failed" and _a_wrong_value(message):
                     break
         ns.clear()

@@ -600,23 +600,45 @@ def _calls_of(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...],
         if frame.f_code.co_name not in allowed and name not in seen:
             seen.append(name)
 
-    _run_watched(fn, args, watch)
+    if not _run_watched(fn, args, watch, abstract=True):
+        _run_watched(fn, args, watch)  # code that needs the numbers themselves: run on them
     return seen
 
 
-def _run_watched(fn: Any, args: tuple[Any, ...], watch: Any) -> list[Any]:
+def _run_watched(fn: Any, args: tuple[Any, ...], watch: Any,
+                 abstract: bool = False) -> list[Any]:
     """``fn(*args)`` without ``jit`` (a cached compile runs nothing), with ``watch`` as
     Python's profiler meanwhile: ``[what it returned]``, or ``[]`` if it raised (what it
-    raises is the check's to report, when it calls ``fn`` itself)."""
+    raises is the check's to report, when it calls ``fn`` itself).
+
+    ``abstract``: run it on the arrays' shapes and dtypes alone (``jax.eval_shape``, each
+    time a new function, so that no trace is reused), not on their numbers: every line of
+    Python runs as it does under ``jit``, and nothing is compiled, where running each
+    operation on numbers compiles it anew for each shape a check draws. ``[None]`` when it
+    ran; ``[]`` when it raised, as code that needs the numbers does (``float(x)``)."""
     import sys
 
     import jax
+    import numpy as np
+
+    leaves, tree = jax.tree.flatten(args)
+    arrays = [isinstance(leaf, (jax.Array, np.ndarray)) for leaf in leaves]
+
+    def on_shapes(*shaped: Any) -> None:
+        given = iter(shaped)
+        fn(*jax.tree.unflatten(tree, [next(given) if is_array else leaf
+                                      for leaf, is_array in zip(leaves, arrays)]))
 
     previous = sys.getprofile()
     sys.setprofile(watch)
     try:
         with jax.disable_jit():
-            out = fn(*args)
+            if abstract:
+                jax.eval_shape(on_shapes, *[leaf for leaf, is_array in zip(leaves, arrays)
+                                            if is_array])
+                out = None
+            else:
+                out = fn(*args)
     except Exception:
         return []
     finally:

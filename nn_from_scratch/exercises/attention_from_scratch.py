@@ -26,7 +26,7 @@ import numpy as np
 from .. import attention as library
 from ..i18n import N_, _
 from . import _fixtures
-from ._calls import Hints, call, fast_call, generator, graded, more_when_graded
+from ._calls import Hints, call, fast_call, generator, more_when_graded
 from ._compare import (
     as_array,
     expect_close,
@@ -41,16 +41,10 @@ from ._remote import beside
 
 LESSON = "14_attention_from_scratch"
 ATTENTION = "nn_from_scratch.attention"  # the library's code the exercises ask students to write
-_RNG = np.random.default_rng(14)  # in class: one stream, drawn in the order of the checks
 EPS = 1e-5  # the layer norm's
 EPS_ACCEPTED = (1e-6, 2e-5)  # Flax's eps to twice PyTorch's: all right; 1e-4 is not
 SMALL_VARIANCE = 0.01  # where eps shows (_draws.with_variance): 1e-4 moves the answer 0.45%
 TINY_VARIANCE = 1e-6  # below eps: sqrt(var + eps) and std + eps differ 3-fold
-
-
-def _source(n: int) -> np.random.Generator:
-    """Where an input is drawn from: the class stream, or a grading's fresh draws."""
-    return generator(n) if graded() else _RNG
 
 
 def _normal(source: np.random.Generator, *shape: int, scale: float = 1.0) -> jax.Array:
@@ -121,7 +115,7 @@ def _hard_coded_scale(got: np.ndarray, want: np.ndarray, q: Any, k: Any, v: Any,
 
 @exercise(LESSON, 1, "attention for one query")
 def attention(student_fn: Any) -> str:
-    source = _source(140)
+    source = generator(140)
     for number, s in enumerate(draw_sizes(source, 3, d=(2, 9), t=(3, 9), d_v=(2, 7))):
         d, t, d_v = s["d"], s["t"], s["d_v"]
         query, keys, values = _normal(source, d), _normal(source, t, d), _normal(source, t, d_v)
@@ -184,7 +178,7 @@ def attention(student_fn: Any) -> str:
 
 @exercise(LESSON, 2, "self-attention (vmap over the queries)")
 def self_attention(student_fn: Any) -> str:
-    source = _source(142)
+    source = generator(142)
     for number, s in enumerate(draw_sizes(source, 2, t=(3, 8), d=(2, 8), d_k=(2, 7),
                                           d_v=(2, 7))):
         t, d, d_k, d_v = s["t"], s["d"], s["d_k"], s["d_v"]
@@ -306,7 +300,7 @@ def _masked_gradient(student_fn: Any, scores: np.ndarray, mask: np.ndarray, hint
 
 @exercise(LESSON, 3, "the mask (masked_softmax)")
 def masked_softmax(student_fn: Any) -> str:
-    source = _source(143)
+    source = generator(143)
     for kind, s in zip(MASK_CASES, draw_sizes(source, len(MASK_CASES), t=(6, 13))):
         scores, mask = _masked_case(source, s["t"], kind)
         s64 = scores.astype(np.float64)
@@ -408,7 +402,7 @@ def _heads_sizes(source: np.random.Generator, cases: int, mlp: bool = False
 
 @exercise(LESSON, 4, "multi-head attention (vmap over the heads)")
 def multi_head_attention(student_fn: Any) -> str:
-    source = _source(144)
+    source = generator(144)
     for number, s in enumerate(_heads_sizes(source, 2)):
         t, heads, d_k, d = s["t"], s["heads"], s["d_k"], s["d"]
         x = _normal(source, t, d)
@@ -506,7 +500,7 @@ def _far_from_zero(source: np.random.Generator, d: int) -> np.ndarray:
 
 @exercise(LESSON, 5, "layer_norm")
 def layer_norm(student_fn: Any) -> str:
-    source = _source(145)
+    source = generator(145)
     for kind, s in zip(("spread", "small variance", "constant", "tiny variance", "large mean"),
                        draw_sizes(source, 5, d=(3, 12))):
         d = s["d"]
@@ -648,7 +642,7 @@ def _block(x: Any, block: Any, attention_residual: bool = True, mlp_residual: bo
 
 @exercise(LESSON, 6, "transformer_block (the residuals)")
 def transformer_block(student_fn: Any) -> str:
-    source = _source(146)
+    source = generator(146)
     for number, s in enumerate(_heads_sizes(source, 2, mlp=True)):
         t, heads, d_k, d, m = s["t"], s["heads"], s["d_k"], s["d"], s["m"]
         x = _normal(source, t, d)
