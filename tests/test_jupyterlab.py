@@ -2,8 +2,8 @@
 through JupyterLab's UI as a student uses it (tests/jupyterlab_ui.py drives it).
 
 One JupyterLab server (the installed one, in a fresh home) serves every case: for lesson 03
-(an early one) and lesson 16 (the newest), in English and in Chinese, the test opens the
-student edition, checks that its kernel starts without asking, runs Run > Run All Cells,
+(an early one) in English and in Chinese, and lesson 16 (the newest) in English, the test
+opens the student edition, checks that its kernel starts without asking, runs Run > Run All Cells,
 and reads the page: every check shows "not done" as the HTML box (exercises/_display). Then
 it types the solution into one exercise cell through the editor, runs it and its check
 (Shift+Enter, twice) and sees ✓; then a known wrong answer, and sees ✗ with the checker's
@@ -190,6 +190,11 @@ def test_a_student_notebook_in_jupyterlab_runs_and_answers_on_the_page(browser, 
         for case in CASES:
             if case is not CASES[0] and os.environ.get(LIGHTER, "on") == "off":
                 print(f"{case.lesson} ({language}): left to CI's first run ({LIGHTER}=off)")
+                continue
+            if case is not CASES[0] and language != "en":
+                # The page in Chinese is the early lesson's; lesson 16's Chinese student
+                # edition runs to its end, every check "not done" in Chinese, in the mutation
+                # test (tests/test_mutants.py): its Run All here would add ~40 s and no check.
                 continue
             edition = "student" if language == "en" else "student/zh"
             try_case(student, case, f"{edition}/{case.lesson}.ipynb")
