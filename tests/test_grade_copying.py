@@ -116,13 +116,37 @@ def test_text_run_as_code_in_an_earlier_cell_puts_what_it_may_bind_in_doubt(rele
     # round seven's honest looks: vars() and __dict__ of an object the notebook made
     "import pprint\npprint.pprint(vars(params))",
     "import json\nprint(json.dumps(params.__dict__, default=str))",
-    "fields = vars(params)\nprint(sorted(fields))"])
+    "fields = vars(params)\nprint(sorted(fields))",
+    # vars() of what a call returns, shown by the standard library's readers (issue 35: an
+    # honest look at an object the student's function made cost the answer its point)
+    "import pprint\npprint.pprint(vars(make()))", "import pprint as pp\npp.pp(vars(make()))",
+    "import json\ntext = json.dumps(vars(make()), default=str)"])
 def test_a_namespace_only_read_puts_no_answer_in_doubt(release, look):
     """Round six of the red team (honest students): a cell that looks at a namespace between
     an answer and its check cost the answer its point ("hides what it runs")."""
     before = ("import sys\nimport nn_from_scratch.model as m\nparams = type('P', (), {})()\n"
-              "params.w = 1", "def relu(x):\n    return jnp.maximum(0, x)")
+              "params.w = 1\ndef make():\n    return type('Q', (), {})()",
+              "def relu(x):\n    return jnp.maximum(0, x)")
     assert copies(release, look, *before) == {}
+
+
+@pytest.mark.parametrize("replaced", [
+    "pprint.pprint = lambda ns: ns.update(relu=m.relu)",
+    "alias = pprint\nalias.pprint = lambda ns: ns.update(relu=m.relu)",
+    "def _later():\n    pprint.pprint = lambda ns: ns.update(relu=m.relu)\n\n_later()",
+    "setattr(pprint, 'pprint', lambda ns: ns.update(relu=m.relu))",
+    "pprint = type('P', (), {'pprint': staticmethod(lambda ns: ns.update(relu=m.relu))})"])
+def test_a_reader_replaced_before_the_answer_reads_no_namespace(release, replaced):
+    """The readers ``pprint.pprint`` and ``json.dumps`` vouch for a look only while nothing
+    could have replaced them: replaced before the answer's def, then handed the module's
+    namespace after it, they bind the library's relu unseen."""
+    before = "import pprint\nimport nn_from_scratch.model as m\n" + replaced
+    found = copies(release, "def relu(x):\n    return jnp.maximum(0, x)\n\n\n"
+                            "pprint.pprint(vars())", before)
+    assert "07.1" in found and found["07.1"].startswith("relu"), found
+    # and not replaced: the same look is only read
+    assert copies(release, "def relu(x):\n    return jnp.maximum(0, x)\n\n\n"
+                           "pprint.pprint(vars())", "import pprint") == {}
 
 
 @pytest.mark.parametrize("write, how", [

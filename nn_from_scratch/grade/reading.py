@@ -25,6 +25,7 @@ from .unseen import (
     NAMESPACE_CALLS,
     hides_a_binding,
     lasting,
+    rebinds_a_reader,
 )
 
 __all__ = ["Hidden", "Reader", "hiding"]
@@ -84,6 +85,8 @@ class Reader:
         # bound (exec...): every name bound before it is in doubt
         self.always = ""  # a hook that may rebind any name after any cell: every name in doubt
         self.plain: set[str] = set()  # names last bound to an object the notebook made
+        self.imported: dict[str, str] = {}  # names last bound by "import x (as y)": y -> x
+        self.readers_kept = True  # no statement yet could have replaced pprint.pprint & co.
 
     def resolve(self, node: ast.AST) -> Any:
         """The package object ``node`` (a name, an attribute chain, ``getattr`` with a constant
@@ -124,6 +127,7 @@ class Reader:
         else:
             self.plain.discard(name)
         self.when[name] = self.count
+        self.imported.pop(name, None)
         self.by_student.discard(name)
         self.code.pop(name, None)
         if student:
@@ -154,10 +158,13 @@ class Reader:
             self.count += 1
             if student:
                 self.always = self.always or lasting(statement)
+                self.readers_kept = self.readers_kept and not rebinds_a_reader(statement)
                 how = hides_a_binding(statement, set(self.when), self.plain, lambda name: (
-                    self.code.get(name) if name in self.by_student else None))
+                    self.code.get(name) if name in self.by_student else None),
+                    imported=self.imported if self.readers_kept else {})
                 if how:
                     self.hidden = (self.count, how)
+                    self.readers_kept = False  # setattr, exec...: may have replaced one
             self.statement(statement, student)
 
     def statement(self, statement: ast.stmt, student: bool) -> None:
@@ -166,6 +173,7 @@ class Reader:
             for alias in statement.names:
                 top = alias.name if alias.asname else alias.name.split(".")[0]
                 self._bind(alias.asname or top, _import(top), student)
+                self.imported[alias.asname or top] = top
         elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
             module = _import(statement.module)
             for alias in statement.names:

@@ -11,7 +11,8 @@ point (red team, round six): :func:`hides_a_binding` counts a namespace expressi
 only in a few shapes it can prove are (an argument of a builtin reader such as ``print`` or
 ``len`` that the notebook has not rebound, ``name in globals()``, a loop over it, ``.keys()``,
 ``.get(...)`` and the like whose result is itself only read, ``"...".format(**locals())``,
-``", ".join(vars(x))``); anything else, however it is spelt (``[globals()][0][...] = ...``,
+``", ".join(vars(x))``, ``pprint.pprint`` and ``json.dumps`` of an imported ``pprint`` or
+``json``); anything else, however it is spelt (``[globals()][0][...] = ...``,
 ``globals().get.__self__[...] = ...``: round seven), counts as a write.
 
 Code that runs when a ``def`` or ``class`` statement runs (decorators, default arguments, a
@@ -21,16 +22,19 @@ behind ``map``, a list and a method. ``exec`` and its kin kept or passed under a
 (``run = exec``) hide too; so does IPython's shell (``_ip``, ``user_ns``, ``push``).
 """
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 __all__ = ["BINDING_ATTRIBUTES", "BINDING_CALLS", "NAMESPACE_ATTRIBUTES", "NAMESPACE_CALLS",
-           "hides_a_binding", "lasting"]
+           "hides_a_binding", "lasting", "rebinds_a_reader"]
 
 # builtins that only read what they are handed, and hand back a new object
 _READERS = {"print", "len", "sorted", "list", "tuple", "set", "frozenset", "dict", "repr", "str",
             "sum", "any", "all", "isinstance", "id", "enumerate", "zip", "reversed", "min",
             "max", "format"}
 _READ_METHODS = {"get", "keys", "values", "items", "copy"}
+# functions of the standard library that only read what they are handed, by their module, when
+# the notebook's name for the module is an ``import`` of it: ``pprint.pprint(vars(f(x)))``
+_MODULE_READERS = {"pprint": {"pprint", "pformat", "pp"}, "json": {"dumps"}}
 NAMESPACE_CALLS = {"globals", "vars", "locals"}
 NAMESPACE_ATTRIBUTES = {"__dict__", "__globals__", "__builtins__", "modules"}
 # calls that run text as code, import by name, or set names by string
@@ -49,8 +53,10 @@ _LASTING_ATTRIBUTES = {"settrace", "setprofile", "addaudithook"}
 _LASTING_NAMES = {"builtins", "__builtins__"}
 
 
-def _only_read(node: ast.AST, parents: dict[ast.AST, ast.AST], rebound: set[str]) -> bool:
-    """Whether the namespace expression ``node`` is provably only read where it stands."""
+def _only_read(node: ast.AST, parents: dict[ast.AST, ast.AST], rebound: set[str],
+               imported: Mapping[str, str]) -> bool:
+    """Whether the namespace expression ``node`` is provably only read where it stands
+    (``imported``: the notebook's names for the modules it imported, ``{"pp": "pprint"}``)."""
     parent = parents.get(node)
     if isinstance(parent, ast.Expr | ast.FormattedValue):
         return True
@@ -63,6 +69,9 @@ def _only_read(node: ast.AST, parents: dict[ast.AST, ast.AST], rebound: set[str]
         func = parent.func
         if isinstance(func, ast.Name):
             return func.id in _READERS and func.id not in rebound
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+                func.attr in _MODULE_READERS.get(imported.get(func.value.id, ""), ()):
+            return True
         return isinstance(func, ast.Attribute) and func.attr == "join" and \
             isinstance(func.value, ast.Constant) and isinstance(func.value.value, str)
     if isinstance(parent, ast.keyword) and parent.arg is None:  # "...".format(**locals())
@@ -73,10 +82,10 @@ def _only_read(node: ast.AST, parents: dict[ast.AST, ast.AST], rebound: set[str]
             parent.attr in _READ_METHODS:  # .get(...), .keys(): read if what they give is
         call = parents.get(parent)
         return isinstance(call, ast.Call) and call.func is parent and \
-            _only_read(call, parents, rebound)
+            _only_read(call, parents, rebound, imported)
     if isinstance(parent, ast.Subscript) and parent.value is node and \
             isinstance(parent.ctx, ast.Load):  # an entry: read if it is only read
-        return _only_read(parent, parents, rebound)
+        return _only_read(parent, parents, rebound, imported)
     return False
 
 
@@ -110,7 +119,8 @@ def _of_an_object(node: ast.AST, plain: frozenset[str] | set[str]) -> bool:
     return isinstance(target, ast.Name) and target.id in plain
 
 
-def _how(node: ast.AST, rebound: set[str], plain: frozenset[str] | set[str]) -> str:
+def _how(node: ast.AST, rebound: set[str], plain: frozenset[str] | set[str],
+         imported: Mapping[str, str]) -> str:
     """The first thing in ``node`` that may bind a name unseen, or ""."""
     parents = {child: part for part in ast.walk(node) for child in ast.iter_child_nodes(part)}
     for part in ast.walk(node):
@@ -124,14 +134,14 @@ def _how(node: ast.AST, rebound: set[str], plain: frozenset[str] | set[str]) -> 
             func = part.func
             name = func.id if isinstance(func, ast.Name) else \
                 func.attr if isinstance(func, ast.Attribute) else ""
-            if name in NAMESPACE_CALLS and not _only_read(part, parents, rebound):
+            if name in NAMESPACE_CALLS and not _only_read(part, parents, rebound, imported):
                 return f"{name}()"
             if name in BINDING_CALLS and not (isinstance(func, ast.Attribute)
                                                and name == "compile"):  # jit(f).lower()...
                 return f"{name}()"
         elif isinstance(part, ast.Attribute) and (
                 part.attr in BINDING_ATTRIBUTES or part.attr in NAMESPACE_ATTRIBUTES
-                and not _only_read(part, parents, rebound)):
+                and not _only_read(part, parents, rebound, imported)):
             return part.attr
     return ""
 
@@ -139,7 +149,8 @@ def _how(node: ast.AST, rebound: set[str], plain: frozenset[str] | set[str]) -> 
 def hides_a_binding(statement: ast.stmt, rebound: set[str],
                     plain: frozenset[str] | set[str] = frozenset(),
                     code_of: Callable[[str], ast.AST | None] = lambda name: None,
-                    seen: set[str] | None = None) -> str:
+                    seen: set[str] | None = None,
+                    imported: Mapping[str, str] | None = None) -> str:
     """What in ``statement`` may bind a name the reading cannot see, so that every name bound
     before it is in doubt (see the module's docstring); "" if nothing.
 
@@ -150,11 +161,13 @@ def hides_a_binding(statement: ast.stmt, rebound: set[str],
     code a name is bound to (a ``def``, a ``class``, an assigned value), or None: the code of
     every name the statement refers to is read too, however it may come to run (called,
     decorating, handed to ``map``, kept in a list, a method of an instance: round eight), and
-    the code of the names that code refers to, to any depth.
+    the code of the names that code refers to, to any depth. ``imported``: the notebook's
+    names for the modules it imported (``import pprint as pp``: ``{"pp": "pprint"}``), so
+    that ``pp.pprint(vars(f(x)))`` is a namespace only read.
     """
     seen = set() if seen is None else seen
     for part in _running_parts(statement):
-        if how := _how(part, rebound, plain):
+        if how := _how(part, rebound, plain, imported or {}):
             return how
         for name in [n.id for n in ast.walk(part) if isinstance(n, ast.Name)]:
             code = None if name in seen else code_of(name)
@@ -169,9 +182,19 @@ def hides_a_binding(statement: ast.stmt, rebound: set[str],
                 [code] if isinstance(code, ast.stmt) else \
                 [ast.Expr(code)] if isinstance(code, ast.expr) else []
             for inner in body:
-                if how := hides_a_binding(inner, rebound, plain, code_of, seen):
+                if how := hides_a_binding(inner, rebound, plain, code_of, seen, imported):
                     return how
     return ""
+
+
+def rebinds_a_reader(statement: ast.stmt) -> bool:
+    """Whether ``statement`` (all of it, a ``def``'s body too) sets or deletes an attribute
+    named as one of the standard library's readers (``pprint.pprint = ...``, on any object,
+    since an alias of the module is the module): from then on ``pprint.pprint(vars(x))`` may
+    write, and the notebook's imports no longer vouch for them."""
+    readers = set().union(*_MODULE_READERS.values())
+    return any(isinstance(part, ast.Attribute) and isinstance(part.ctx, ast.Store | ast.Del)
+               and part.attr in readers for part in ast.walk(statement))
 
 
 def lasting(statement: ast.stmt) -> str:
