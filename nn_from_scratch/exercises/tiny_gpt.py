@@ -50,31 +50,17 @@ def _own_code(student_fn: Any, args: tuple[Any, ...], what: str,
                         "another): this exercise is written with jax.numpy and jax.nn alone"))
 
 
-def _jaxpr_of(fn: Any, *args: Any) -> None:
-    """Trace ``fn(*args)``, through a new function each time: ``make_jaxpr`` keeps the trace of
-    a function it has seen, and a check run twice would see no call the second time."""
-    import jax
-    jax.make_jaxpr(lambda *a: fn(*a))(*args)
-
-
 def library_calls_on_jax(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...] = (),
                          modules: tuple[str, ...] = GPT_MODULES) -> list[str]:
     """:func:`._fixtures.library_calls` of ``modules`` (:data:`GPT_MODULES`) for ``fn(*args)``,
     every NumPy array made a ``jax.numpy`` one, as the lesson passes them (``cache.at[...]`` fails
-    on a NumPy array before the library is reached). Traced (``make_jaxpr``: milliseconds,
-    where running each operation of a new shape compiles it) unless it cannot be traced."""
+    on a NumPy array before the library is reached, where code that needs the numbers runs on
+    them)."""
     import jax.numpy as jnp
     if any(isinstance(a, str) for a in args):  # 16.1: text, and ids as NumPy gives them
         return _fixtures.library_calls(fn, args, allowed, modules)
     jax_args = tuple(jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
-    used = _fixtures.library_calls(_jaxpr_of, (fn, *jax_args), allowed, modules)
-    if used:
-        return used
-    try:
-        _jaxpr_of(fn, *jax_args)
-        return []
-    except Exception:  # Python on values (int(position), float(...)): run it instead
-        return _fixtures.library_calls(fn, jax_args, allowed, modules)
+    return _fixtures.library_calls(fn, jax_args, allowed, modules)
 
 
 def _log_softmax(x: Any, axis: int = -1) -> np.ndarray:
