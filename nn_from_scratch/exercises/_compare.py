@@ -21,11 +21,23 @@ __all__ = ["as_array", "expect_close", "expect_own_code", "expect_int", "expect_
            "expect_vmap", "mlp_loss_and_grads", "reject_known_wrong"]
 
 
+def _numbers(got: Any) -> bool:
+    """Is ``got`` an array, a number, or a list or tuple of them: nothing of the student's
+    own making that becomes numbers only when converted (an object whose ``__array__`` calls
+    the library, which no watched run of the answer converts: red team, round nine)?"""
+    import jax
+
+    if isinstance(got, list | tuple):
+        return all(_numbers(part) for part in got)
+    return isinstance(got, np.ndarray | np.generic | jax.Array | int | float | complex)
+
+
 def as_array(got: Any) -> np.ndarray:
     """``got`` (what a student's function returned) as a NumPy array of numbers, or a
-    :class:`Mistake` that says what it is instead (a tuple of two arrays, a string)."""
+    :class:`Mistake` that says what it is instead (a tuple of two arrays, a string, an object
+    of the student's own class)."""
     try:
-        array = np.asarray(got)
+        array = np.asarray(got) if _numbers(got) else None
     except (ValueError, TypeError):  # arrays of different shapes in a tuple
         array = None
     if array is None or array.dtype.kind in "OUSV":
