@@ -22,14 +22,11 @@ __all__ = ["as_array", "expect_close", "expect_own_code", "expect_int", "expect_
 
 
 def _numbers(got: Any) -> bool:
-    """Is ``got`` an array, a number, or a list or tuple of them: nothing of the student's
-    own making that becomes numbers only when converted (an object whose ``__array__`` calls
-    the library, which no watched run of the answer converts: red team, round nine)?"""
-    import jax
-
+    """Is ``got`` an array, a number, or a list or tuple of them (:func:`._fixtures.is_numbers`:
+    nothing of the student's own making that becomes numbers only when converted)?"""
     if isinstance(got, list | tuple):
         return all(_numbers(part) for part in got)
-    return isinstance(got, np.ndarray | np.generic | jax.Array | int | float | complex)
+    return _fixtures.is_numbers(got)
 
 
 def as_array(got: Any) -> np.ndarray:

@@ -617,17 +617,23 @@ def _calls_of(fn: Any, args: tuple[Any, ...], allowed: tuple[str, ...],
 _CALLBACKS = {"pure_callback", "io_callback", "debug_callback", "callback"}
 
 
+def is_numbers(leaf: Any) -> bool:
+    """Is ``leaf`` an array or a number, which becomes numbers without running any code of the
+    student's own (an object whose ``__array__`` does, red team, round nine, is not)?"""
+    import jax
+
+    return isinstance(leaf, jax.Array | np.ndarray | np.generic | int | float | complex)
+
+
 def _converted(out: Any) -> None:
     """Turn into numbers, as a check will, each part of ``out`` that is not numbers yet (an
     object of the student's own class): its ``__array__``, ``__float__`` or ``__int__`` runs
     now, watched, not later in the check (red team, round nine: one that called the library
     there earned the point)."""
     import jax
-    import numpy as np
 
     for leaf in jax.tree.leaves(out):
-        if isinstance(leaf, jax.Array | np.ndarray | np.generic | int | float | complex | str |
-                      bytes):
+        if is_numbers(leaf) or isinstance(leaf, str | bytes):
             continue
         for convert in (np.asarray, float, int):
             try:
@@ -655,16 +661,16 @@ def _run_watched(fn: Any, args: tuple[Any, ...], watch: Any,
     import sys
 
     import jax
-    import numpy as np
 
-    leaves, tree = jax.tree.flatten(args)
-    arrays = [isinstance(leaf, (jax.Array, np.ndarray)) for leaf in leaves]
+    if abstract:
+        leaves, tree = jax.tree.flatten(args)
+        arrays = [isinstance(leaf, (jax.Array, np.ndarray)) for leaf in leaves]
 
-    def on_shapes(*shaped: Any) -> Any:
-        given = iter(shaped)
-        with jax.ensure_compile_time_eval():
-            return fn(*jax.tree.unflatten(tree, [next(given) if is_array else leaf
-                                                 for leaf, is_array in zip(leaves, arrays)]))
+        def on_shapes(*shaped: Any) -> Any:
+            given = iter(shaped)
+            with jax.ensure_compile_time_eval():
+                return fn(*jax.tree.unflatten(tree, [next(given) if is_array else leaf
+                                                     for leaf, is_array in zip(leaves, arrays)]))
 
     previous = sys.getprofile()
     sys.setprofile(watch)
