@@ -120,7 +120,11 @@ def test_text_run_as_code_in_an_earlier_cell_puts_what_it_may_bind_in_doubt(rele
     # vars() of what a call returns, shown by the standard library's readers (issue 35: an
     # honest look at an object the student's function made cost the answer its point)
     "import pprint\npprint.pprint(vars(make()))", "import pprint as pp\npp.pp(vars(make()))",
-    "import json\ntext = json.dumps(vars(make()), default=str)"])
+    "import json\ntext = json.dumps(vars(make()), default=str)",
+    # ... and imported from their modules, under their names or others
+    "from pprint import pprint\npprint(vars(make()))",
+    "from pprint import pformat as show\ntext = show(vars(make()))",
+    "from json import dumps\nprint(dumps(vars(make()), default=str))"])
 def test_a_namespace_only_read_puts_no_answer_in_doubt(release, look):
     """Round six of the red team (honest students): a cell that looks at a namespace between
     an answer and its check cost the answer its point ("hides what it runs")."""
@@ -147,6 +151,28 @@ def test_a_reader_replaced_before_the_answer_reads_no_namespace(release, replace
     # and not replaced: the same look is only read
     assert copies(release, "def relu(x):\n    return jnp.maximum(0, x)\n\n\n"
                            "pprint.pprint(vars())", "import pprint") == {}
+
+
+@pytest.mark.parametrize("replaced", [
+    "pprint = lambda ns: ns.update(relu=m.relu)",  # the name bound again
+    "pprint.pprint = lambda ns: ns.update(relu=m.relu)\nfrom pprint import pprint",
+    "import pprint as p\np.pprint = lambda ns: ns.update(relu=m.relu)\nfrom pprint import pprint",
+    "for pprint in [lambda ns: ns.update(relu=m.relu)]:\n    pass",
+    "from pprint import pformat as pprint\ndef _later():\n    globals()['pprint'] = "
+    "lambda ns: ns.update(relu=m.relu)\n\n_later()",
+    "exec('pprint = lambda ns: ns.update(relu=m.relu)')"])
+def test_a_reader_imported_from_its_module_vouches_only_while_it_is_that_reader(
+        release, replaced):
+    """``from pprint import pprint`` vouches for ``pprint(vars())`` (an honest look), but not
+    once the name is bound again, the module's function was replaced before the import, or
+    something hid what it binds."""
+    before = "import pprint\nfrom pprint import pprint\nimport nn_from_scratch.model as m\n" + \
+        replaced
+    found = copies(release, "def relu(x):\n    return jnp.maximum(0, x)\n\n\n"
+                            "pprint(vars())", before)
+    assert "07.1" in found and found["07.1"].startswith("relu"), found
+    assert copies(release, "def relu(x):\n    return jnp.maximum(0, x)\n\n\npprint(vars())",
+                  "from pprint import pprint") == {}
 
 
 @pytest.mark.parametrize("write, how", [

@@ -23,6 +23,7 @@ from .unseen import (
     BINDING_CALLS,
     NAMESPACE_ATTRIBUTES,
     NAMESPACE_CALLS,
+    READERS_OF,
     hides_a_binding,
     lasting,
     rebinds_a_reader,
@@ -85,7 +86,8 @@ class Reader:
         # bound (exec...): every name bound before it is in doubt
         self.always = ""  # a hook that may rebind any name after any cell: every name in doubt
         self.plain: set[str] = set()  # names last bound to an object the notebook made
-        self.imported: dict[str, str] = {}  # names last bound by "import x (as y)": y -> x
+        self.imported: dict[str, str] = {}  # names last bound by "import x (as y)": y -> x,
+        # and by "from x import f (as y)" of a reader of the standard library: y -> "x:f"
         self.readers_kept = True  # no statement yet could have replaced pprint.pprint & co.
 
     def resolve(self, node: ast.AST) -> Any:
@@ -181,6 +183,8 @@ class Reader:
                 if value is None and module is not None:
                     value = _import(f"{statement.module}.{alias.name}")
                 self._bind(alias.asname or alias.name, value, student)
+                if alias.name in READERS_OF.get(statement.module, ()):  # from pprint import pp
+                    self.imported[alias.asname or alias.name] = f"{statement.module}:{alias.name}"
         elif isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             self._bind(statement.name, None, student, statement)
         elif isinstance(statement, ast.Assign | ast.AnnAssign) and statement.value is not None:

@@ -12,7 +12,7 @@ only in a few shapes it can prove are (an argument of a builtin reader such as `
 ``len`` that the notebook has not rebound, ``name in globals()``, a loop over it, ``.keys()``,
 ``.get(...)`` and the like whose result is itself only read, ``"...".format(**locals())``,
 ``", ".join(vars(x))``, ``pprint.pprint`` and ``json.dumps`` of an imported ``pprint`` or
-``json``); anything else, however it is spelt (``[globals()][0][...] = ...``,
+``json``, or imported from them); anything else, however it is spelt (``[globals()][0][...] = ...``,
 ``globals().get.__self__[...] = ...``: round seven), counts as a write.
 
 Code that runs when a ``def`` or ``class`` statement runs (decorators, default arguments, a
@@ -25,7 +25,7 @@ import ast
 from collections.abc import Callable, Mapping
 
 __all__ = ["BINDING_ATTRIBUTES", "BINDING_CALLS", "NAMESPACE_ATTRIBUTES", "NAMESPACE_CALLS",
-           "hides_a_binding", "lasting", "rebinds_a_reader"]
+           "READERS_OF", "hides_a_binding", "lasting", "rebinds_a_reader"]
 
 # builtins that only read what they are handed, and hand back a new object
 _READERS = {"print", "len", "sorted", "list", "tuple", "set", "frozenset", "dict", "repr", "str",
@@ -34,7 +34,8 @@ _READERS = {"print", "len", "sorted", "list", "tuple", "set", "frozenset", "dict
 _READ_METHODS = {"get", "keys", "values", "items", "copy"}
 # functions of the standard library that only read what they are handed, by their module, when
 # the notebook's name for the module is an ``import`` of it: ``pprint.pprint(vars(f(x)))``
-_MODULE_READERS = {"pprint": {"pprint", "pformat", "pp"}, "json": {"dumps"}}
+# (``from pprint import pprint`` too: ``pprint(vars(f(x)))``)
+READERS_OF = {"pprint": {"pprint", "pformat", "pp"}, "json": {"dumps"}}
 NAMESPACE_CALLS = {"globals", "vars", "locals"}
 NAMESPACE_ATTRIBUTES = {"__dict__", "__globals__", "__builtins__", "modules"}
 # calls that run text as code, import by name, or set names by string
@@ -56,7 +57,8 @@ _LASTING_NAMES = {"builtins", "__builtins__"}
 def _only_read(node: ast.AST, parents: dict[ast.AST, ast.AST], rebound: set[str],
                imported: Mapping[str, str]) -> bool:
     """Whether the namespace expression ``node`` is provably only read where it stands
-    (``imported``: the notebook's names for the modules it imported, ``{"pp": "pprint"}``)."""
+    (``imported``: the notebook's names for the modules it imported, ``{"pp": "pprint"}``,
+    and for the readers it imported from them, ``{"show": "pprint:pprint"}``)."""
     parent = parents.get(node)
     if isinstance(parent, ast.Expr | ast.FormattedValue):
         return True
@@ -68,9 +70,11 @@ def _only_read(node: ast.AST, parents: dict[ast.AST, ast.AST], rebound: set[str]
     if isinstance(parent, ast.Call) and node in parent.args:
         func = parent.func
         if isinstance(func, ast.Name):
-            return func.id in _READERS and func.id not in rebound
+            module, _, name = imported.get(func.id, "").partition(":")
+            return (func.id in _READERS and func.id not in rebound) or \
+                name in READERS_OF.get(module, ())
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
-                func.attr in _MODULE_READERS.get(imported.get(func.value.id, ""), ()):
+                func.attr in READERS_OF.get(imported.get(func.value.id, ""), ()):
             return True
         return isinstance(func, ast.Attribute) and func.attr == "join" and \
             isinstance(func.value, ast.Constant) and isinstance(func.value.value, str)
@@ -192,7 +196,7 @@ def rebinds_a_reader(statement: ast.stmt) -> bool:
     named as one of the standard library's readers (``pprint.pprint = ...``, on any object,
     since an alias of the module is the module): from then on ``pprint.pprint(vars(x))`` may
     write, and the notebook's imports no longer vouch for them."""
-    readers = set().union(*_MODULE_READERS.values())
+    readers = set().union(*READERS_OF.values())
     return any(isinstance(part, ast.Attribute) and isinstance(part.ctx, ast.Store | ast.Del)
                and part.attr in readers for part in ast.walk(statement))
 
