@@ -162,6 +162,11 @@ def test_rebuilding_leaves_the_submission_as_it_was(release):
     ("def _t():\n    exec(relu.__doc__)", "reads a docstring (__doc__) as data"),
     ("code = In[-1].split(chr(34) * 3)[1]", "reads IPython's input or output history"),
     ("get_ipython().events.register('post_run_cell', f)", "registers an IPython event hook"),
+    # a path: the library's files loaded under another name, with nothing imported by its own
+    ("import runpy\nrelu = runpy.run_path('/srv/nn_from_scratch/model.py')['relu']",
+     "names a folder nn_from_scratch in a path (the library's files can be loaded from it)"),
+    ("sys.path.insert(0, r'C:\\course\\nn_from_scratch')\nfrom model import relu",
+     "names a folder nn_from_scratch in a path (the library's files can be loaded from it)"),
 ])
 def test_student_code_that_reaches_for_the_grader_is_flagged(source, note):
     assert f"the exercise cell of 07.1 {note}" in flags("the exercise cell of 07.1", source)
@@ -194,6 +199,19 @@ def test_ordinary_exercise_code_is_not_flagged():
                  # round eight: ＂ and ＃, a quote and a comment sign only once normalised
                  's = "＂＃"; import nn_from_scratch.model as M  # ＂'):
         assert flags("the exercise cell of 07.1", used) != [], used
+
+
+def test_a_path_naming_the_library_is_not_called_an_import():
+    """Red team, round six: Colab's line that puts the course's folder on ``sys.path`` was
+    noted "imports nn_from_scratch"; it is noted as the path it is, and an import beside it
+    still as an import."""
+    colab = 'import sys\nsys.path.insert(0, "/content/drive/MyDrive/nn_from_scratch")'
+    assert flags("a cell the student added", colab) == [
+        "a cell the student added names a folder nn_from_scratch in a path (the library's files "
+        "can be loaded from it)"]
+    both = colab + "\nimport nn_from_scratch.model"
+    assert "a cell the student added imports nn_from_scratch (the library's own code)" in \
+        flags("a cell the student added", both)
 
 
 def test_a_comment_or_docstring_is_no_edit_but_a_change_to_the_code_is(release):

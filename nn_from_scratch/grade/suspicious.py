@@ -21,7 +21,12 @@ __all__ = ["flags"]
 SIGNS = (
     # any mention, not only at the start of an import: `import math, nn_from_scratch.autodiff`,
     # a name resolved from a string (red team, round four)
-    (r"\bnn_from_scratch\b", "imports nn_from_scratch (the library's own code)"),
+    (r"(?<![/\\])\bnn_from_scratch\b(?![/\\])", "imports nn_from_scratch (the library's own code)"),
+    # a folder of that name in a path (Colab's `sys.path.insert(0, ".../nn_from_scratch")`)
+    # imports nothing by itself, but the library's files can be loaded from it (sys.path,
+    # runpy.run_path) under other names: said as what it is (red team, round six)
+    (r"[/\\]nn_from_scratch\b|\bnn_from_scratch[/\\]",
+     "names a folder nn_from_scratch in a path (the library's files can be loaded from it)"),
     (r"_nn_from_scratch_answers", "touches the grader's answering object"),
     (r"\b__main__\b", "touches __main__ (names bound where the grader does not read them)"),
     (r"\b[sg]et(?:profile|trace)\b",
