@@ -30,23 +30,6 @@ from nn_from_scratch.parallel import simulate_cpu_devices  # noqa: E402
 # Before any JAX computation: 4 simulated CPU devices for the data-parallel tests.
 # Everything else runs on device 0 as usual.
 simulate_cpu_devices(4)
-# XLA compiles the test processes' programs without LLVM's optimisations: most of what this
-# process runs is small programs compiled once (a checker's draws, a mutant), where compiling
-# costs far more than running (the checkers' tests of lessons 07, 09, 13-16 and the library's
-# models: 256 s at the default level, 182 s at 0, side by side). Optimisation changes how fast
-# the compiled code runs, not what it computes (XLA's CPU default has no fast-math), and every
-# tolerance of the suite is far wider than float rounding. XLA reads XLA_FLAGS once, when it
-# first compiles, so the flag is set for that compile and taken back at once: the kernels and
-# other processes the tests start (lessons, whose timings and training steps are the point, and
-# the grader's sandboxes) compile as a student's machine does.
-_xla_flags = os.environ.get("XLA_FLAGS")
-if "xla_backend_optimization_level" not in (_xla_flags or ""):
-    os.environ["XLA_FLAGS"] = f"{_xla_flags or ''} --xla_backend_optimization_level=0".strip()
-    jax.jit(lambda x: x + 1)(np.float32(1)).block_until_ready()
-    if _xla_flags is None:
-        del os.environ["XLA_FLAGS"]
-    else:
-        os.environ["XLA_FLAGS"] = _xla_flags
 # The test run's own folder of compiled programs (JAX's persistent compilation cache), in this
 # process and its pytest-xdist workers only (kernels: tools/notebooks.py, compilation_cache):
 # a checker's tests run it in three modes, each compiling the same functions anew (checks of
