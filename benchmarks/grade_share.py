@@ -1,7 +1,10 @@
-"""Does a notebook that starts many busy loops slow a classmate graded beside it?
+"""Does a notebook that starts many busy loops, or floods the grader with tiny displays, slow a
+classmate graded beside it?
 
-Issue 35's attack: one submission of lesson 03 starts LOOPS busy loops, each in a session of its
-own (``setsid``, refused in the fallback), for as long as the classmate takes; an honest
+Issue 35's attacks: one submission of lesson 03 starts LOOPS busy loops, each in a session of its
+own (``setsid``, refused in the fallback), for as long as the classmate takes (``--attack
+loops``), or sends DISPLAYS tiny displays from one cell (``--attack displays``: every one a
+message the grader's event loop, which all jobs share, must read; red team round five); an honest
 classmate (the lesson's solutions) is graded beside it with ``--jobs 2``. For each way the grader
 can share the machine (a cgroup per sandbox where it can make one, else the fallback: seccomp
 refusing ``setsid``, the session scheduled as one) it prints the classmate's time alone and beside
@@ -11,6 +14,7 @@ checks that the classmate keeps its score).
 
     .venv/bin/python benchmarks/grade_share.py              # 100 loops, both modes
     .venv/bin/python benchmarks/grade_share.py --loops 20 --rounds 2
+    .venv/bin/python benchmarks/grade_share.py --attack displays   # 60,000 tiny displays
 """
 import argparse
 import copy
@@ -47,6 +51,16 @@ def busy_loops(student: nbformat.NotebookNode, loops: int, seconds: int) -> nbfo
     return nb
 
 
+def tiny_displays(student: nbformat.NotebookNode, displays: int) -> nbformat.NotebookNode:
+    """The student edition whose first exercise cell sends ``displays`` tiny displays, as fast
+    as the kernel can (red team round five's flood)."""
+    nb = copy.deepcopy(student)
+    cell = next(c for c in nb.cells if "exercise" in c.metadata.get("tags", []))
+    cell.source += (f"\nfrom IPython.display import display as _d\nfor _i in range({displays}):\n"
+                    f"    _d({{'text/plain': '.'}}, raw=True)\n")
+    return nb
+
+
 def seconds_of(graded) -> float:
     return graded.seconds["lesson"] + graded.seconds["checks"]
 
@@ -56,16 +70,21 @@ def main() -> None:
     parser.add_argument("--loops", type=int, default=100)
     parser.add_argument("--seconds", type=int, default=40, help="how long the loops run")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--attack", choices=("loops", "displays"), default="loops")
+    parser.add_argument("--displays", type=int, default=60_000)
     args = parser.parse_args()
     solution, student = notebooks.editions(LESSON)
     limits = Limits(memory=2 * 2**30, cell_timeout=120, timeout=300)
     modes = (["cgroup"] if cgroups.hierarchy() is not None else []) + ["fallback"]
     print(f"{platform.node()}: {os.cpu_count()} cores, Python {platform.python_version()}; "
-          f"{args.loops} busy loops for {args.seconds} s; load before: {os.getloadavg()[0]:.2f}")
+          + (f"{args.loops} busy loops for {args.seconds} s" if args.attack == "loops" else
+             f"{args.displays:,} tiny displays") + f"; load before: {os.getloadavg()[0]:.2f}")
     print(f"{'mode':<10}{'round':>6}{'alone':>9}{'beside':>9}{'ratio':>8}  classmate's points")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        nbformat.write(busy_loops(student, args.loops, args.seconds), folder / "a_loops.ipynb")
+        attack = busy_loops(student, args.loops, args.seconds) if args.attack == "loops" else \
+            tiny_displays(student, args.displays)
+        nbformat.write(attack, folder / "a_attack.ipynb")
         nbformat.write(solution, folder / "b_honest.ipynb")
         for r in range(args.rounds):
             for mode in modes:  # interleaved: each ratio within one round
@@ -73,7 +92,7 @@ def main() -> None:
                 with mock.patch.object(cgroups, "hierarchy", found):
                     alone = grade_paths([folder / "b_honest.ipynb"], limits)[0]
                     beside = {Path(g.notebook).stem: g for g in grade_paths(
-                        [folder / "a_loops.ipynb", folder / "b_honest.ipynb"], limits, jobs=2)}
+                        [folder / "a_attack.ipynb", folder / "b_honest.ipynb"], limits, jobs=2)}
                 honest = beside["b_honest"]
                 print(f"{mode:<10}{r + 1:>6}{seconds_of(alone):>8.1f}s{seconds_of(honest):>8.1f}s"
                       f"{seconds_of(honest) / seconds_of(alone):>7.2f}x  "

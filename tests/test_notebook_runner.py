@@ -89,3 +89,19 @@ def test_comm_messages_and_their_binary_buffers_count_against_the_output_limits(
     kept = len(json.dumps(nb.metadata.get("widgets", {})))
     assert kept <= 6 * 2**20, f"{kept / 2**20:.1f} MB of widget buffers kept"
     assert nb.cells[2].outputs[0]["text"] == "after\n"
+
+
+def test_a_flood_of_tiny_outputs_is_cut_at_a_count_and_the_next_cells_run(tmp_path):
+    """Red team round five: tiny displays by the thousand were each kept as a validated output
+    (under the byte limits), which held the thread that reads every kernel; past
+    ``cell_outputs`` a cell's outputs are dropped, said as cut, and the notebook goes on."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in (
+        "from IPython.display import display\nfor i in range(1500):\n"
+        "    display({'text/plain': str(i)}, raw=True)",
+        "for i in range(3):\n    display({'text/plain': 'x'}, raw=True)", "print('after')")])
+    runs = execute(nb, timeout=90, cell_timeout=60, cwd=tmp_path)
+    assert [r.status for r in runs] == ["ok", "ok", "ok"], runs
+    assert runs[0].cut and len(nb.cells[0].outputs) <= 1_000, len(nb.cells[0].outputs)
+    assert [o["data"]["text/plain"] for o in nb.cells[0].outputs[:2]] == ["0", "1"]
+    assert not runs[1].cut and len(nb.cells[1].outputs) == 3  # a count of its own per cell
+    assert nb.cells[2].outputs[0]["text"] == "after\n"

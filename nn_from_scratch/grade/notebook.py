@@ -175,7 +175,8 @@ async def run_prepared(prepared: Prepared, kernel: Kernel, limits: Limits,
     seconds = {"kernel": round(kernel.seconds, 2), "checks": round(checked, 2),
                "lesson": round(sum(r.seconds for r in runs.values()) - checked, 2)}
     cut = [f"the output of cell {index + 1} passed the limit ({limits.cell_output // 2**20} MB "
-           f"a cell, {limits.output // 2**20} MB a notebook); the rest was dropped"
+           f"or {limits.cell_outputs:,} outputs a cell, {limits.output // 2**20} MB a notebook); "
+           f"the rest was dropped"
            for index, run in sorted(runs.items()) if run.cut]
     everything = tuple(dict.fromkeys([*notes, *prepared.notes, *cut]))
     return Graded(clean(prepared.submission.path), prepared.release.lesson, tuple(rows),
