@@ -294,6 +294,12 @@ def test_the_message_says_why_in_either_case():
     assert Copy("predict", "exec()").message == (
         "your code for predict uses exec(), which hides what it runs from the grader; write "
         "the code itself")
+    # in doubt: what hid a binding ran after the code, not in it (round ten's honest notebooks
+    # were told their relu "uses vars()")
+    assert Copy("relu", "vars()", after=True).message == (
+        "vars() ran after your code for relu and may have bound relu again where the grader "
+        "cannot see, so this exercise earns nothing; leave vars() out, or look at names with "
+        "print")
 
 
 @pytest.mark.parametrize("lesson", sorted(p.stem for p in RELEASE.glob("*.json")))
@@ -324,3 +330,192 @@ def test_a_parse_lost_to_another_threads_ast_is_tried_again(monkeypatch):
         SystemError("some other failure")))
     with pytest.raises(SystemError, match="some other failure"):
         parsing.parse("x = 1")
+
+
+# Red team, round ten: each cell got 07.1 a point with the library's relu in place, the reading
+# finding nothing (readers and relu rebound where it did not look: a block's import that never runs,
+# `global` in a called function, `match` captures, `import *`, methods Python calls by itself, a
+# chain of helpers past the depth followed); the library reached through the notebook's `check`.
+ROUND_TEN = {
+    "if_false_import_reader": (
+        'def relu(x):\n'
+        '    return x\n'
+        'pprint = dict.update\n'
+        'if False:\n'
+        '    from pprint import pprint\n'
+        'pprint(globals(), relu=(lambda x: check.model.relu(x)))\n'),
+    "def_in_if_import_reader": (
+        'def relu(x):\n'
+        '    return x\n'
+        'pprint = dict.update\n'
+        'if True:\n'
+        '    def g():\n'
+        '        from pprint import pprint\n'
+        'pprint(globals(), relu=(lambda x: check.model.relu(x)))\n'),
+    "global_rebinds_reader": (
+        'def relu(x):\n'
+        '    return x\n'
+        'from pprint import pprint\n'
+        'def f():\n'
+        '    global pprint\n'
+        '    pprint = dict.update\n'
+        'f()\n'
+        'pprint(globals(), relu=(lambda x: check.model.relu(x)))\n'),
+    "match_capture_reader": (
+        'def relu(x):\n'
+        '    return x\n'
+        'from pprint import pprint\n'
+        'match dict.update:\n'
+        '    case pprint:\n'
+        '        pass\n'
+        'pprint(globals(), relu=(lambda x: check.model.relu(x)))\n'),
+    "star_import_rebinds_reader": (
+        'def relu(x):\n'
+        '    return x\n'
+        'from pprint import pprint\n'
+        "open('m11.py', 'w').write('pprint = dict.update\\n')\n"
+        'import sys\n'
+        "sys.path.insert(0, '.')\n"
+        'from m11 import *\n'
+        'pprint(globals(), relu=(lambda x: check.model.relu(x)))\n'),
+    "pprint_repr_decorated_instance": (
+        'from pprint import pprint\n'
+        '@lambda c: c()\n'
+        'class s:\n'
+        '    def __repr__(self):\n'
+        "        globals()['relu'] = (lambda x: check.model.relu(x))\n"
+        "        return 's'\n"
+        'def relu(x):\n'
+        '    return x\n'
+        "pprint(globals()['s'])\n"),
+    "module_form_if_false": (
+        'def relu(x):\n'
+        '    return x\n'
+        'import types\n'
+        'pprint = types.SimpleNamespace(pprint=dict.update)\n'
+        'if False:\n'
+        '    import pprint\n'
+        'pprint.pprint(globals(), relu=(lambda x: check.model.relu(x)))\n'),
+    "module_form_global": (
+        'def relu(x):\n'
+        '    return x\n'
+        'import pprint, types\n'
+        'def f():\n'
+        '    global pprint\n'
+        '    pprint = types.SimpleNamespace(pprint=dict.update)\n'
+        'f()\n'
+        'pprint.pprint(globals(), relu=(lambda x: check.model.relu(x)))\n'),
+    "global_in_func_wrongdef": (
+        'def relu(x):\n'
+        '    return x\n'
+        'def f():\n'
+        '    global relu\n'
+        '    relu = (lambda x: check.model.relu(x))\n'
+        'f()\n'),
+    "match_capture_relu": (
+        'def relu(x):\n'
+        '    return x\n'
+        'match (lambda x: check.model.relu(x)):\n'
+        '    case relu:\n'
+        '        pass\n'),
+    "match_star_relu": (
+        'def relu(x):\n'
+        '    return x\n'
+        'match [(lambda x: check.model.relu(x))]:\n'
+        '    case [*relu]:\n'
+        '        pass\n'
+        'relu = relu[0]\n'),
+    "match_capture_relu_nonote": (
+        'def relu(x):\n'
+        '    return x\n'
+        'match check.model:\n'
+        '    case object(relu=relu0):\n'
+        '        pass\n'
+        'match (lambda x: relu0(x)):\n'
+        '    case relu:\n'
+        '        pass\n'),
+    "star_import_file": (
+        'def relu(x):\n'
+        '    return x\n'
+        "open('m10.py', 'w').write('relu = lambda x: check.model.relu(x)\\n')\n"
+        'import sys\n'
+        "sys.path.insert(0, '.')\n"
+        'import m10\n'
+        'm10.check = check\n'
+        'from m10 import *\n'),
+    "depth_chain": (
+        'def f1(x):\n'
+        '    return f2(x)\n'
+        'def f2(x):\n'
+        '    return f3(x)\n'
+        'def f3(x):\n'
+        '    return f4(x)\n'
+        'def f4(x):\n'
+        '    return f5(x)\n'
+        'def f5(x):\n'
+        '    return f6(x)\n'
+        'def f6(x):\n'
+        '    return f7(x)\n'
+        'def f7(x):\n'
+        '    return check.model.relu(x)\n'
+        'def relu(x):\n'
+        '    return f1(x)\n'),
+    "repr_writes_print": (
+        'class S:\n'
+        '    def __repr__(self):\n'
+        "        globals()['relu'] = (lambda x: check.model.relu(x))\n"
+        "        return 's'\n"
+        's = S()\n'
+        'def relu(x):\n'
+        '    return x\n'
+        "print(globals()['s'])\n"),
+    "format_kw": (
+        'class S:\n'
+        '    def __format__(self, spec):\n'
+        "        globals()['relu'] = (lambda x: check.model.relu(x))\n"
+        "        return 's'\n"
+        's = S()\n'
+        'def relu(x):\n'
+        '    return x\n'
+        "print('{s}'.format(**globals()))\n"),
+    "bool_sorted_key": (
+        'class S:\n'
+        '    def __bool__(self):\n'
+        "        globals()['relu'] = (lambda x: check.model.relu(x))\n"
+        '        return True\n'
+        's = S()\n'
+        'def relu(x):\n'
+        '    return x\n'
+        'print(len(sorted(globals().values(), key=bool)))\n'),
+    "print_repr_decorated_instance_nonote_try": (
+        '@lambda c: c()\n'
+        'class s:\n'
+        '    def __repr__(self):\n'
+        '        import sys\n'
+        '        sys.modules[__name__].relu = (lambda x: check.model.relu(x))\n'
+        "        return 's'\n"
+        'def relu(x):\n'
+        '    return x\n'
+        'print(dict(globals()))\n'),
+}
+
+
+@pytest.mark.parametrize("name", ROUND_TEN)
+def test_round_ten_rebindings_the_reading_missed_earn_nothing(release, name):
+    assert "07.1" in copies(release, ROUND_TEN[name])  # a copy, or relu in doubt
+
+
+def test_round_ten_honest_neighbours_keep_their_point(release):
+    """What the fixes must not take: a def that declares a global it only counts with, a match
+    that captures other names, the package's own names imported with "*" seen as the package's,
+    a class with an honest __repr__ printed, a chain of helpers three deep."""
+    honest = ("count = 0\ndef tick():\n    global count\n    count += 1\n\ntick()\n"
+              "match (1, 2):\n    case (a, b):\n        pass\n"
+              "class P:\n    def __repr__(self):\n        return 'P()'\n\n"
+              "print(globals()['count'], P())\n"
+              "def h3(x):\n    return jnp.maximum(0, x)\ndef h2(x):\n    return h3(x)\n"
+              "def h1(x):\n    return h2(x)\ndef relu(x):\n    return h1(x)")
+    assert copies(release, honest) == {}
+    assert copies(release, "def relu(x):\n    return jnp.maximum(0, x)",
+                  "from nn_from_scratch.losses import *") == {}
+    assert copies(release, "from nn_from_scratch.model import *") == {"07.1": "relu"}

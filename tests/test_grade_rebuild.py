@@ -162,6 +162,11 @@ def test_rebuilding_leaves_the_submission_as_it_was(release):
     ("def _t():\n    exec(relu.__doc__)", "reads a docstring (__doc__) as data"),
     ("code = In[-1].split(chr(34) * 3)[1]", "reads IPython's input or output history"),
     ("get_ipython().events.register('post_run_cell', f)", "registers an IPython event hook"),
+    # round ten: the library through the notebook's own check object
+    ("relu = lambda x: check.model.relu(x)",
+     "reaches into the checkers' module (check.<name>, not a check called)"),
+    ("folder = check.__file__", "reaches into the checkers' module (check.<name>, not a check "
+     "called)"),
     # a path: the library's files loaded under another name, with nothing imported by its own
     ("import runpy\nrelu = runpy.run_path('/srv/nn_from_scratch/model.py')['relu']",
      "names a folder nn_from_scratch in a path (the library's files can be loaded from it)"),
@@ -176,6 +181,7 @@ def test_ordinary_exercise_code_is_not_flagged():
     honest = ("def relu(x):\n    return jnp.maximum(0, x)\n\nif check_ok == 1:\n    pass\n"
               "batched_predict = jax.vmap(predict, in_axes=(None, 0))")
     assert flags("the exercise cell of 07.1", honest) == []
+    assert flags("a cell the student added", "check.relu(relu)\ncheck.relu (relu)") == []
     # red team, round five: an honest student's comments and self-test were called cheating
     commented = ("# compare it with nn_from_scratch's listing; no threading, as in the "
                  "exercises\ndef relu(x):\n    return jnp.maximum(0, x)  # sys.modules? no\n\n"

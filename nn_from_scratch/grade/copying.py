@@ -60,10 +60,15 @@ class Copy:
 
     name: str
     how: str = ""
+    after: bool = False  # ``how`` ran after the code of ``name``, not in it: ``name`` in doubt
 
     @property
     def message(self) -> str:
         """Why, in the grader's language."""
+        if self.after:  # round ten: "your code for relu uses vars()" when relu's did not
+            return _("{how} ran after your code for {name} and may have bound {name} again "
+                     "where the grader cannot see, so this exercise earns nothing; leave {how} "
+                     "out, or look at names with print").format(name=self.name, how=self.how)
         if self.how:
             return _("your code for {name} uses {how}, which hides what it runs from the "
                      "grader; write the code itself").format(name=self.name, how=self.how)
@@ -99,7 +104,7 @@ def library_copies(rebuilt: Rebuilt, release: Release) -> dict[str, Copy]:
                 if found is None and name in reader.by_student:
                     found = value  # bound by the student to the package's object itself
                 if how := reader.in_doubt(name):
-                    copies[check.exercise] = Copy(name, how)
+                    copies[check.exercise] = Copy(name, how, after=True)
                 elif isinstance(found, Hidden):
                     copies[check.exercise] = Copy(name, found.how)
                 elif found is not None:

@@ -24,7 +24,9 @@ from .unseen import (
     NAMESPACE_ATTRIBUTES,
     NAMESPACE_CALLS,
     READERS_OF,
+    declared_global,
     hides_a_binding,
+    hiding_methods,
     lasting,
     rebinds_a_reader,
 )
@@ -32,7 +34,8 @@ from .unseen import (
 __all__ = ["Hidden", "Reader", "hiding"]
 
 _CHECKERS = "nn_from_scratch.exercises"
-_DEPTH = 4  # how far through the student's own functions a reference is followed
+_DEPTH = 12  # how far through the student's own functions a reference is followed; deeper
+# is code the reading cannot follow (an honest answer's helpers go two or three deep)
 # What hides from a static reading what code reaches: what may bind a name unseen, and any
 # namespace, read or written (handed-in code has no need of either)
 _HIDING_CALLS = BINDING_CALLS | NAMESPACE_CALLS
@@ -123,6 +126,13 @@ class Reader:
         return self.always or (how if self.when.get(name, -1) < after else "")
 
     def _bind(self, name: str, value: Any, student: bool, code: ast.AST | None = None) -> None:
+        previous = self.code.get(name) if student and name in self.by_student else None
+        if code is not None and previous is not None and any(
+                isinstance(n, ast.Name) and n.id == name for n in ast.walk(code)):
+            # "relu = relu[0]": the new value is made of the old, so both are its code
+            # (round ten: a match captured the library's relu into a list first)
+            code = ast.Module(body=[_as_statement(previous), _as_statement(code)],
+                              type_ignores=[])
         self.bound[name] = value if value is not None and _package_object(value) else None
         if code is not None and self.bound[name] is None:  # made by the notebook's own code
             self.plain.add(name)
@@ -158,16 +168,26 @@ class Reader:
                     self.hidden = (self.count, f"%{name}")
                 continue
             self.count += 1
-            if student:
-                self.always = self.always or lasting(statement)
-                self.readers_kept = self.readers_kept and not rebinds_a_reader(statement)
-                how = hides_a_binding(statement, set(self.when), self.plain, lambda name: (
-                    self.code.get(name) if name in self.by_student else None),
-                    imported=self.imported if self.readers_kept else {})
-                if how:
-                    self.hidden = (self.count, how)
-                    self.readers_kept = False  # setattr, exec...: may have replaced one
+            if not student:
+                self.statement(statement, student)
+                continue
+            self.readers_kept = self.readers_kept and not rebinds_a_reader(statement)
+
+            def code_of(name: str) -> ast.AST | None:
+                return self.code.get(name) if name in self.by_student else None
+
+            def hides(part: ast.stmt) -> str:
+                return hides_a_binding(part, set(self.when), self.plain, code_of,
+                                       imported=self.imported if self.readers_kept else {})
+
+            self.always = self.always or lasting(statement) or hiding_methods(statement, hides)
+            if how := hides(statement):
+                self.hidden = (self.count, how)
+                self.readers_kept = False  # setattr, exec...: may have replaced one
+            rebound = declared_global(statement, code_of)  # f() of a def with "global relu"
             self.statement(statement, student)
+            for global_name, binder in rebound.items():  # bound by that def's code, here
+                self._bind(global_name, None, student, binder)
 
     def statement(self, statement: ast.stmt, student: bool) -> None:
         """Bind what one statement binds: imports, defs and classes, assignments."""
@@ -178,6 +198,11 @@ class Reader:
                 self.imported[alias.asname or top] = top
         elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
             module = _import(statement.module)
+            if module is not None and any(alias.name == "*" for alias in statement.names):
+                for name in getattr(module, "__all__", [n for n in vars(module)
+                                                        if not n.startswith("_")]):
+                    self._bind(name, getattr(module, name, None), student)
+                return  # another module's "*" hides what it binds (unseen.py: "import *")
             for alias in statement.names:
                 value = getattr(module, alias.name, None) if module is not None else None
                 if value is None and module is not None:
@@ -196,9 +221,11 @@ class Reader:
             # its code (round three's and seven's binders the reading did not see)
             for name in _bound_within(statement):
                 self._bind(name, None, student, statement)
-            for part in ast.walk(statement):  # imports in a block bind as imports do
-                if isinstance(part, ast.Import | ast.ImportFrom):
-                    self.statement(part, student)
+            for part in ast.walk(statement):  # imports in a block bind as imports do, but
+                if isinstance(part, ast.Import | ast.ImportFrom):  # vouch for no reader: the
+                    self.statement(part, student)  # block may never run them (round ten:
+                    for alias in part.names:  # "if False: from pprint import pprint")
+                        self.imported.pop(alias.asname or alias.name.split(".")[0], None)
 
     def _assign(self, target: ast.AST, value: ast.AST, student: bool) -> None:
         """``target = value``: a name gets what ``value`` stands for; ``a, b = x, y`` pairs
@@ -240,7 +267,9 @@ class Reader:
                 if value is not None and (any(value is t for t in targets) or _checkers(value)):
                     return value
             if isinstance(part, ast.Name) and part.id in self.code and part.id not in seen \
-                    and part.id not in local and depth > 0:
+                    and part.id not in local:
+                if depth <= 0:  # past any honest chain of helpers (round ten: seven deep)
+                    return Hidden(f"helpers nested deeper than {_DEPTH}")
                 seen.add(part.id)
                 found = self.reaches(self.code[part.id], targets, depth - 1, seen)
                 if found is not None:
@@ -248,10 +277,15 @@ class Reader:
         return None
 
 
+def _as_statement(code: ast.AST) -> ast.stmt:
+    return code if isinstance(code, ast.stmt) else ast.Expr(value=code)  # type: ignore[arg-type]
+
+
 def _bound_within(statement: ast.stmt) -> list[str]:
     """The names a statement other than an import, a ``def`` or an assignment binds, at any
     depth: loop and ``with`` targets, ``except ... as``, walrus, a ``def`` or an assignment in
-    a block, ``del`` (its imports are bound by :meth:`Reader.statement`)."""
+    a block, ``del``, a ``match`` pattern's captures (its imports are bound by
+    :meth:`Reader.statement`)."""
     names = []
     for part in ast.walk(statement):
         if isinstance(part, ast.Name) and isinstance(part.ctx, ast.Store | ast.Del):
@@ -260,6 +294,10 @@ def _bound_within(statement: ast.stmt) -> list[str]:
             names.append(part.name)
         elif isinstance(part, ast.ExceptHandler) and part.name:
             names.append(part.name)
+        elif isinstance(part, ast.MatchAs | ast.MatchStar) and part.name:  # round ten:
+            names.append(part.name)  # "match W: case relu:" binds relu
+        elif isinstance(part, ast.MatchMapping) and part.rest:
+            names.append(part.rest)
     return list(dict.fromkeys(names))
 
 

@@ -39,6 +39,10 @@ SIGNS = (
     (r"\b__builtins__\b|\bimport\s+builtins\b|\bbuiltins\.", "touches builtins"),
     (r"\bcheck\s*=(?!=)|\bcheck\.\w+\s*=(?!=)|setattr\(\s*check\b", "rebinds or patches `check`"),
     (r"\bexercises\b", "names the checkers' package (exercises)"),
+    # the checkers' module reached for anything but a check (round ten: `check.model.relu`,
+    # the library through the notebook's own `check`, `check.__file__`)
+    (r"\bcheck\s*\.\s*\w+\b(?!\s*\()", "reaches into the checkers' module (check.<name>, "
+     "not a check called)"),
     (r"\bimportlib\b|\b__import__\b", "imports modules by name (importlib)"),
     (r"\b_getframe\b|\bcurrentframe\b|\bgc\.get_(?:referrers|objects)\b|\bf_locals\b|\bf_globals\b",
      "inspects the call stack"),

@@ -25,7 +25,8 @@ import ast
 from collections.abc import Callable, Mapping
 
 __all__ = ["BINDING_ATTRIBUTES", "BINDING_CALLS", "NAMESPACE_ATTRIBUTES", "NAMESPACE_CALLS",
-           "READERS_OF", "hides_a_binding", "lasting", "rebinds_a_reader"]
+           "READERS_OF", "declared_global", "hides_a_binding", "hiding_methods", "lasting",
+           "rebinds_a_reader"]
 
 # builtins that only read what they are handed, and hand back a new object
 _READERS = {"print", "len", "sorted", "list", "tuple", "set", "frozenset", "dict", "repr", "str",
@@ -130,6 +131,10 @@ def _how(node: ast.AST, rebound: set[str], plain: frozenset[str] | set[str],
     for part in ast.walk(node):
         if _of_an_object(part, plain):
             continue
+        if isinstance(part, ast.ImportFrom) and any(a.name == "*" for a in part.names) and (
+                part.level or (part.module or "").split(".")[0] != "nn_from_scratch"):
+            return "import *"  # binds names no reading can list (round ten: a module written
+            # by the notebook); the package's own are listed (Reader.statement)
         parent = parents.get(part)
         if isinstance(part, ast.Name) and part.id in _ALIASED and not (
                 isinstance(parent, ast.Call) and parent.func is part):
@@ -178,16 +183,65 @@ def hides_a_binding(statement: ast.stmt, rebound: set[str],
             if code is None:
                 continue
             seen.add(name)
-            body = code.body if isinstance(code, ast.FunctionDef | ast.AsyncFunctionDef) else \
-                [ast.Expr(code.body)] if isinstance(code, ast.Lambda) else \
-                [s for inner in code.body for s in (
-                    inner.body if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef)
-                    else [inner])] if isinstance(code, ast.ClassDef) else \
-                [code] if isinstance(code, ast.stmt) else \
-                [ast.Expr(code)] if isinstance(code, ast.expr) else []
-            for inner in body:
+            for inner in _code_body(code):
                 if how := hides_a_binding(inner, rebound, plain, code_of, seen, imported):
                     return how
+    return ""
+
+
+def _code_body(code: ast.AST) -> list[ast.stmt]:
+    """The statements of a student's ``def``, lambda, ``class`` (its methods' bodies too) or
+    assigned value, as :func:`hides_a_binding` reads them."""
+    return code.body if isinstance(code, ast.FunctionDef | ast.AsyncFunctionDef) else \
+        [ast.Expr(code.body)] if isinstance(code, ast.Lambda) else \
+        [s for inner in code.body for s in (
+            inner.body if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef)
+            else [inner])] if isinstance(code, ast.ClassDef) else \
+        [code] if isinstance(code, ast.stmt) else \
+        [ast.Expr(code)] if isinstance(code, ast.expr) else []
+
+
+def declared_global(statement: ast.stmt, code_of: Callable[[str], ast.AST | None],
+                    seen: set[str] | None = None) -> dict[str, ast.AST]:
+    """The names that the student's code ``statement`` runs declares ``global`` (``def f():
+    global relu; relu = ...``, then ``f()``), each with the code that binds it: running the
+    statement may bind them there, where the reading of the statement alone sees nothing
+    (red team, round ten). Followed through the code of every name it refers to, to any
+    depth, as :func:`hides_a_binding` is."""
+    seen = set() if seen is None else seen
+    found: dict[str, ast.AST] = {}
+    for part in _running_parts(statement):
+        for name in [n.id for n in ast.walk(part) if isinstance(n, ast.Name)]:
+            code = None if name in seen else code_of(name)
+            if code is None:
+                continue
+            seen.add(name)
+            for node in ast.walk(code):
+                if isinstance(node, ast.Global):
+                    found.update(dict.fromkeys(node.names, code))
+            for inner in _code_body(code):
+                found.update(declared_global(inner, code_of, seen))
+    return found
+
+
+def hiding_methods(statement: ast.stmt, hides: Callable[[ast.stmt], str]) -> str:
+    """A method of a class in ``statement`` that Python calls by itself (``__repr__`` when a
+    reader prints, ``__bool__``, ``__format__``..., a property) whose code may bind a name
+    unseen (``hides``, or a ``global``): from then on any statement may run it, so every name
+    is in doubt (red team, round ten: ``print(globals()["s"])`` ran a ``__repr__`` that bound
+    the library's relu); "" if none."""
+    for cls in (n for n in ast.walk(statement) if isinstance(n, ast.ClassDef)):
+        for method in cls.body:
+            if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef) or not (
+                    method.name.startswith("__") and method.name.endswith("__")
+                    or any(isinstance(d, ast.Name) and d.id in {"property", "cached_property"}
+                           or isinstance(d, ast.Attribute) for d in method.decorator_list)):
+                continue
+            for inner in method.body:
+                how = "global" if any(isinstance(n, ast.Global) for n in ast.walk(inner)) \
+                    else hides(inner)
+                if how:
+                    return f"{cls.name}.{method.name}: {how}"
     return ""
 
 
