@@ -300,6 +300,9 @@ def test_the_message_says_why_in_either_case():
         "vars() ran after your code for relu and may have bound relu again where the grader "
         "cannot see, so this exercise earns nothing; leave vars() out, or look at names with "
         "print")
+    assert Copy("relu", "S.__repr__: globals()", anytime=True).message == (
+        "S.__repr__: globals() may run at any time and bind names where the grader cannot see "
+        "(a hook, or a method Python calls by itself), so relu earns nothing; leave it out")
 
 
 @pytest.mark.parametrize("lesson", sorted(p.stem for p in RELEASE.glob("*.json")))
