@@ -63,6 +63,7 @@ MAX_TOTAL_VALUES = 20 * MAX_VALUES
 # held the classmate graded beside them at 1.5-1.9x its time (red team, round four)
 MAX_PARTS = 100_000
 QUEUE = 16  # messages a kernel may have waiting here; past them, they wait in the kernel's memory
+SEND_TIMEOUT_MS = 10_000  # a request to a kernel that cannot be delivered in this long fails
 # What every lesson imports first; importing (no computation) leaves JAX's backend unstarted,
 # so lessons that configure devices in their first cell still can.
 T = TypeVar("T")
@@ -133,6 +134,9 @@ def _bounded_context() -> Any:
     context = zmq.asyncio.Context()
     context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE)
     context.setsockopt(zmq.RCVHWM, QUEUE)
+    # a request sent where no kernel can take it (its connection dropped) fails after this,
+    # never holds the loop every notebook shares (lesson 00's own solution did, for good)
+    context.setsockopt(zmq.SNDTIMEO, SEND_TIMEOUT_MS)
     return context
 
 
@@ -205,6 +209,7 @@ class Kernel:
     def __init__(self, manager: Any, client: Any, seconds: float, box: Box | None = None) -> None:
         self.manager, self.client, self.seconds, self.box = manager, client, seconds, box
         self._iopub_events: Any = None  # what becomes of the output channel's connection
+        self._shell_events: Any = None  # ... and of the requests' channel
 
     @classmethod
     async def start(cls, cwd: str | Path = ".", warm: bool = True,
@@ -218,6 +223,7 @@ class Kernel:
         try:
             kernel.client.start_channels()
             kernel._watch_iopub()
+            kernel._watch_shell()
             await kernel.client.wait_for_ready(timeout=60)
             if warm:
                 await kernel.client.execute_interactive(WARM_UP, silent=True,
@@ -270,6 +276,29 @@ class Kernel:
         self._iopub_events = self.client.iopub_channel.socket.get_monitor_socket(
             zmq.EVENT_DISCONNECTED)
 
+    def _watch_shell(self) -> None:
+        import zmq
+
+        self._shell_events = self.client.shell_channel.socket.get_monitor_socket(
+            zmq.EVENT_DISCONNECTED)
+
+    async def reconnect_requests(self) -> bool:
+        """Connect the requests' channel anew if it was dropped (a reply over MAX_MESSAGE, an
+        answer of 20 MB, ends the connection for good, and every later request would wait for
+        ever); True if it had been, and the reply was lost."""
+        dropped = False
+        while self._shell_events is not None and await self._shell_events.poll(0):
+            await self._shell_events.recv_multipart()
+            dropped = True
+        if dropped:
+            self.client.shell_channel.stop()
+            self._shell_events.close(linger=0)
+            self.client._shell_channel = None  # the property makes and connects a new one
+            self.client.shell_channel.start()
+            self._watch_shell()
+            await asyncio.sleep(0.1)  # the connection takes a moment
+        return dropped
+
     async def reconnect_outputs(self) -> bool:
         """Connect the output channel anew if it was dropped (a message over MAX_MESSAGE ends
         the connection for good); True if it had been, and outputs were lost."""
@@ -294,8 +323,9 @@ class Kernel:
     async def shutdown(self) -> None:
         try:
             if self.client is not None:
-                if self._iopub_events is not None:
-                    self._iopub_events.close(linger=0)
+                for events in (self._iopub_events, self._shell_events):
+                    if events is not None:
+                        events.close(linger=0)
                 self.client.stop_channels()
                 self.client.context.destroy(linger=0)
             if await self.manager.is_alive():
@@ -480,6 +510,7 @@ async def run_cells(nb: Any, kernel: Kernel, limits: Limits = DEFAULT_LIMITS,
                 seconds = time.monotonic() - start
                 if await kernel.reconnect_outputs():
                     client.cut.add(index)
+                await kernel.reconnect_requests()
                 error = _error_line(cell)
                 if error.startswith("KeyboardInterrupt") and seconds >= limit - 1:
                     runs.append(CellRun(index, "timed out", f"was interrupted after {limit:.0f} s",

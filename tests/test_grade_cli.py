@@ -324,3 +324,24 @@ def test_a_solved_notebook_of_another_lesson_scores_nothing_beside_an_honest_one
     reported = json.loads(base64.b64decode(
         (tmp_path / "gh").read_text().strip().removeprefix("result=")))
     assert sum(t["score"] for t in reported["tests"]) == 0
+
+
+def test_an_answer_over_the_message_cap_fails_its_check_and_grading_goes_on(tmp_path, grade):
+    """An answer of 48 MB (03.1's local_grads as two arrays of 3 million) ended the requests'
+    connection to the kernel for good: every later request then waited for ever, past every
+    deadline (lesson 00's own solution did it with 16 MB of timed operands). Now that check
+    fails, saying why, and the notebook's other checks run."""
+    nb = json.loads((ROOT / "notebooks" / f"{QUICK}.ipynb").read_text())
+    cell = next(c for c in nb["cells"] if "def mul(a, b):" in "".join(c["source"]))
+    cell["source"] = "".join(cell["source"]).replace(
+        "local_grads = (b.data, a.data)",
+        "import numpy as np\n    local_grads = (np.full(3_000_000, b.data), "
+        "np.full(3_000_000, a.data))")
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "big.ipynb").write_text(json.dumps(nb))
+    result = grade(folder, "--lesson", "03", "--json", "--timeout", "120")
+    (graded,) = json.loads(result.stdout)["notebooks"]
+    rows = {r["exercise"]: r for r in graded["rows"]}
+    assert rows["03.1"]["status"] == "failed" and "over 16 MB" in rows["03.1"]["message"], rows
+    assert [rows[e]["status"] for e in ("03.2", "03.3", "03.4", "03.5")] == ["passed"] * 4, rows

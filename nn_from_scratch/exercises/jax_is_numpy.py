@@ -216,28 +216,29 @@ def wall_time(student_fn: Any) -> str:
              "it").format(seconds=seconds * 1e3, delay=delay * 1e3)
 
 
-def _check_operands(fn: str, args: tuple[Any, ...], n: int) -> None:
-    """The two operands of a timed add: n float32 ones, NumPy's for np.add, JAX's for jnp.add."""
+def _check_operands(fn: str, args: tuple[dict[str, Any], ...], n: int) -> None:
+    """The two operands of a timed add, as the stand-in timer describes them
+    (:func:`_fixtures.operand`): n float32 ones, NumPy's for np.add, JAX's for jnp.add."""
     numpy = fn == "np.add"
-    name, kind, make = (("np.add", np.ndarray, _("np.ones(n, np.float32)")) if numpy else
-                        ("jnp.add", jax.Array, "jnp.ones(n)"))
-    if len(args) != 2 or not all(isinstance(a, kind) for a in args):
-        if not numpy and args and all(isinstance(a, np.ndarray) for a in args):
+    name, kind, make = (("np.add", "numpy", _("np.ones(n, np.float32)")) if numpy else
+                        ("jnp.add", "jax", "jnp.ones(n)"))
+    if len(args) != 2 or not all(a["kind"] == kind for a in args):
+        if not numpy and args and all(a["kind"] == "numpy" for a in args):
             raise Mistake("timer(jnp.add, ...) got NumPy arrays: time it on JAX arrays, "
                           "jnp.ones(n), or its time includes copying them to the device")
         raise Mistake(_("timer({name}, ...) got {join_value}; time it on two arrays "
                         "{make}").format(
-                          name=name, join_value=', '.join(summary(a) for a in args), make=make))
+                          name=name, join_value=', '.join(a["summary"] for a in args), make=make))
     for a in args:
-        if a.shape != (n,) or a.dtype != np.float32 or not np.all(np.asarray(a) == 1):
-            if a.dtype == np.float64:
+        if tuple(a["shape"]) != (n,) or a["dtype"] != "float32" or not a["ones"]:
+            if a["dtype"] == "float64":
                 raise Mistake(_("timer({name}, ...) got {summary_a} for n = {n}; time two "
                                 "float32 arrays of n ones: np.ones is float64 unless you say "
                                 "np.ones(n, np.float32)").format(
-                                  name=name, summary_a=summary(a), n=n))
+                                  name=name, summary_a=a["summary"], n=n))
             raise Mistake(_("timer({name}, ...) got {summary_a} for n = {n}; time two "
                             "float32 arrays of n ones").format(
-                              name=name, summary_a=summary(a), n=n))
+                              name=name, summary_a=a["summary"], n=n))
 
 
 # n -> the stand-in's seconds for (np.add, jnp.add): JAX slower at 100, faster at 10**6

@@ -27,6 +27,7 @@ from typing import Any
 from ..exercises._calls import fresh_inputs
 from ..exercises._core import CheckResult
 from ..exercises._remote import Session
+from ..notebook_runner import MAX_MESSAGE
 from .answers import MIME, Answers
 
 __all__ = ["PROLOGUE", "CheckTimedOut", "InProcess", "KernelDied", "KernelQuestions",
@@ -76,6 +77,10 @@ class KernelQuestions:
             except queue.Empty:  # nothing yet
                 if not await self.kernel.manager.is_alive():
                     raise KernelDied() from None
+                if await self.kernel.reconnect_requests():  # the reply was over MAX_MESSAGE
+                    return {"user_expressions": {"a": {"status": "error", "ename": "ValueError",
+                            "evalue": f"the answer was over {MAX_MESSAGE // 2**20} MB, the most "
+                                      "one message to the grader may carry: refused unread"}}}
                 continue
             except Exception:  # a reply Jupyter could not read (JSON nested 100,000 deep): the
                 return {"user_expressions": {"a": {"status": "ok", "data": {}}}}  # answer's
