@@ -208,8 +208,8 @@ class Kernel:
 
     def __init__(self, manager: Any, client: Any, seconds: float, box: Box | None = None) -> None:
         self.manager, self.client, self.seconds, self.box = manager, client, seconds, box
-        self._iopub_events: Any = None  # what becomes of the output channel's connection
-        self._shell_events: Any = None  # ... and of the requests' channel
+        self._events: dict[str, Any] = {}  # channel ("iopub", "shell") -> what becomes of its
+        # connection (a monitor of its socket)
 
     @classmethod
     async def start(cls, cwd: str | Path = ".", warm: bool = True,
@@ -222,8 +222,8 @@ class Kernel:
         kernel = await (cls._start_boxed(box, arguments) if box else cls._start(cwd, arguments))
         try:
             kernel.client.start_channels()
-            kernel._watch_iopub()
-            kernel._watch_shell()
+            kernel._watch("iopub")
+            kernel._watch("shell")
             await kernel.client.wait_for_ready(timeout=60)
             if warm:
                 await kernel.client.execute_interactive(WARM_UP, silent=True,
@@ -270,50 +270,38 @@ class Kernel:
         kernel.client = _bounded_parsing(manager.client(context=_bounded_context()))
         return kernel
 
-    def _watch_iopub(self) -> None:
+    def _watch(self, channel: str) -> None:
         import zmq
 
-        self._iopub_events = self.client.iopub_channel.socket.get_monitor_socket(
-            zmq.EVENT_DISCONNECTED)
+        self._events[channel] = getattr(self.client, f"{channel}_channel").socket \
+            .get_monitor_socket(zmq.EVENT_DISCONNECTED)
 
-    def _watch_shell(self) -> None:
-        import zmq
-
-        self._shell_events = self.client.shell_channel.socket.get_monitor_socket(
-            zmq.EVENT_DISCONNECTED)
+    async def _reconnect(self, channel: str, settle: float) -> bool:
+        """Connect ``channel`` anew if its connection was dropped (a message over MAX_MESSAGE
+        ends it for good); True if it had been. ``settle``: seconds the new one takes."""
+        events, dropped = self._events.get(channel), False
+        while events is not None and await events.poll(0):
+            await events.recv_multipart()
+            dropped = True
+        if dropped and events is not None:
+            getattr(self.client, f"{channel}_channel").stop()
+            events.close(linger=0)
+            setattr(self.client, f"_{channel}_channel", None)  # the property makes a new one
+            getattr(self.client, f"{channel}_channel").start()
+            self._watch(channel)
+            await asyncio.sleep(settle)
+        return dropped
 
     async def reconnect_requests(self) -> bool:
         """Connect the requests' channel anew if it was dropped (a reply over MAX_MESSAGE, an
-        answer of 20 MB, ends the connection for good, and every later request would wait for
-        ever); True if it had been, and the reply was lost."""
-        dropped = False
-        while self._shell_events is not None and await self._shell_events.poll(0):
-            await self._shell_events.recv_multipart()
-            dropped = True
-        if dropped:
-            self.client.shell_channel.stop()
-            self._shell_events.close(linger=0)
-            self.client._shell_channel = None  # the property makes and connects a new one
-            self.client.shell_channel.start()
-            self._watch_shell()
-            await asyncio.sleep(0.1)  # the connection takes a moment
-        return dropped
+        answer of 20 MB: every later request would wait for ever); True if it had been, and
+        the reply was lost."""
+        return await self._reconnect("shell", 0.1)
 
     async def reconnect_outputs(self) -> bool:
-        """Connect the output channel anew if it was dropped (a message over MAX_MESSAGE ends
-        the connection for good); True if it had been, and outputs were lost."""
-        dropped = False
-        while await self._iopub_events.poll(0):
-            await self._iopub_events.recv_multipart()
-            dropped = True
-        if dropped:
-            self.client.iopub_channel.stop()
-            self._iopub_events.close(linger=0)
-            self.client._iopub_channel = None  # the property makes and connects a new one
-            self.client.iopub_channel.start()
-            self._watch_iopub()
-            await asyncio.sleep(0.2)  # a subscription takes a moment to reach the kernel
-        return dropped
+        """Connect the output channel anew if it was dropped; True if it had been, and outputs
+        were lost (a subscription takes a moment to reach the kernel)."""
+        return await self._reconnect("iopub", 0.2)
 
     @property
     def pid(self) -> int | None:
@@ -323,9 +311,8 @@ class Kernel:
     async def shutdown(self) -> None:
         try:
             if self.client is not None:
-                for events in (self._iopub_events, self._shell_events):
-                    if events is not None:
-                        events.close(linger=0)
+                for events in self._events.values():
+                    events.close(linger=0)
                 self.client.stop_channels()
                 self.client.context.destroy(linger=0)
             if await self.manager.is_alive():
