@@ -280,10 +280,12 @@ class Kernel:
         """Connect ``channel`` anew if its connection was dropped (a message over MAX_MESSAGE
         ends it for good); True if it had been. ``settle``: seconds the new one takes."""
         events, dropped = self._events.get(channel), False
-        while events is not None and await events.poll(0):
+        if events is None:
+            return False
+        while await events.poll(0):
             await events.recv_multipart()
             dropped = True
-        if dropped and events is not None:
+        if dropped:
             getattr(self.client, f"{channel}_channel").stop()
             events.close(linger=0)
             setattr(self.client, f"_{channel}_channel", None)  # the property makes a new one

@@ -296,11 +296,11 @@ def test_the_message_says_why_in_either_case():
         "the code itself")
     # in doubt: what hid a binding ran after the code, not in it (round ten's honest notebooks
     # were told their relu "uses vars()")
-    assert Copy("relu", "vars()", after=True).message == (
+    assert Copy("relu", "vars()", "after").message == (
         "vars() ran after your code for relu and may have bound relu again where the grader "
         "cannot see, so this exercise earns nothing; leave vars() out, or look at names with "
         "print")
-    assert Copy("relu", "S.__repr__: globals()", anytime=True).message == (
+    assert Copy("relu", "S.__repr__: globals()", "anytime").message == (
         "S.__repr__: globals() may run at any time and bind names where the grader cannot see "
         "(a hook, or a method Python calls by itself), so relu earns nothing; leave it out")
 

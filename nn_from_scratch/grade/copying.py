@@ -60,17 +60,18 @@ class Copy:
 
     name: str
     how: str = ""
-    after: bool = False  # ``how`` ran after the code of ``name``, not in it: ``name`` in doubt
-    anytime: bool = False  # ``how`` may run at any time (a hook, a method Python calls itself)
+    # why ``name`` is in doubt, if it is: "after" (``how`` ran after its code, not in it) or
+    # "anytime" (``how`` may run at any time: a hook, a method Python calls by itself)
+    doubt: str = ""
 
     @property
     def message(self) -> str:
         """Why, in the grader's language."""
-        if self.anytime:
+        if self.doubt == "anytime":
             return _("{how} may run at any time and bind names where the grader cannot see "
                      "(a hook, or a method Python calls by itself), so {name} earns nothing; "
                      "leave it out").format(name=self.name, how=self.how)
-        if self.after:  # round ten: "your code for relu uses vars()" when relu's did not
+        if self.doubt == "after":  # round ten: "your code for relu uses vars()" when relu's did not
             return _("{how} ran after your code for {name} and may have bound {name} again "
                      "where the grader cannot see, so this exercise earns nothing; leave {how} "
                      "out, or look at names with print").format(name=self.name, how=self.how)
@@ -109,8 +110,8 @@ def library_copies(rebuilt: Rebuilt, release: Release) -> dict[str, Copy]:
                 if found is None and name in reader.by_student:
                     found = value  # bound by the student to the package's object itself
                 if how := reader.in_doubt(name):
-                    copies[check.exercise] = Copy(name, how, after=not reader.always,
-                                                  anytime=bool(reader.always))
+                    copies[check.exercise] = Copy(name, how, "anytime" if reader.always
+                                                  else "after")
                 elif isinstance(found, Hidden):
                     copies[check.exercise] = Copy(name, found.how)
                 elif found is not None:
