@@ -3,14 +3,16 @@ classmate graded beside it?
 
 Issue 35's attacks: one submission of lesson 03 starts LOOPS busy loops, each in a session of its
 own (``setsid``, refused in the fallback), for as long as the classmate takes (``--attack
-loops``), or sends DISPLAYS tiny displays from one cell (``--attack displays``: every one a
-message the grader's event loop, which all jobs share, must read; red team round five); an honest
+loops``), or sends DISPLAYS tiny displays from one cell (``--attack displays``: messages the
+event loop that all jobs share must read, past the cell's first 1,000 at the runner's own pace,
+``notebook_runner.PACE``; red team round five); an honest
 classmate (the lesson's solutions) is graded beside it with ``--jobs 2``. For each way the grader
 can share the machine (a cgroup per sandbox where it can make one, else the fallback: seccomp
-refusing ``setsid``, the session scheduled as one) it prints the classmate's time alone and beside
-the loops, side by side in one run, and their ratio (the grader's target: under 1.5x), with the
-machine's load. Speed is measured here, never asserted in the tests (the red-team test only
-checks that the classmate keeps its score).
+refusing ``setsid``, the session scheduled as one) it prints the classmate's time alone, beside an
+honest neighbour (a second copy of the solutions: what sharing the machine with ``--jobs 2`` costs
+anyway) and beside the attack, side by side in one run, and the attack's ratio to each (the
+grader's target: under 1.5x), with the machine's load. Speed is measured here, never asserted in
+the tests (the red-team test only checks that the classmate keeps its score).
 
     .venv/bin/python benchmarks/grade_share.py              # 100 loops, both modes
     .venv/bin/python benchmarks/grade_share.py --loops 20 --rounds 2
@@ -79,24 +81,31 @@ def main() -> None:
     print(f"{platform.node()}: {os.cpu_count()} cores, Python {platform.python_version()}; "
           + (f"{args.loops} busy loops for {args.seconds} s" if args.attack == "loops" else
              f"{args.displays:,} tiny displays") + f"; load before: {os.getloadavg()[0]:.2f}")
-    print(f"{'mode':<10}{'round':>6}{'alone':>9}{'beside':>9}{'ratio':>8}  classmate's points")
+    print(f"{'mode':<10}{'round':>6}{'alone':>9}{'honest':>9}{'attack':>9}"
+          f"{'/alone':>8}{'/honest':>8}  classmate's points")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         attack = busy_loops(student, args.loops, args.seconds) if args.attack == "loops" else \
             tiny_displays(student, args.displays)
         nbformat.write(attack, folder / "a_attack.ipynb")
         nbformat.write(solution, folder / "b_honest.ipynb")
+        nbformat.write(solution, folder / "a_neighbour.ipynb")
         for r in range(args.rounds):
             for mode in modes:  # interleaved: each ratio within one round
                 found = cgroups.hierarchy if mode == "cgroup" else (lambda root=None: None)
                 with mock.patch.object(cgroups, "hierarchy", found):
-                    alone = grade_paths([folder / "b_honest.ipynb"], limits)[0]
-                    beside = {Path(g.notebook).stem: g for g in grade_paths(
-                        [folder / "a_attack.ipynb", folder / "b_honest.ipynb"], limits, jobs=2)}
-                honest = beside["b_honest"]
-                print(f"{mode:<10}{r + 1:>6}{seconds_of(alone):>8.1f}s{seconds_of(honest):>8.1f}s"
-                      f"{seconds_of(honest) / seconds_of(alone):>7.2f}x  "
-                      f"{sum(row.points for row in honest.rows)} of {len(honest.rows)}")
+                    alone = seconds_of(grade_paths([folder / "b_honest.ipynb"], limits)[0])
+                    paired = {}
+                    for first in ("a_neighbour", "a_attack"):
+                        graded = {Path(g.notebook).stem: g for g in grade_paths(
+                            [folder / f"{first}.ipynb", folder / "b_honest.ipynb"], limits,
+                            jobs=2)}
+                        paired[first] = graded["b_honest"]
+                honest, attacked = (seconds_of(paired[k]) for k in ("a_neighbour", "a_attack"))
+                classmate = paired["a_attack"]
+                print(f"{mode:<10}{r + 1:>6}{alone:>8.1f}s{honest:>8.1f}s{attacked:>8.1f}s"
+                      f"{attacked / alone:>7.2f}x{attacked / honest:>7.2f}x  "
+                      f"{sum(row.points for row in classmate.rows)} of {len(classmate.rows)}")
     print(f"load after: {os.getloadavg()[0]:.2f}")
 
 

@@ -16,7 +16,8 @@ and three on what comes back: ``cell_output`` and ``output`` bytes of what a cel
 metadata) are kept per cell and per notebook, and ``cell_outputs`` output messages per
 cell; the rest is dropped (the cell says so), so that a kernel that displays gigabytes
 cannot grow the process that runs it, nor tiny displays by the thousand hold the thread
-that reads them (each kept one costs the runner a validated notebook output). A
+that reads them (each kept one costs the runner a validated notebook output; past
+``cell_outputs`` a cell's messages are read at most one per :data:`PACE`). A
 single message over ``MAX_MESSAGE`` bytes ends the output connection (ZeroMQ
 never reads it); the runner then connects anew before the next cell, and that
 cell's outputs are reported cut.
@@ -63,6 +64,11 @@ MAX_TOTAL_VALUES = 20 * MAX_VALUES
 # held the classmate graded beside them at 1.5-1.9x its time (red team, round four)
 MAX_PARTS = 100_000
 QUEUE = 16  # messages a kernel may have waiting here; past them, they wait in the kernel's memory
+# Past a cell's ``cell_outputs`` messages, the runner reads that kernel's outputs at most once
+# per PACE seconds (the kernel's own queue drops the rest): every message read holds the loop
+# that all kernels' replies go through, and a flood of tiny displays, read as fast as it came,
+# held each of a classmate's round trips (a check makes hundreds) behind it.
+PACE = 0.01
 SEND_TIMEOUT_MS = 10_000  # a request to a kernel that cannot be delivered in this long fails
 # What every lesson imports first; importing (no computation) leaves JAX's backend unstarted,
 # so lessons that configure devices in their first cell still can.
@@ -379,6 +385,7 @@ _OUTPUT_MESSAGES = frozenset({"stream", "display_data", "update_display_data", "
 def _bounded_client() -> type:
     """nbclient's NotebookClient, keeping at most ``limits.cell_output`` bytes of outputs per
     cell and ``limits.output`` per notebook; an error always keeps its name and first line."""
+    from jupyter_core.utils import ensure_async
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionComplete
 
@@ -388,6 +395,26 @@ def _bounded_client() -> type:
             self.per_cell: dict[int, int] = {}
             self.outputs: dict[int, int] = {}  # output messages per cell
             self.cut: set[int] = set()
+
+        async def _async_poll_output_msg(self, parent_msg_id: str, cell: Any,
+                                         cell_index: int) -> None:
+            """nbclient's reading of a cell's output messages, paced past the cell's
+            ``cell_outputs`` messages (:data:`PACE`). An earlier cell's, still queued when this
+            one starts, are read as fast as they come: paced, they would hold this cell's own
+            behind them past nbclient's wait for its outputs."""
+            assert self.kc is not None
+            read = 0
+            while True:
+                msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=None))
+                if msg["parent_header"].get("msg_id") != parent_msg_id:
+                    continue
+                try:
+                    self.process_message(msg, cell, cell_index)
+                except CellExecutionComplete:
+                    return
+                read += 1
+                if read > self.limits.cell_outputs:
+                    await asyncio.sleep(PACE)
 
         def process_message(self, msg: dict[str, Any], cell: Any, cell_index: int) -> Any:
             kind = msg["msg_type"]

@@ -105,3 +105,57 @@ def test_a_flood_of_tiny_outputs_is_cut_at_a_count_and_the_next_cells_run(tmp_pa
     assert [o["data"]["text/plain"] for o in nb.cells[0].outputs[:2]] == ["0", "1"]
     assert not runs[1].cut and len(nb.cells[1].outputs) == 3  # a count of its own per cell
     assert nb.cells[2].outputs[0]["text"] == "after\n"
+
+
+RAW_FLOOD = ("_k = get_ipython().kernel\nfor _ in range({n}):\n"
+             "    _k.session.send(_k.iopub_socket, 'stream', content={{'name': 'stdout', "
+             "'text': '.'}}, parent=_k.get_parent())")
+
+
+def _counting_messages(monkeypatch):
+    """The messages the runner reads from any kernel it starts (a list, one item each)."""
+    from nn_from_scratch import notebook_runner
+
+    read, bounded = [], notebook_runner._bounded_parsing
+
+    def counting(client):
+        client = bounded(client)
+        deserialize = client.session.deserialize
+
+        def counted(*args, **kwargs):
+            read.append(1)
+            return deserialize(*args, **kwargs)
+        client.session.deserialize = counted
+        return client
+    monkeypatch.setattr(notebook_runner, "_bounded_parsing", counting)
+    return read
+
+
+@pytest.mark.once  # the runner's reading of a kernel, whatever JAX's version
+def test_past_a_cells_output_count_a_flood_is_read_at_the_runners_pace(tmp_path, monkeypatch):
+    """Issue 35: tiny messages read as fast as a kernel sent them held the loop that every
+    kernel's replies go through, so each of a classmate's round trips (a check makes hundreds)
+    waited behind them: 1.8-2.2x its time alone beside 60,000 displays
+    (``benchmarks/grade_share.py --attack displays``). Past ``cell_outputs`` messages the
+    runner reads one per PACE; the kernel's queue drops the rest, the cell still ends, and the
+    next cell's outputs are kept (an earlier cell's messages still queued are read at once)."""
+    read = _counting_messages(monkeypatch)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in (
+        RAW_FLOOD.format(n=40_000), "print('after')")])
+    runs = execute(nb, timeout=120, cell_timeout=90, cwd=tmp_path)
+    assert [r.status for r in runs] == ["ok", "ok"] and runs[0].cut, runs
+    assert nb.cells[1].outputs[0]["text"] == "after\n"
+    # 2-core machine: 7,508 read with the pace, 23,205 without (PACE = 0), one after the other
+    assert len(read) < 12_000, f"read {len(read):,} messages of 40,000"
+
+
+@pytest.mark.once
+def test_a_kernel_that_sends_more_messages_than_a_notebook_may_is_refused(tmp_path, monkeypatch):
+    """The backstop behind the pace: past MAX_PARTS message parts from one kernel (each of its
+    cells reads its first ``cell_outputs`` messages at once), the rest is refused unread."""
+    from nn_from_scratch import notebook_runner
+
+    monkeypatch.setattr(notebook_runner, "MAX_PARTS", 2_000)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(RAW_FLOOD.format(n=5_000))])
+    with pytest.raises(notebook_runner.MessageTooBig, match="more than 2,000 messages"):
+        execute(nb, timeout=60, cell_timeout=30, cwd=tmp_path)
