@@ -63,6 +63,13 @@ MAX_TOTAL_VALUES = 20 * MAX_VALUES
 # 09 484): tiny displays sent for a minute, a million of them, cost the grader 26 CPU-s and
 # held the classmate graded beside them at 1.5-1.9x its time (red team, round four)
 MAX_PARTS = 100_000
+# ... and of bytes, every part of a message counted (binary buffers included), before its
+# signature is checked: a message's parts are each capped by ZeroMQ (MAX_MESSAGE), not their
+# number, and a lesson's solution sends under 10 MB in all (lesson 00 7.9 MB, its largest
+# message 7.6 MB; lessons 13, 14, 16 under 1 MB). Red team, round eleven: 30 MB messages, each
+# checked, parsed and dropped by the loop every kernel shares, held the classmate 15-21x its time
+MAX_MESSAGE_BYTES = 2 * MAX_MESSAGE
+MAX_BYTES = 256 * 2**20
 QUEUE = 16  # messages a kernel may have waiting here; past them, they wait in the kernel's memory
 # Past a cell's ``cell_outputs`` messages, the runner reads that kernel's outputs at most once
 # per PACE seconds (the kernel's own queue drops the rest): every message read holds the loop
@@ -154,8 +161,25 @@ def _bounded_parsing(client: Any) -> Any:
     """``client``, whose session parses no message part of more than :data:`MAX_VALUES` JSON
     values, nor more than :data:`MAX_TOTAL_VALUES` in all (a kernel that sent millions held the
     grader's memory past 1.2 GB and its classmate for 46 s instead of 8), nor more than
-    :data:`MAX_PARTS` parts, nor one nested past Python's recursion limit."""
-    unpack, total, parts = client.session.unpack, 0, 0
+    :data:`MAX_PARTS` parts, nor one nested past Python's recursion limit; and reads no message
+    of more than :data:`MAX_MESSAGE_BYTES`, nor more than :data:`MAX_BYTES` in all."""
+    unpack, deserialize, total, parts, received = (client.session.unpack,
+                                                   client.session.deserialize, 0, 0, 0)
+
+    def counted(msg_list: list[Any], *args: Any, **kwargs: Any) -> Any:
+        nonlocal received
+        size = sum(len(part) for part in msg_list)
+        received += size
+        if size > MAX_MESSAGE_BYTES:
+            raise MessageTooBig(_("the kernel sent a message of {size} in all its parts, and the "
+                                  "grader reads at most {most} a message: refused unread").format(
+                                    size=format_bytes(size), most=format_bytes(MAX_MESSAGE_BYTES)))
+        if received > MAX_BYTES:
+            raise MessageTooBig(_("the kernel sent {size} of messages, and the grader reads at "
+                                  "most {most} a notebook (a lesson sends under 10 MB): the rest "
+                                  "refused unread").format(size=format_bytes(received),
+                                                           most=format_bytes(MAX_BYTES)))
+        return deserialize(msg_list, *args, **kwargs)
 
     def bounded(raw: Any) -> Any:
         nonlocal total, parts
@@ -181,7 +205,7 @@ def _bounded_parsing(client: Any) -> Any:
             raise MessageTooBig(_("the kernel sent a message nested too deep to read: "
                                   "refused")) from None
 
-    client.session.unpack = bounded
+    client.session.unpack, client.session.deserialize = bounded, counted
     return client
 
 

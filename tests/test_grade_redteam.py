@@ -12,6 +12,7 @@ import csv
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -563,11 +564,13 @@ def test_tiny_markdown_cells_by_the_megabyte_are_refused_and_delay_no_classmate(
 
 
 def test_comm_messages_and_their_buffers_count_against_the_output_limits(graded):
-    """Issue 35, section 2: 800 MB of widget buffers; the grader stays under 600 MB."""
+    """Issue 35, section 2: 800 MB of widget buffers; the grader stays under 600 MB. Past the
+    output limits they were dropped (tests/test_notebook_runner.py keeps that, at 24 MB); since
+    round eleven every byte read counts, and past 256 MB a notebook is one error row."""
     assert graded["peak"] < 600 * 2**20, f"the grader grew to {graded['peak'] / 2**20:.0f} MB"
-    notes = " ".join(graded["rows"]["x_comm_buffers"]["notes"])
-    assert "the rest was dropped" in notes, notes
-    assert statuses(graded, "x_comm_buffers") == ["not done"] * EXERCISES
+    rows = graded["rows"]["x_comm_buffers"]["rows"]
+    assert len(rows) == 1 and rows[0]["status"] == "error", rows
+    assert "MB of messages, and the grader reads at most 256 MB a notebook" in rows[0]["message"]
 
 
 # Issue 35, section 2: each sandbox gets its share of the machine, and no more. Bounded forms of
@@ -693,6 +696,64 @@ MESSAGE_FLOODS = {
         "        return tuple(float(g) for g in out)\n    return grad_f\n")),
     "z_honest": SOLUTION,
 }
+# Red team, round eleven: messages that cost the loop every kernel shares by their bytes, not
+# their number (30 MB each, signed once and sent again zero-copy, 50 a second): the classmate
+# took 18x its time beside them sent from a thread under another cell's name, 21x under the
+# cell's own (the pace counts messages), 15x sent on the requests' channel at each of the
+# grader's questions, with the attacker's own solutions kept (5/5). Smaller here (8 MB), so
+# that the grader's peak stays measurable; a message over 32 MB in all is refused at once.
+SIGNED = RAW_SEND + (
+    "import json as _j, hmac as _hm, hashlib as _hl, threading as _t, time as _tm\n"
+    "_pad = 'x' * (4 * 2**20)\n"
+    "def _header(kind):\n"
+    "    return _j.dumps({'msg_id': 'f', 'msg_type': kind, 'username': 'u', 'session': 's',\n"
+    "                     'date': '2020-01-01T00:00:00.000000Z', 'version': '5.3'}).encode()\n"
+    "def _sender(kind, parent):\n"
+    "    head, meta = _header(kind), _j.dumps({'pad': _pad}).encode()\n"
+    "    base = _hm.new(_k.session.key, digestmod=_hl.sha256)\n"
+    "    for part in (head, parent, meta):\n"
+    "        base.update(part)\n"
+    "    def send(socket, ident, content):\n"
+    "        signature = base.copy()\n"
+    "        signature.update(content)\n"
+    "        socket.send_multipart(ident + [b'<IDS|MSG>', signature.hexdigest().encode(), head,\n"
+    "                              parent, meta, content], copy=False)\n"
+    "    return send\n"
+    "def _flood(send, socket, ident, seconds):\n"
+    "    end, i = _tm.time() + seconds, 0\n"
+    "    while _tm.time() < end:\n"
+    "        send(socket, ident, ('{\"name\": \"stdout\", \"text\": \"%d\"}' % i).encode())\n"
+    "        i += 1\n"
+    "        _tm.sleep(0.02)\n")
+ROUND_ELEVEN = {
+    "f_heavy_from_a_thread": attack(first=SIGNED + (
+        "_send = _sender('stream', _j.dumps({'msg_id': 'not-this-cell', 'pad': _pad}).encode())\n"
+        "_t.Thread(target=_flood, args=(_send, _k.iopub_socket, [b'stream'], 20),"
+        " daemon=True).start()\n_tm.sleep(22)")),
+    "g_heavy_own_cell": attack(first=SIGNED + (
+        "_send = _sender('comm_msg', _j.dumps(dict(_k.get_parent('shell')['header']),"
+        " default=str).encode())\n_flood(_send, _k.iopub_socket, [b'comm'], 20)")),
+    "h_heavy_on_the_requests_channel": copy.deepcopy(SOLUTION),
+    # a message of 3 parts of 15 MB (each under ZeroMQ's cap of a part): 45 MB in all
+    "i_many_parts": attack(first=RAW_SEND + (
+        "_buf = b'x' * (15 * 2**20)\n"
+        "_k.session.send(_k.iopub_socket, 'stream', {'name': 'stdout', 'text': '0'},"
+        " parent={'header': {'msg_id': 'not-this-cell'}}, buffers=[memoryview(_buf)] * 3)\n"
+        "import time\ntime.sleep(5)")),
+}
+exercise_cells(ROUND_ELEVEN["h_heavy_on_the_requests_channel"])[-1].source += "\n" + SIGNED + (
+    "_send = _sender('execute_reply', _j.dumps({'msg_id': 'not-your-request', 'pad': _pad})"
+    ".encode())\n_sent = []\n_real_answers = _nn_from_scratch_answers\n"
+    "def _nn_from_scratch_answers(question, _real=_real_answers):\n"
+    "    socket = (_k.shell_channel_thread.manager.get_subshell_to_shell_channel_socket(None)\n"
+    "              if getattr(_k, '_supports_kernel_subshells', False) else _k.shell_stream)\n"
+    "    ident = _k._parent_ident['shell']\n"
+    "    ident = list(ident) if isinstance(ident, (list, tuple)) else [ident]\n"
+    "    for _ in range(5):\n"
+    "        _sent.append(1)\n"
+    "        _send(socket, ident, ('{\"status\": \"ok\", \"i\": %d}' % len(_sent)).encode())\n"
+    "    return _real(question)\n")
+MESSAGE_FLOODS.update(ROUND_ELEVEN)
 
 
 @pytest.fixture(scope="module")
@@ -725,6 +786,11 @@ def test_messages_of_millions_of_values_are_refused_unread(floods):
         rows = floods["rows"][name]["rows"]
         assert len(rows) == 1 and rows[0]["status"] == "error", (name, rows)
         assert says in rows[0]["message"], (name, rows[0]["message"])
+    for name in ROUND_ELEVEN:
+        rows = floods["rows"][name]["rows"]
+        assert len(rows) == 1 and rows[0]["status"] == "error", (name, rows)
+        assert re.search(r"MB (of messages|in all its parts), and the grader reads at most",
+                         rows[0]["message"]), (name, rows[0]["message"])
     tiny = floods["rows"]["e_tiny_messages"]  # paced, dropped, said; the notebook goes on
     assert [row["status"] for row in tiny["rows"]] == ["not done"] * EXERCISES, tiny["rows"]
     assert "the rest was dropped" in " ".join(tiny["notes"]), tiny["notes"]
