@@ -71,7 +71,7 @@ MAX_PARTS = 100_000
 MAX_MESSAGE_BYTES = 2 * MAX_MESSAGE
 MAX_BYTES = 256 * 2**20
 QUEUE = 16  # messages a kernel may have waiting here; past them, they wait in the kernel's memory
-# Past a cell's ``cell_outputs`` messages, the runner reads that kernel's outputs at most once
+# Past a cell's ``cell_outputs`` messages, the runner reads that cell's messages at most one
 # per PACE seconds (the kernel's own queue drops the rest): every message read holds the loop
 # that all kernels' replies go through, and a flood of tiny displays, read as fast as it came,
 # held each of a classmate's round trips (a check makes hundreds) behind it.
