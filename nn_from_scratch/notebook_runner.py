@@ -70,7 +70,11 @@ MAX_PARTS = 100_000
 # checked, parsed and dropped by the loop every kernel shares, held the classmate 15-21x its time
 MAX_MESSAGE_BYTES = 2 * MAX_MESSAGE
 MAX_BYTES = 256 * 2**20
-QUEUE = 16  # messages a kernel may have waiting here; past them, they wait in the kernel's memory
+# Messages a kernel may have waiting here, per channel; past them, they wait in the kernel's
+# memory. Each may be up to MAX_MESSAGE_BYTES: at 16, the red-team suite's floods of 8 MB
+# messages, graded two at a time, held the grader at 485 MB (603 MB once in CI); at 4,
+# 401-433 MB, with honest notebooks graded as fast (lessons 00 and 03: 21-23 s against 24 s)
+QUEUE = 4
 # Past a cell's ``cell_outputs`` messages, the runner reads that cell's messages at most one
 # per PACE seconds (the kernel's own queue drops the rest): every message read holds the loop
 # that all kernels' replies go through, and a flood of tiny displays, read as fast as it came,
