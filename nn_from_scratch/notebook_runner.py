@@ -423,17 +423,25 @@ def _bounded_client() -> type:
             self.per_cell: dict[int, int] = {}
             self.outputs: dict[int, int] = {}  # output messages per cell
             self.cut: set[int] = set()
+            self.refused: MessageTooBig | None = None
 
         async def _async_poll_output_msg(self, parent_msg_id: str, cell: Any,
                                          cell_index: int) -> None:
             """nbclient's reading of a cell's output messages, paced past the cell's
             ``cell_outputs`` messages (:data:`PACE`). An earlier cell's, still queued when this
             one starts, are read as fast as they come: paced, they would hold this cell's own
-            behind them past nbclient's wait for its outputs."""
+            behind them past nbclient's wait for its outputs. A message refused unread ends the
+            cell at once (nbclient would wait for its reply): the notebook ends there."""
             assert self.kc is not None
             read = 0
             while True:
-                msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=None))
+                try:
+                    msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=None))
+                except MessageTooBig as refused:
+                    self.refused = refused
+                    if self.task_poll_for_reply is not None:
+                        self.task_poll_for_reply.cancel()  # nbclient: "the kernel died"
+                    raise
                 if msg["parent_header"].get("msg_id") != parent_msg_id:
                     continue
                 try:
@@ -534,6 +542,8 @@ async def run_cells(nb: Any, kernel: Kernel, limits: Limits = DEFAULT_LIMITS,
                     await asyncio.wait_for(client.async_execute_cell(
                         cell, index, store_history=index not in quiet), limit + GRACE)
                 except (TimeoutError, DeadKernelError):  # nbclient reports a time-out as death
+                    if client.refused:
+                        raise client.refused from None
                     seconds = time.monotonic() - start
                     if watch.tripped:
                         runs.append(CellRun(index, "out of memory", "used more than "

@@ -1,6 +1,7 @@
 """Running a notebook with limits: what the grader's cells leave behind, warm kernels, sizes."""
 import subprocess
 import sys
+import time
 
 import nbformat
 import pytest
@@ -139,16 +140,19 @@ def test_past_a_cells_output_count_a_flood_is_read_at_the_runners_pace(tmp_path,
     (``benchmarks/grade_share.py --attack displays``). Past ``cell_outputs`` messages the
     runner reads one per PACE; the kernel's queue drops the rest, the cell still ends, and the
     next cell runs. Side by side with the same flood read unpaced (PACE = 0), so that the
-    machine's load moves both counts: of 20,000 sent, 7,008 read against 16,124 on the 2-core
-    machine (unpaced, fewer than MAX_PARTS / 4, so that the notebook is not refused)."""
+    machine's load moves both counts: of 60,000 sent, 8,004 read against 31,008 on the 2-core
+    machine at rest, 7,508 against 19,326 beside a busy loop (unpaced, the reader keeps up less,
+    and the kernel drops more: with 20,000 sent and 4 messages waiting a channel, the unpaced
+    count fell to 10,008 under load, too near the paced 7,008 to tell them apart)."""
     from nn_from_scratch import notebook_runner
 
     read, paced = _counting_messages(monkeypatch), notebook_runner.PACE
+    monkeypatch.setattr(notebook_runner, "MAX_PARTS", 10**6)  # the backstop: tested below
     counts = {}
     for pace in (0.0, paced):
         monkeypatch.setattr(notebook_runner, "PACE", pace)
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in (
-            RAW_FLOOD.format(n=20_000), "print('after')")])
+            RAW_FLOOD.format(n=60_000), "print('after')")])
         read.clear()
         runs = execute(nb, timeout=120, cell_timeout=90, cwd=tmp_path)
         assert [r.status for r in runs] == ["ok", "ok"] and runs[0].cut, runs
@@ -159,10 +163,14 @@ def test_past_a_cells_output_count_a_flood_is_read_at_the_runners_pace(tmp_path,
 @pytest.mark.once
 def test_a_kernel_that_sends_more_messages_than_a_notebook_may_is_refused(tmp_path, monkeypatch):
     """The backstop behind the pace: past MAX_PARTS message parts from one kernel (each of its
-    cells reads its first ``cell_outputs`` messages at once), the rest is refused unread."""
+    cells reads its first ``cell_outputs`` messages at once), the rest is refused unread, and
+    the notebook ends there, not when the cell does (this one would run for two more minutes)."""
     from nn_from_scratch import notebook_runner
 
     monkeypatch.setattr(notebook_runner, "MAX_PARTS", 2_000)
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(RAW_FLOOD.format(n=5_000))])
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        RAW_FLOOD.format(n=5_000) + "\nimport time\ntime.sleep(120)")])
+    start = time.monotonic()
     with pytest.raises(notebook_runner.MessageTooBig, match="more than 2,000 messages"):
-        execute(nb, timeout=60, cell_timeout=30, cwd=tmp_path)
+        execute(nb, timeout=200, cell_timeout=150, cwd=tmp_path)
+    assert time.monotonic() - start < 60, "the notebook ran on after its message was refused"
