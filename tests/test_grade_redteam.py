@@ -179,6 +179,17 @@ def markdown_flood(path):
     path.write_text(json.dumps(nb))
 
 
+def heavy_reading(helpers):
+    """Red team, round twelve: ``helpers`` one-line functions and twice as many names bound,
+    every exercise naming every helper: the static reading copied its tables at each helper it
+    followed (15,000 helpers, 897,000 characters: 377 s, outside ``--timeout``, in a thread
+    that held the classmate at 3.1x its time)."""
+    names = ";".join(f"f{i}" for i in range(helpers))
+    first = "\n".join(f"def f{i}():0" for i in range(helpers)) + "\n" + "=".join(
+        f"b{i}" for i in range(2 * helpers)) + "=0\n"
+    return attack(first=first, every=f"def _uses_every_helper():\n    {names}\n")
+
+
 def class_folder(tmp, server_port):
     course, klass, results, out = (tmp / name for name in ("course", "class", "results", "out"))
     shutil.copytree(ROOT / "nn_from_scratch", course / "nn_from_scratch",
@@ -286,6 +297,8 @@ def class_folder(tmp, server_port):
             f"    except OSError:\n        pass")),
         **VERDICT_ATTACKS,
         **CHANNEL_ATTACKS,
+        "x_heavy_reading": heavy_reading(5_000),  # 288,000 characters, under the cap
+        "x_heavier_reading": heavy_reading(15_000),  # over it
         "y_stub": STUDENT,
         "z_honest": SOLUTION,
         "z_honest_zh": CHINESE_SOLUTION,  # the Chinese edition, from the Chinese release
@@ -406,7 +419,7 @@ def test_the_grader_finishes_and_writes_every_export(graded):
     assert (graded["out"] / "grades.csv").is_file()  # k_csv_folder made no folder of it
     with open(graded["out"] / "grades.csv", newline="") as f:
         rows = {Path(row["notebook"]).stem: row for row in csv.DictReader(f)}
-    assert len(rows) == len(graded["rows"]) == 25 + len(VERDICT_ATTACKS) + len(CHANNEL_ATTACKS)
+    assert len(rows) == len(graded["rows"]) == 27 + len(VERDICT_ATTACKS) + len(CHANNEL_ATTACKS)
     assert rows["x_name_\\xff\\xfe"]["total"] == "0"  # graded, under a name every export writes
     assert rows["i_daemon"]["total"] == "0"  # the daemon died with its notebook
     for name in graded["rows"]:
@@ -480,8 +493,11 @@ def test_a_part_file_from_a_kernel_never_reaches_a_merge(graded):
 def test_a_flood_of_output_does_not_grow_the_grader(graded):
     assert graded["peak"] < 600 * 2**20, f"the grader grew to {graded['peak'] / 2**20:.0f} MB"
     notes = " ".join(graded["rows"]["l_big_output"]["notes"])
-    statuses_ = statuses(graded, "l_big_output")
-    assert "the rest was dropped" in notes or "out of memory" in statuses_, (notes, statuses_)
+    rows = graded["rows"]["l_big_output"]["rows"]
+    refused = len(rows) == 1 and "MB of messages, and the grader reads at most" in rows[0][
+        "message"]  # 1.2 GB sent: past MAX_BYTES, refused at once (since the early end)
+    assert "the rest was dropped" in notes or "out of memory" in statuses(
+        graded, "l_big_output") or refused, (notes, rows)
 
 
 def test_what_a_submission_says_is_shown_as_one_clean_line_without_secrets(graded):
@@ -560,6 +576,20 @@ def test_tiny_markdown_cells_by_the_megabyte_are_refused_and_delay_no_classmate(
     assert len(flood) == 1 and flood[0]["status"] == "error"
     assert "JSON values, and the grader reads at most" in flood[0]["message"]
     for name in ("a_honest", "z_honest", "z_honest_zh"):  # no "check interrupted", no note
+        assert points(graded, name) == EXERCISES and graded["rows"][name]["notes"] == [], name
+
+
+def test_code_that_is_slow_to_read_is_read_apart_and_within_caps(graded):
+    """Red team, round twelve: preparing runs in a process of its own, within its time, and a
+    notebook past MAX_SOURCE characters is refused before it is read. Beside the notebook
+    under the cap (measured with benchmarks-like runs: 287,000 characters took 7 s to read),
+    the classmate took 4.8-5.4 s against 5.3 s alone; in a thread, 16.4-16.5 s against
+    3.9-4.4 s."""
+    assert statuses(graded, "x_heavy_reading") == ["not done"] * EXERCISES, \
+        graded["rows"]["x_heavy_reading"]["rows"]
+    heavier = graded["rows"]["x_heavier_reading"]["rows"]
+    assert len(heavier) == 1 and "characters of code and text" in heavier[0]["message"], heavier
+    for name in ("a_honest", "z_honest", "z_honest_zh"):
         assert points(graded, name) == EXERCISES and graded["rows"][name]["notes"] == [], name
 
 
@@ -818,7 +848,7 @@ def test_a_notebook_failed_by_the_ast_race_outside_the_parser_is_prepared_again(
     from nn_from_scratch.grade import batch
 
     nbformat.write(SOLUTION, tmp_path / "honest.ipynb")
-    real, calls = batch.prepare, []
+    real, calls = batch.prepare_apart, []
 
     def raced(*args):
         calls.append(args)
@@ -826,10 +856,10 @@ def test_a_notebook_failed_by_the_ast_race_outside_the_parser_is_prepared_again(
             raise SystemError("AST constructor recursion depth mismatch (before=36, after=31)")
         return real(*args)
 
-    monkeypatch.setattr(batch, "prepare", raced)
+    monkeypatch.setattr(batch, "prepare_apart", raced)
     (graded,) = batch.grade_paths([tmp_path / "honest.ipynb"], sandbox=False)
     assert len(calls) == 3 and sum(row.points for row in graded.rows) == EXERCISES, graded.rows
-    monkeypatch.setattr(batch, "prepare", lambda *args: (_ for _ in ()).throw(
+    monkeypatch.setattr(batch, "prepare_apart", lambda *args: (_ for _ in ()).throw(
         SystemError("something else")))
     (broken,) = batch.grade_paths([tmp_path / "honest.ipynb"], sandbox=False)
     assert "could not be prepared (SystemError: something else)" in broken.rows[0].message

@@ -24,10 +24,11 @@ from ..i18n import compile_if_stale
 from ..notebook_runner import DEFAULT_LIMITS, Kernel, Limits, in_thread, kernel_env
 from ..parsing import AST_RACE
 from ..sandbox import Box
+from .apart import prepare_apart
 from .checker_process import CheckerProcess
 from .intake import Submission, clean, notebooks_in, take_in
 from .journal import Journal
-from .notebook import Prepared, failed, prepare, run_prepared
+from .notebook import Prepared, failed, run_prepared
 from .release import RELEASE
 from .results import Graded, from_dict
 
@@ -84,13 +85,15 @@ class _Class:
         return None
 
     async def read(self, submission: Submission) -> "Prepared | Graded":
-        """:func:`prepare` in a thread (reading and rebuilding never hold the loop every kernel
-        shares); one error row for a notebook malformed in a way no check foresaw, and the
-        class goes on. Tried again when CPython 3.11's AST race (:mod:`..parsing`) failed it
-        outside the parser's own lock: that is never the notebook's fault."""
+        """:func:`prepare` in a process of its own, within its time (:mod:`.apart`: reading and
+        rebuilding never hold the loop every kernel shares); one error row for a notebook
+        malformed in a way no check foresaw, and the class goes on. Tried again when CPython
+        3.11's AST race (:mod:`..parsing`) failed it outside the parser's own lock: that is
+        never the notebook's fault."""
         for attempt in range(3):
             try:
-                return await asyncio.to_thread(prepare, submission, self.release_dir, self.lesson)
+                return await asyncio.to_thread(prepare_apart, submission, self.release_dir,
+                                               self.lesson)
             except Exception as err:
                 if isinstance(err, SystemError) and AST_RACE in str(err) and attempt < 2:
                     continue

@@ -27,7 +27,7 @@ __all__ = ["MAX_CELLS", "MAX_DEPTH", "MAX_SOURCE", "MAX_VALUES", "Unreadable", "
 MAX_VALUES = 200_000  # JSON values, counted from the bytes: parsing them takes ~0.1 s
 MAX_CELLS = 1000
 MAX_DEPTH = 32
-MAX_SOURCE = 1_000_000  # characters of every cell's source together
+MAX_SOURCE = 300_000  # characters of every cell's source together (a lesson: under 55,000)
 
 
 class Unreadable(ValueError):
