@@ -277,6 +277,21 @@ def test_a_missing_or_unknown_lesson_is_one_line_before_grading(grade, ungradabl
     assert result.stdout == ""
 
 
+def test_two_notebooks_whose_names_print_alike_are_refused_before_grading(grade, tmp_path):
+    """Red team, round twelve: a file named ``mallory\\xff.ipynb`` (a backslash, an x, two
+    f's) beside one whose name holds the byte 0xFF, which every export prints that way: the
+    CSV showed two rows under one name, and one feedback file was written for both."""
+    klass = tmp_path / "class"
+    klass.mkdir()
+    (klass / "mallory\\xff.ipynb").write_text("{ not json")
+    (Path(os.fsdecode(os.fsencode(klass) + b"/mallory\xff.ipynb"))).write_text("{ not json")
+    for extra in ([], ["--feedback", str(tmp_path / "out")]):
+        result = grade(klass, *extra)
+        assert result.returncode == 2 and "two notebooks print as" in result.stderr, \
+            result.stderr
+        assert "mallory\\xff.ipynb" in result.stderr and result.stdout == ""
+
+
 def test_two_notebooks_that_would_share_a_feedback_file_are_refused_before_grading(
         grade, tmp_path):
     for student in ("Alice", "alice"):

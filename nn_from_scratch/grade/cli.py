@@ -125,7 +125,17 @@ def _limits(args: argparse.Namespace) -> Limits:
 
 
 def _per_notebook_names(args: argparse.Namespace, notebooks: list[str]) -> None:
-    """Refuse, before grading, two notebooks that would write one per-notebook export file."""
+    """Refuse, before grading, two notebooks whose names print alike (every export would show
+    them as one: red team, round twelve), and two that would write one per-notebook file."""
+    printed: dict[str, int] = {}
+    for name in notebooks:
+        printed[name] = printed.get(name, 0) + 1
+        if printed[name] == 2:
+            raise InputError(f"two notebooks print as {name} (a name that is not UTF-8 is "
+                             f"printed with \\x escapes, and another file is named with them): "
+                             f"every export would show their grades under one name; expected "
+                             f"a name of its own for each. Rename one, or grade them in two "
+                             f"runs.")
     if args.feedback or (args.gradescope and Path(args.gradescope).suffix != ".json"):
         export_names(notebooks)
 
@@ -151,7 +161,7 @@ def _results(args: argparse.Namespace) -> list[Graded]:
         return merged
     from ..sandbox import Unavailable
     from .batch import grade_paths, notebooks_in, shard  # nbformat, JAX: after the checks
-    from .intake import clean
+    from .intake import clean, printable
     from .journal import Journal, class_id
 
     limits = _limits(args)
@@ -159,7 +169,7 @@ def _results(args: argparse.Namespace) -> list[Graded]:
     if args.shard:
         notebooks = shard(notebooks, args.shard)
     _one_for_gradescope(args, len(notebooks))
-    _per_notebook_names(args, [clean(str(path)) for path in notebooks])
+    _per_notebook_names(args, [clean(printable(path)) for path in notebooks])  # as exported
     jobs = min(args.jobs, len(notebooks))
     journal = Journal(class_id(args.paths, args.shard or "", args.lang, args.lesson or ""))
     print(f"grading {len(notebooks)} notebook{'s' * (len(notebooks) != 1)}, {jobs} at a time, "
