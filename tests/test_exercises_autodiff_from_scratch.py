@@ -63,8 +63,8 @@ def tanh_with(rule, forward=math.tanh):
 def test_tanh():
     assert_result(check.tanh(tanh_with(lambda x, t: (1 - t ** 2,))), "passed")
     # the library's tanh behind a def or a lambda (red team, round four, W1)
-    assert_result(check.tanh(own(tanh)), "failed", "library's tanh")
-    assert_result(check.tanh(lambda a: tanh(a)), "failed", "library's tanh")
+    assert_result(check.tanh(own(tanh)), "failed", "tanh")
+    assert_result(check.tanh(lambda a: tanh(a)), "failed", "tanh")
     assert_result(check.tanh(stub), "not done")
     assert_result(check.tanh(tanh_with(lambda x, t: (1 - x ** 2,))), "failed", "1 - x²",
                   "the output")
@@ -343,6 +343,32 @@ def test_the_library_behind_a_def_or_a_lambda_is_refused_in_class():
     assert_result(check.topological_order(lambda root: ad.topological_order(root)), "failed",
                   "topological_order")
     assert_result(check.backward(wrapped_backward), "failed", "backward")
+
+
+def test_the_library_values_doing_the_work_earn_nothing():
+    """Red team, round twelve: the Values a check hands over are the library's, so their
+    operators and methods run the library's rules; each exercise's rule, called by anyone while
+    the answer runs, is refused (graded, these earned 5/5 with no note)."""
+    import inspect
+
+    def ordered_by_the_library(root):  # right, and the library's backward ran alongside
+        inspect.getmodule(type(root)).backward(root)
+        order = []
+
+        def visit(v):
+            if v not in order:
+                for parent in v.parents:
+                    visit(parent)
+                order.append(v)
+        visit(root)
+        return order
+
+    assert_result(check.mul(lambda a, b: a * b), "failed", "mul")
+    assert_result(check.tanh(lambda a: a.tanh()), "failed", "tanh")
+    assert_result(check.topological_order(ordered_by_the_library), "failed",
+                  "topological_order")
+    assert_result(check.backward(lambda root: inspect.getmodule(type(root)).grad(
+        lambda: root)()), "failed", "backward")
 
 
 def test_the_swapped_local_grads_are_shown_as_plain_numbers():

@@ -81,6 +81,18 @@ CHINESE_SOLUTION = translations.translate(SOLUTION, translations.read(
 
 # Issue 24's forgeries: each once got 5/5 from a grader that checked inside the kernel.
 VERDICT_ATTACKS = {
+    # red team, round twelve: the library's Values a check hands over do each exercise's work
+    # (their operators and methods run the library's rules; 5/5 with no note before)
+    "w_library_values_do_the_work": replaced(
+        "def mul(a, b):\n    return a * b",
+        "def tanh(a):\n    return a.tanh()",
+        "import inspect\ndef topological_order(root):\n"
+        "    inspect.getmodule(type(root)).backward(root)\n    order = []\n"
+        "    def visit(v):\n        if v not in order:\n"
+        "            for parent in v.parents:\n                visit(parent)\n"
+        "            order.append(v)\n    visit(root)\n    return order",
+        "import inspect\ndef backward(root):\n"
+        "    inspect.getmodule(type(root)).grad(lambda: root)()"),
     # a "passed" record carrying a secret found in globals(), then SystemExit before the real one
     "t_forge_record": replaced(
         "import re, sys\nfrom IPython.display import publish_display_data\n"
@@ -553,6 +565,10 @@ def test_no_code_in_a_submission_changes_a_verdict(graded):
     assert forged[0]["status"] == "failed" and "uses globals()" in forged[0]["message"]
     patched = statuses(graded, "u_patch_numpy")
     assert patched[0] == patched[3] == patched[4] == "failed", patched
+    done_by_the_library = graded["rows"]["w_library_values_do_the_work"]["rows"]
+    assert [row["message"].split(" calls the library's ")[-1].split(":")[0]
+            for row in done_by_the_library[:4]] == [
+        "mul", "tanh", "topological_order", "backward"], done_by_the_library
     copies = graded["rows"]["w_library_wrappers"]["rows"]
     assert [row["message"] for row in copies] == [
         f"this is the library's own {name}; write your own"

@@ -9,7 +9,11 @@ run the usual wrong versions (a swapped rule, ``=`` instead of ``+=``, the
 forward order, a missing ``root.grad = 1``) and say which one the answer
 matches. Where an exercise builds on an earlier one that the student has not
 got right yet, the check says "finish/fix 03.N first" rather than blaming the
-exercise in front.
+exercise in front. Since the Values handed over are the library's, their operators and
+methods run the library's rules: a check counts the rule the exercise asks for when anyone
+calls it while the answer runs, the library's own Values included (red team, round twelve:
+``mul`` as ``a * b``, ``tanh`` as ``a.tanh()``, ``backward`` through the library's ``grad``
+earned every point).
 """
 import functools
 import math
@@ -159,7 +163,8 @@ def mul(student_mul: Any) -> str:
                               b_data=b_data, tuple_want=tuple(want.tolist())))
         _expect_op(out, what, "*")
     # right: but is it the library's, behind a def or a lambda? (its alias, call refuses)
-    expect_own_code(student_mul, (a, b), what, "nn_from_scratch.autodiff", ("mul",))
+    expect_own_code(student_mul, (a, b), what, "nn_from_scratch.autodiff", ("mul",),
+                    calls=_fixtures.ready_made_calls)
     return N_("a * b, with d(a*b)/da = b and d(a*b)/db = a as jax.grad says, at 3 points")
 
 
@@ -186,7 +191,7 @@ def tanh(student_tanh: Any) -> str:
         _expect_op(out, what, "tanh")
     # right: but is it the library's, behind a def or a lambda? (its alias, call refuses)
     expect_own_code(student_tanh, (beside(student_tanh, autodiff.Value, 0.7),), what,
-                    "nn_from_scratch.autodiff", ("tanh",))
+                    "nn_from_scratch.autodiff", ("tanh",), calls=_fixtures.ready_made_calls)
     return N_("tanh(a), with d tanh(a)/da = 1 - t² as jax.grad(jnp.tanh) says, at 4 points")
 
 
@@ -225,7 +230,7 @@ def topological_order(student_fn: Any) -> str:
                             "a Value only after visiting all its parents").format(
                               what=what))
     expect_own_code(student_fn, (root,), what, "nn_from_scratch.autodiff",
-                    ("topological_order",))
+                    ("topological_order",), calls=_fixtures.ready_made_calls)
     return _("every Value once, parents before children, on {len_GRAPHS} graphs").format(
                len_GRAPHS=len(GRAPHS))
 
@@ -351,7 +356,7 @@ def backward(student_backward: Any) -> str:
                             got=summary(root.grad)))
     # on a graph of its own: backward adds to the grads
     expect_own_code(student_backward, (_graph(0, student_backward)[1],), what,
-                    "nn_from_scratch.autodiff", ("backward",))
+                    "nn_from_scratch.autodiff", ("backward",), calls=_fixtures.ready_made_calls)
     return _("input grads equal jax.grad's on {len_GRAPHS} graphs, Values used more than "
              "once included").format(len_GRAPHS=len(GRAPHS))
 
