@@ -22,8 +22,12 @@ from .._checks import InputError
 __all__ = ["MAX_BYTES", "Submission", "clean", "notebooks_in", "take_in"]
 
 MAX_BYTES = 64 * 2**20  # the largest executed lesson is 1.2 MB
-# C0 and C1 controls (a newline too: every field is one line), and the bidirectional overrides
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f]+")
+# C0 and C1 controls (a newline too: every field is one line), the bidirectional overrides,
+# and what shows nothing or breaks a line where a reader does not expect it (red team, round
+# twelve: through a class name in a hint): the line and paragraph separators, zero-width
+# spaces and joiners, invisible operators, the byte-order mark, and the tag characters
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200b-\u200f"
+                       "\u2028\u2029\u2060-\u2064\ufeff\U000e0000-\U000e007f]+")
 
 
 def clean(text: object, limit: int = 600) -> str:

@@ -1,0 +1,18 @@
+"""What the grader shows of anything a submission controls: one line, nothing unseen."""
+import pytest
+
+from nn_from_scratch.grade.intake import clean
+
+
+@pytest.mark.parametrize("hidden", [
+    "\x1b", "\n", "\r", "\x85", "\u202e", "\u2066", "\u200b", "\u200d", "\u2028", "\u2029",
+    "\u2060", "\ufeff", "\U000e0041"])
+def test_nothing_unseen_or_line_breaking_reaches_an_export(hidden):
+    """Red team, round twelve: U+2028, U+2029, U+200B, U+FEFF and the tag characters, in a
+    class name the hint quoted, reached the feedback, report.md and the JSON."""
+    assert clean(f"a{hidden}b") == "a b"
+
+
+def test_chinese_and_plain_text_are_kept_whole():
+    assert clean("检查通过：a * b") == "检查通过：a * b"
+    assert clean("x" * 700) == "x" * 599 + "…"
