@@ -5,7 +5,8 @@ Issue 35's attacks: one submission of lesson 03 starts LOOPS busy loops, each in
 own (``setsid``, refused in the fallback), for as long as the classmate takes (``--attack
 loops``), or sends DISPLAYS tiny displays from one cell (``--attack displays``: messages the
 event loop that all jobs share must read, past the cell's first 1,000 at the runner's own pace,
-``notebook_runner.PACE``; red team round five); an honest
+``notebook_runner.PACE``; red team round five), or holds code that is slow to read before
+anything runs (``--attack reading``: red team round twelve, now read in a process); an honest
 classmate (the lesson's solutions) is graded beside it with ``--jobs 2``. For each way the grader
 can share the machine (a cgroup per sandbox where it can make one, else the fallback: seccomp
 refusing ``setsid``, the session scheduled as one) it prints the classmate's time alone, beside an
@@ -17,6 +18,7 @@ the tests (the red-team test only checks that the classmate keeps its score).
     .venv/bin/python benchmarks/grade_share.py              # 100 loops, both modes
     .venv/bin/python benchmarks/grade_share.py --loops 20 --rounds 2
     .venv/bin/python benchmarks/grade_share.py --attack displays   # 60,000 tiny displays
+    .venv/bin/python benchmarks/grade_share.py --attack reading    # 5,000 helpers, slow to read
 """
 import argparse
 import copy
@@ -63,6 +65,20 @@ def tiny_displays(student: nbformat.NotebookNode, displays: int) -> nbformat.Not
     return nb
 
 
+def slow_to_read(student: nbformat.NotebookNode, helpers: int) -> nbformat.NotebookNode:
+    """The student edition whose first exercise cell defines ``helpers`` one-line functions and
+    binds twice as many names, every exercise cell naming every helper (red team round twelve:
+    code that is slow for the grader to read before anything runs)."""
+    nb = copy.deepcopy(student)
+    names = ";".join(f"f{i}" for i in range(helpers))
+    first = "\n".join(f"def f{i}():0" for i in range(helpers)) + "\n" + "=".join(
+        f"b{i}" for i in range(2 * helpers)) + "=0\n"
+    for number, cell in enumerate(c for c in nb.cells if "exercise" in c.metadata.get("tags", [])):
+        cell.source += ("\n" + (first if number == 0 else "")
+                        + f"\ndef _uses_every_helper():\n    {names}\n")
+    return nb
+
+
 def seconds_of(graded) -> float:
     return graded.seconds["lesson"] + graded.seconds["checks"]
 
@@ -72,21 +88,25 @@ def main() -> None:
     parser.add_argument("--loops", type=int, default=100)
     parser.add_argument("--seconds", type=int, default=40, help="how long the loops run")
     parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--attack", choices=("loops", "displays"), default="loops")
+    parser.add_argument("--attack", choices=("loops", "displays", "reading"), default="loops")
     parser.add_argument("--displays", type=int, default=60_000)
+    parser.add_argument("--helpers", type=int, default=5_000, help="for --attack reading")
     args = parser.parse_args()
     solution, student = notebooks.editions(LESSON)
     limits = Limits(memory=2 * 2**30, cell_timeout=120, timeout=300)
     modes = (["cgroup"] if cgroups.hierarchy() is not None else []) + ["fallback"]
     print(f"{platform.node()}: {os.cpu_count()} cores, Python {platform.python_version()}; "
-          + (f"{args.loops} busy loops for {args.seconds} s" if args.attack == "loops" else
-             f"{args.displays:,} tiny displays") + f"; load before: {os.getloadavg()[0]:.2f}")
+          + {"loops": f"{args.loops} busy loops for {args.seconds} s",
+             "displays": f"{args.displays:,} tiny displays",
+             "reading": f"{args.helpers:,} helpers named by every exercise"}[args.attack]
+          + f"; load before: {os.getloadavg()[0]:.2f}")
     print(f"{'mode':<10}{'round':>6}{'alone':>9}{'honest':>9}{'attack':>9}"
           f"{'/alone':>8}{'/honest':>8}  classmate's points")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        attack = busy_loops(student, args.loops, args.seconds) if args.attack == "loops" else \
-            tiny_displays(student, args.displays)
+        attack = {"loops": lambda: busy_loops(student, args.loops, args.seconds),
+                  "displays": lambda: tiny_displays(student, args.displays),
+                  "reading": lambda: slow_to_read(student, args.helpers)}[args.attack]()
         nbformat.write(attack, folder / "a_attack.ipynb")
         nbformat.write(solution, folder / "b_honest.ipynb")
         nbformat.write(solution, folder / "a_neighbour.ipynb")

@@ -27,7 +27,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 import translations  # noqa: E402
+from grade_share import slow_to_read  # noqa: E402  (the benchmark's attack, measured there)
 
 import notebooks  # noqa: E402
 
@@ -191,17 +193,6 @@ def markdown_flood(path):
     path.write_text(json.dumps(nb))
 
 
-def heavy_reading(helpers):
-    """Red team, round twelve: ``helpers`` one-line functions and twice as many names bound,
-    every exercise naming every helper: the static reading copied its tables at each helper it
-    followed (15,000 helpers, 897,000 characters: 377 s, outside ``--timeout``, in a thread
-    that held the classmate at 3.1x its time)."""
-    names = ";".join(f"f{i}" for i in range(helpers))
-    first = "\n".join(f"def f{i}():0" for i in range(helpers)) + "\n" + "=".join(
-        f"b{i}" for i in range(2 * helpers)) + "=0\n"
-    return attack(first=first, every=f"def _uses_every_helper():\n    {names}\n")
-
-
 def class_folder(tmp, server_port):
     course, klass, results, out = (tmp / name for name in ("course", "class", "results", "out"))
     shutil.copytree(ROOT / "nn_from_scratch", course / "nn_from_scratch",
@@ -309,8 +300,11 @@ def class_folder(tmp, server_port):
             f"    except OSError:\n        pass")),
         **VERDICT_ATTACKS,
         **CHANNEL_ATTACKS,
-        "x_heavy_reading": heavy_reading(5_000),  # 288,000 characters, under the cap
-        "x_heavier_reading": heavy_reading(15_000),  # over it
+        # red team, round twelve: the static reading copied its tables at each helper it
+        # followed (15,000 helpers, 897,000 characters: 377 s, outside --timeout, in a thread
+        # that held the classmate at 3.1x its time)
+        "x_heavy_reading": slow_to_read(STUDENT, 5_000),  # 288,000 characters, under the cap
+        "x_heavier_reading": slow_to_read(STUDENT, 15_000),  # over it
         "y_stub": STUDENT,
         "z_honest": SOLUTION,
         "z_honest_zh": CHINESE_SOLUTION,  # the Chinese edition, from the Chinese release
@@ -598,9 +592,8 @@ def test_tiny_markdown_cells_by_the_megabyte_are_refused_and_delay_no_classmate(
 def test_code_that_is_slow_to_read_is_read_apart_and_within_caps(graded):
     """Red team, round twelve: preparing runs in a process of its own, within its time, and a
     notebook past MAX_SOURCE characters is refused before it is read. Beside the notebook
-    under the cap (measured with benchmarks-like runs: 287,000 characters took 7 s to read),
-    the classmate took 4.8-5.4 s against 5.3 s alone; in a thread, 16.4-16.5 s against
-    3.9-4.4 s."""
+    under the cap (288,000 characters, 7 s to read), the classmate took 1.02-1.13x its time
+    alone, and 1.79-2.07x read in a thread (``benchmarks/grade_share.py --attack reading``)."""
     assert statuses(graded, "x_heavy_reading") == ["not done"] * EXERCISES, \
         graded["rows"]["x_heavy_reading"]["rows"]
     heavier = graded["rows"]["x_heavier_reading"]["rows"]
