@@ -279,11 +279,13 @@ class Reader:
 
     @staticmethod
     def _imported_names(part: ast.Import | ast.ImportFrom) -> list[str]:
-        """The names an import binds (a ``*`` of the package's modules: all it exports)."""
+        """The names :meth:`statement` binds for an import (a ``*`` of one of the package's
+        modules: all it exports; of another module, the name ``*`` itself)."""
         if isinstance(part, ast.ImportFrom) and any(alias.name == "*" for alias in part.names):
             module = _import(part.module) if part.module and not part.level else None
-            return list(getattr(module, "__all__", [n for n in vars(module)
-                                                    if not n.startswith("_")])) if module else []
+            if module is not None:
+                return list(getattr(module, "__all__", [n for n in vars(module)
+                                                        if not n.startswith("_")]))
         if isinstance(part, ast.ImportFrom):
             return [alias.asname or alias.name for alias in part.names]
         return [alias.asname or alias.name.split(".")[0] for alias in part.names]
