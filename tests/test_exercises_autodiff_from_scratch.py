@@ -371,6 +371,22 @@ def test_the_library_values_doing_the_work_earn_nothing():
         lambda: root)()), "failed", "backward")
 
 
+def test_numpy_numbers_are_plain_numbers_not_values():
+    """A student's walk (round twelve): local grads as NumPy scalars, which have a .data of
+    their own, were refused as "holds Values"."""
+    ns = notebook("""
+        import numpy as np
+        def mul(a, b):
+            return Value(np.multiply(a.data, b.data), parents=(a, b),
+                         local_grads=(np.float64(b.data), np.float64(a.data)), op="*")
+        def tanh(a):
+            t = np.tanh(a.data)
+            return Value(t, parents=(a,), local_grads=(1 - t ** 2,), op="tanh")
+        """)
+    assert_result(check.mul(ns["mul"]), "passed")
+    assert_result(check.tanh(ns["tanh"]), "passed")
+
+
 def test_the_swapped_local_grads_are_shown_as_plain_numbers():
     """The walk's C13: the hint showed np.float64(2.0)."""
     result = check.mul(lambda a, b: Value(a.data * b.data, (a, b), (a.data, b.data), "*"))

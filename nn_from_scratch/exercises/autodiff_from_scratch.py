@@ -100,7 +100,9 @@ def _as_numbers(values: Any, n: int, what: str) -> np.ndarray:
     if len(values) != n:
         raise Mistake(_("{what} has {len_values} entries; it needs one per parent: {n}").format(
                           what=what, len_values=len(values), n=n))
-    if any(hasattr(v, "data") for v in values):
+    if any(hasattr(v, "data") and not isinstance(v, np.generic | np.ndarray) for v in values):
+        # (NumPy's numbers have a .data too: np.float64(b.data) is a plain number, a student's
+        # walk of round twelve found it refused as a Value)
         raise Mistake(_("{what} holds Values; local gradients are plain numbers: use "
                         ".data (e.g. b.data, not b), or the graph would grow inside the "
                         "rule").format(what=what))
