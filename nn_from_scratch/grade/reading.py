@@ -200,8 +200,7 @@ class Reader:
         elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
             module = _import(statement.module)
             if module is not None and any(alias.name == "*" for alias in statement.names):
-                for name in getattr(module, "__all__", [n for n in vars(module)
-                                                        if not n.startswith("_")]):
+                for name in _exported(module):
                     self._bind(name, getattr(module, name, None), student)
                 return  # another module's "*" hides what it binds (unseen.py: "import *")
             for alias in statement.names:
@@ -284,8 +283,7 @@ class Reader:
         if isinstance(part, ast.ImportFrom) and any(alias.name == "*" for alias in part.names):
             module = _import(part.module) if part.module and not part.level else None
             if module is not None:
-                return list(getattr(module, "__all__", [n for n in vars(module)
-                                                        if not n.startswith("_")]))
+                return _exported(module)
         if isinstance(part, ast.ImportFrom):
             return [alias.asname or alias.name for alias in part.names]
         return [alias.asname or alias.name.split(".")[0] for alias in part.names]
@@ -333,6 +331,11 @@ def _bound_within(statement: ast.stmt) -> list[str]:
         elif isinstance(part, ast.MatchMapping) and part.rest:
             names.append(part.rest)
     return list(dict.fromkeys(names))
+
+
+def _exported(module: Any) -> list[str]:
+    """The names ``from module import *`` binds."""
+    return list(getattr(module, "__all__", [n for n in vars(module) if not n.startswith("_")]))
 
 
 def _import(name: str) -> Any:
