@@ -127,15 +127,15 @@ def _limits(args: argparse.Namespace) -> Limits:
 def _per_notebook_names(args: argparse.Namespace, notebooks: list[str]) -> None:
     """Refuse, before grading, two notebooks whose names print alike (every export would show
     them as one: red team, round twelve), and two that would write one per-notebook file."""
-    printed: dict[str, int] = {}
+    printed: set[str] = set()
     for name in notebooks:
-        printed[name] = printed.get(name, 0) + 1
-        if printed[name] == 2:
+        if name in printed:
             raise InputError(f"two notebooks print as {name} (a name that is not UTF-8 is "
                              f"printed with \\x escapes, and another file is named with them): "
                              f"every export would show their grades under one name; expected "
                              f"a name of its own for each. Rename one, or grade them in two "
                              f"runs.")
+        printed.add(name)
     if args.feedback or (args.gradescope and Path(args.gradescope).suffix != ".json"):
         export_names(notebooks)
 
