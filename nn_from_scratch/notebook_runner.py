@@ -24,7 +24,9 @@ cell's outputs are reported cut.
 
 The grader starts each kernel in a sandbox (a :class:`~.sandbox.Box`): then the
 kernel sees nothing of the machine but what a lesson needs, and its sockets are
-reachable by this process alone.
+reachable by this process alone, through a :class:`~.relay.Relay`: a process of its own
+that takes in each of the kernel's messages first, under a memory cap of its own, so that
+no message (ZeroMQ bounds a message's parts, not their number) can grow this process.
 
 A :class:`Kernel` can be started (and its imports warmed) before its notebook
 is ready, so that a batch starts the next kernel while one notebook runs.
@@ -43,6 +45,7 @@ from typing import Any, TypeVar
 
 from .i18n import ENV, _
 from .memory_watch import MemoryWatch, format_bytes
+from .relay import Caps, Refusal, Relay
 from .sandbox import Box
 from .wire import LIMITS, json_values
 
@@ -80,6 +83,12 @@ QUEUE = 4
 # that all kernels' replies go through, and a flood of tiny displays, read as fast as it came,
 # held each of a classmate's round trips (a check makes hundreds) behind it.
 PACE = 0.01
+# A sandboxed kernel's messages pass through a relay (:mod:`.relay`), which passes on none of
+# more than MAX_MESSAGE_BYTES or RELAY_PARTS parts (a Jupyter message has 6, and one per binary
+# buffer: a widget sends a few) and takes in at most RELAY_MEMORY beyond its own ~30 MB: a
+# channel's QUEUE messages on each side and the one passing, each up to MAX_MESSAGE_BYTES, fit
+RELAY_PARTS = 1_000
+RELAY_MEMORY = 384 * 2**20
 SEND_TIMEOUT_MS = 10_000  # a request to a kernel that cannot be delivered in this long fails
 # What every lesson imports first; importing (no computation) leaves JAX's backend unstarted,
 # so lessons that configure devices in their first cell still can.
@@ -161,6 +170,25 @@ class MessageTooBig(ValueError):
     """A kernel's message refused before it is parsed: the notebook ends, its row says why."""
 
 
+def _too_big(size: int) -> MessageTooBig:
+    return MessageTooBig(_("the kernel sent a message of {size} in all its parts, and the grader "
+                           "reads at most {most} a message: refused unread").format(
+                             size=format_bytes(size), most=format_bytes(MAX_MESSAGE_BYTES)))
+
+
+def _refused(refusal: Refusal) -> MessageTooBig:
+    """What the notebook's row says when its kernel's :class:`~.relay.Relay` ended."""
+    if refusal.size > MAX_MESSAGE_BYTES:
+        return _too_big(refusal.size)
+    if refusal.parts:
+        return MessageTooBig(_("the kernel sent a message of {count:,} parts, and the grader "
+                               "reads at most {most:,} a message: refused unread").format(
+                                 count=refusal.parts, most=RELAY_PARTS))
+    return MessageTooBig(_("the kernel sent more at once than the grader takes in (at most "
+                           "{most} of messages not yet read): refused unread").format(
+                             most=format_bytes(RELAY_MEMORY)))
+
+
 def _bounded_parsing(client: Any) -> Any:
     """``client``, whose session parses no message part of more than :data:`MAX_VALUES` JSON
     values, nor more than :data:`MAX_TOTAL_VALUES` in all (a kernel that sent millions held the
@@ -175,9 +203,7 @@ def _bounded_parsing(client: Any) -> Any:
         size = sum(len(part) for part in msg_list)
         received += size
         if size > MAX_MESSAGE_BYTES:
-            raise MessageTooBig(_("the kernel sent a message of {size} in all its parts, and the "
-                                  "grader reads at most {most} a message: refused unread").format(
-                                    size=format_bytes(size), most=format_bytes(MAX_MESSAGE_BYTES)))
+            raise _too_big(size)
         if received > MAX_BYTES:
             raise MessageTooBig(_("the kernel sent {size} of messages, and the grader reads at "
                                   "most {most} a notebook (a lesson sends under 10 MB): the rest "
@@ -244,6 +270,9 @@ class Kernel:
         self.manager, self.client, self.seconds, self.box = manager, client, seconds, box
         self._events: dict[str, Any] = {}  # channel ("iopub", "shell") -> what becomes of its
         # connection (a monitor of its socket)
+        self.relay: Relay | None = None  # a sandboxed kernel's: its messages pass through it
+        self.refused: MessageTooBig | None = None  # set when the relay refused one
+        self._relay_watch: asyncio.Task[None] | None = None
 
     @classmethod
     async def start(cls, cwd: str | Path = ".", warm: bool = True,
@@ -298,11 +327,29 @@ class Kernel:
         finally:
             if manager.seccomp is not None:
                 os.close(manager.seccomp)
-        manager.ip = ip  # the sockets, seen from outside: for the client and for interrupts
+        try:  # the sockets, seen from outside, reached through the relay alone
+            kernel.relay = await Relay.start(
+                ip, {channel: getattr(manager, f"{channel}_port") for channel in Relay.CHANNELS},
+                Caps(MAX_MESSAGE, MAX_MESSAGE_BYTES, RELAY_PARTS, QUEUE, RELAY_MEMORY))
+        except BaseException:
+            await kernel.shutdown()
+            raise
+        kernel._relay_watch = asyncio.create_task(kernel._when_relay_ends(kernel.relay))
+        manager.ip = kernel.relay.ip  # for the client and for interrupts
         manager._close_control_socket()  # connected at launch to the inside path: connect anew
         manager._connect_control_socket()
         kernel.client = _bounded_parsing(manager.client(context=_bounded_context()))
         return kernel
+
+    async def _when_relay_ends(self, relay: Relay) -> None:
+        """When the relay ends by itself (it refused a message): say why, and end the kernel,
+        so that whatever waits on it (nbclient, a check's question) finds it dead. A relay
+        that ended after its kernel (out of memory, a crash) refused nothing."""
+        refusal = await relay.ended()
+        if refusal is None and not await self.manager.is_alive():
+            return
+        self.refused = _refused(refusal or Refusal())
+        await self.manager.provisioner.kill()
 
     def _watch(self, channel: str) -> None:
         import zmq
@@ -345,6 +392,8 @@ class Kernel:
         return getattr(self.manager.provisioner, "pid", None)
 
     async def shutdown(self) -> None:
+        if self._relay_watch is not None:
+            self._relay_watch.cancel()  # the relay's end, from here on, is no refusal
         try:
             if self.client is not None:
                 for events in self._events.values():
@@ -355,6 +404,8 @@ class Kernel:
                 await self.manager.shutdown_kernel(now=True)
             await self.manager.cleanup_resources()
         finally:
+            if self.relay is not None:
+                await self.relay.stop()
             if self.box:
                 self.box.remove()
 
@@ -517,6 +568,8 @@ async def run_cells(nb: Any, kernel: Kernel, limits: Limits = DEFAULT_LIMITS,
                 if cell.cell_type != "code" or not cell.source.strip():
                     continue
                 limit = min(limits.cell_timeout, deadline - time.monotonic())
+                if kernel.refused:
+                    raise kernel.refused
                 if broken:
                     runs.append(CellRun(index, broken.status, broken.error))
                     continue
@@ -526,6 +579,8 @@ async def run_cells(nb: Any, kernel: Kernel, limits: Limits = DEFAULT_LIMITS,
                     continue
                 if index in hooks:
                     run = await hooks[index](kernel, limit)
+                    if kernel.refused:
+                        raise kernel.refused
                     if watch.tripped:
                         run = CellRun(index, "out of memory", f"used more than "
                                       f"{format_bytes(watch.cap)} of memory and was stopped",
@@ -542,8 +597,8 @@ async def run_cells(nb: Any, kernel: Kernel, limits: Limits = DEFAULT_LIMITS,
                     await asyncio.wait_for(client.async_execute_cell(
                         cell, index, store_history=index not in quiet), limit + GRACE)
                 except (TimeoutError, DeadKernelError):  # nbclient reports a time-out as death
-                    if client.refused:
-                        raise client.refused from None
+                    if refused := client.refused or kernel.refused:
+                        raise refused from None
                     seconds = time.monotonic() - start
                     if watch.tripped:
                         runs.append(CellRun(index, "out of memory", "used more than "

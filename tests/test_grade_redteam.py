@@ -793,6 +793,21 @@ exercise_cells(ROUND_ELEVEN["h_heavy_on_the_requests_channel"])[-1].source += "\
     "        _send(socket, ident, ('{\"status\": \"ok\", \"i\": %d}' % len(_sent)).encode())\n"
     "    return _real(question)\n")
 MESSAGE_FLOODS.update(ROUND_ELEVEN)
+# Issue 35, left by round eleven: ZeroMQ caps a message's parts, not their number, and takes in
+# a whole message before the first part can be read; three messages of 60 parts of 15 MB (2.7 GB,
+# one buffer sent again) took the grader to 3.0 GB. Now a relay of its own takes them in.
+PARTS_PAST_THE_CAPS = {
+    "j_parts_past_the_memory": attack(first=RAW_SEND + (
+        "_buf = b'x' * (15 * 2**20)\nfor _ in range(3):\n"
+        "    _k.session.send(_k.iopub_socket, 'stream', {'name': 'stdout', 'text': '0'},"
+        " parent={'header': {'msg_id': 'not-this-cell'}}, buffers=[memoryview(_buf)] * 60)\n"
+        "import time\ntime.sleep(5)")),
+    "k_thousands_of_parts": attack(first=RAW_SEND + (
+        "_k.session.send(_k.iopub_socket, 'stream', {'name': 'stdout', 'text': '0'},"
+        " parent={'header': {'msg_id': 'not-this-cell'}}, buffers=[b'x'] * 5_000)\n"
+        "import time\ntime.sleep(5)")),
+}
+MESSAGE_FLOODS.update(PARTS_PAST_THE_CAPS)
 
 
 @pytest.fixture(scope="module")
@@ -830,6 +845,13 @@ def test_messages_of_millions_of_values_are_refused_unread(floods):
         assert len(rows) == 1 and rows[0]["status"] == "error", (name, rows)
         assert re.search(r"MB (of messages|in all its parts), and the grader reads at most",
                          rows[0]["message"]), (name, rows[0]["message"])
+    for name, says in (("j_parts_past_the_memory", "the kernel sent more at once than the "
+                                                  "grader takes in (at most 384 MB"),
+                       ("k_thousands_of_parts", "a message of 5,006 parts, and the grader reads "
+                                                "at most 1,000")):
+        rows = floods["rows"][name]["rows"]
+        assert len(rows) == 1 and rows[0]["status"] == "error", (name, rows)
+        assert says in rows[0]["message"], (name, rows[0]["message"])
     tiny = floods["rows"]["e_tiny_messages"]  # paced, dropped, said; the notebook goes on
     assert [row["status"] for row in tiny["rows"]] == ["not done"] * EXERCISES, tiny["rows"]
     assert "the rest was dropped" in " ".join(tiny["notes"]), tiny["notes"]

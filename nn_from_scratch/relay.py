@@ -1,0 +1,266 @@
+"""The relay between a sandboxed kernel's sockets and the grader's: a process of its own, with a
+memory cap of its own, so that nothing a kernel sends can grow the grader.
+
+ZeroMQ caps each part of a message (the runner's ``MAX_MESSAGE``), not their number, and takes
+in a whole message before anyone can read its first part: a kernel that sent three messages of
+60 parts of 15 MB took the grader to 3.0 GB before the first was refused (red team, round
+eleven). Here each of the kernel's messages is taken in by this process first, under
+:class:`Caps` of its own (memory as ``RLIMIT_DATA``): a message of more than ``message_bytes``
+in all its parts, or of more than its ``parts``, ends the relay with one line saying
+why, and one too big to take in ends it too (ZeroMQ aborts when it cannot allocate). What it
+passes on, the grader reads as it would read the kernel's own sockets: nothing changes for an
+honest notebook but one more hop.
+
+Flow is kept as it was: a message goes on only when the other side has room (at most
+``queue`` waiting on each), so a kernel that sends faster than the grader reads keeps the
+rest itself, in memory its own cap counts, or drops it (its output channel) as before.
+
+The grader starts it with :meth:`Relay.start`. Run as a script, it imports only ZeroMQ and the
+standard library (the package's ``__init__`` would import JAX): ``python -I relay.py``, with
+the kernel's sockets, where to bind its own, and its folder as one JSON argument; it prints
+``ready`` once bound, and ends when its standard input closes.
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import socket
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the script imports no asyncio: 0.1 s of each notebook's start
+    import asyncio
+
+__all__ = ["Caps", "Relay", "Refusal"]
+
+
+@dataclass(frozen=True)
+class Caps:
+    """What a relay passes on: messages of at most ``message_bytes`` in all their parts and
+    ``parts`` parts, at most ``queue`` waiting on each side of each channel; and the bytes of
+    ``memory`` it may take in beyond what it holds when ready. A message with a part of more
+    than ``part_bytes`` goes on whatever its size (if it fits in ``memory``): the grader's
+    ZeroMQ drops that connection unread, and the grader connects anew, as without a relay."""
+
+    part_bytes: int
+    message_bytes: int
+    parts: int
+    queue: int
+    memory: int
+
+
+# the channels of a Jupyter kernel: the kernel's socket types are ROUTER (requests and their
+# replies), XPUB (outputs) and ROUTER or REP (heartbeat); facing it, the relay is the client
+# the grader would be, and facing the grader, the kernel the grader expects
+_CHANNELS = ("shell", "control", "stdin", "hb", "iopub")
+_REFUSED = 3  # the relay's exit status when it refused a message (its line says which)
+_SETTLE = 0.5  # seconds after a connection to the kernel drops before its sockets are tried
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a relay ended: ``parts`` and ``size`` of the message it refused; both 0 when it
+    ended without saying (a message too big to take in: ZeroMQ aborts; or a crash)."""
+
+    parts: int = 0
+    size: int = 0
+
+
+class Relay:
+    """A running relay for one kernel: connect to ``ip`` (Jupyter's ipc "ip") where the kernel's
+    own sockets were (``kernel_ip``); :meth:`ended` says why it ended; :meth:`stop` ends it."""
+
+    CHANNELS = _CHANNELS
+
+    def __init__(self, process: asyncio.subprocess.Process, folder: str, kernel_ip: str) -> None:
+        self.process, self.folder, self.kernel_ip = process, folder, kernel_ip
+        self.ip = f"{folder}/kernel"
+
+    @classmethod
+    async def start(cls, kernel_ip: str, ports: dict[str, int], caps: Caps,
+                    seconds: float = 30) -> Relay:
+        """Start a relay to the kernel whose ipc sockets are ``{kernel_ip}-{port}``, ``ports``
+        naming each channel's, within ``caps``; ready when this returns (RuntimeError if it is
+        not in time)."""
+        folder = tempfile.mkdtemp(prefix="nn-relay-")  # this user's alone (0700), outside any
+        # sandbox; short, since an ipc socket's path holds at most 107 bytes
+        order = {"kernel": kernel_ip, "relay": f"{folder}/kernel", "ports": ports,
+                 "caps": asdict(caps)}
+        import asyncio
+
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-I", __file__, json.dumps(order), stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+        relay = cls(process, folder, kernel_ip)
+        try:
+            assert process.stdout is not None
+            line = await asyncio.wait_for(process.stdout.readline(), seconds)
+            if line.strip() != b"ready":
+                raise RuntimeError(f"the relay to the kernel did not start ({line[:200]!r})")
+        except BaseException:
+            await relay.stop()
+            raise
+        return relay
+
+    async def ended(self) -> Refusal | None:
+        """Wait until the relay ends by itself (the grader's own :meth:`stop` is not a
+        refusal), and say why: ``None`` when the kernel ended first."""
+        assert self.process.stdout is not None
+        line = await self.process.stdout.readline()
+        if await self.process.wait() == 0:
+            return None
+        try:
+            found = json.loads(line)
+            return Refusal(int(found["parts"]), int(found["size"]))
+        except (ValueError, KeyError, TypeError):  # killed by its cap, or a crash
+            return Refusal()
+
+    async def stop(self) -> None:
+        """End the relay (closing its standard input ends it; killed if it has not in 5 s) and
+        remove its folder."""
+        import asyncio
+
+        try:
+            if self.process.returncode is None:
+                if self.process.stdin is not None:
+                    self.process.stdin.close()
+                try:
+                    await asyncio.wait_for(self.process.wait(), 5)
+                except TimeoutError:
+                    self.process.kill()
+                    await self.process.wait()
+        finally:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+# What runs in the relay's own process (below: the script).
+
+def _cap_memory(extra: int) -> None:
+    """Let this process hold ``extra`` bytes more than now (its private writable memory, which
+    ZeroMQ's buffers come from), and write no core file when past it."""
+    with open("/proc/self/status") as status:
+        held = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmData:"))
+    resource.setrlimit(resource.RLIMIT_DATA, (held + extra, held + extra))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _refuse(parts: int, size: int) -> None:
+    sys.stdout.write(json.dumps({"parts": parts, "size": size}) + "\n")
+    sys.stdout.flush()
+    os._exit(_REFUSED)
+
+
+def _serve(order: dict) -> None:  # type: ignore[type-arg]
+    import zmq
+
+    caps = Caps(**order["caps"])
+    context = zmq.Context()
+    context.setsockopt(zmq.LINGER, 0)
+    route, inside, monitors = {}, set(), []  # socket -> the socket its messages go to; the
+    # kernel's side; a monitor of each of those: ZeroMQ drops a connection for good when it
+    # cannot allocate a message (it does not abort), as it does when the kernel ends
+    for channel in _CHANNELS:
+        kinds = (zmq.XSUB, zmq.XPUB) if channel == "iopub" else (zmq.DEALER, zmq.ROUTER)
+        near, far = context.socket(kinds[0]), context.socket(kinds[1])
+        for sock in (near, far):
+            sock.setsockopt(zmq.RCVHWM, caps.queue)
+            sock.setsockopt(zmq.SNDHWM, caps.queue)
+        if channel == "iopub":
+            far.setsockopt(zmq.XPUB_NODROP, 1)  # full: wait here, not drop (the kernel drops)
+        else:
+            far.setsockopt(zmq.ROUTER_MANDATORY, 1)  # full: wait here, not drop silently
+        port = order["ports"][channel]
+        near.connect(f"ipc://{order['kernel']}-{port}")
+        far.bind(f"ipc://{order['relay']}-{port}")
+        route[near], route[far] = far, near
+        inside.add(near)
+        monitors.append(near.get_monitor_socket(zmq.EVENT_DISCONNECTED))
+    _cap_memory(caps.memory)
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    poller, stdin = zmq.Poller(), sys.stdin.fileno()
+    for watched in (stdin, *monitors):  # stdin readable: the grader closed it
+        poller.register(watched, zmq.POLLIN)
+    flags = dict.fromkeys(route, zmq.POLLIN)  # what each socket is watched for
+    for sock in route:
+        poller.register(sock, zmq.POLLIN)
+    pending: dict = {}  # socket -> the message waiting for room on it (its source unwatched)
+
+    def wait(target, message) -> None:  # type: ignore[no-untyped-def, type-arg]
+        """Hold ``message`` until ``target`` has room; read nothing more from its source."""
+        pending[target] = message
+        flags[route[target]] &= ~zmq.POLLIN
+        if target.type != zmq.XPUB:  # an XPUB always says it has room: tried every ms
+            flags[target] |= zmq.POLLOUT
+        for sock in (target, route[target]):
+            poller.register(sock, flags[sock])
+
+    while True:
+        ready = poller.poll(1 if any(t.type == zmq.XPUB for t in pending) else None)
+        for item, _ in ready:
+            if item == stdin:
+                return
+            if item in monitors:
+                time.sleep(_SETTLE)
+                if all(_listening(f"{order['kernel']}-{port}")
+                       for port in order["ports"].values()):
+                    _refuse(0, 0)  # the kernel lives: ZeroMQ dropped a message too big to
+                return             # take in; otherwise the kernel has ended
+        for target, message in list(pending.items()):
+            if _passed(target, message):
+                del pending[target]
+                flags[route[target]] |= zmq.POLLIN
+                flags[target] &= ~zmq.POLLOUT
+                for sock in (target, route[target]):
+                    poller.register(sock, flags[sock])
+        for source, events in ready:
+            if not events & zmq.POLLIN or route.get(source) in pending:
+                continue
+            for _ in range(64):  # what waits, up to a bound: one wake-up for many
+                try:
+                    message = source.recv_multipart(zmq.NOBLOCK, copy=False)
+                except zmq.Again:
+                    break
+                if source in inside:
+                    sizes = [len(part) for part in message]
+                    if len(sizes) > caps.parts or (sum(sizes) > caps.message_bytes
+                                                   and max(sizes) <= caps.part_bytes):
+                        _refuse(len(sizes), sum(sizes))
+                if not _passed(route[source], message):
+                    wait(route[source], message)
+                    break
+
+
+def _listening(path: str) -> bool:
+    """Whether a kernel's ipc socket at ``path`` still takes connections."""
+    with socket.socket(socket.AF_UNIX) as probe:
+        probe.settimeout(1)
+        try:
+            probe.connect(path)
+        except OSError:
+            return False
+    return True
+
+
+def _passed(target, message: list) -> bool:  # type: ignore[no-untyped-def, type-arg]
+    """Send ``message`` on if ``target`` has room (False: try again later); one whose peer is
+    gone (the grader connected anew) is dropped."""
+    import zmq
+
+    try:
+        target.send_multipart(message, flags=zmq.NOBLOCK, copy=False)
+    except zmq.Again:
+        return False
+    except zmq.ZMQError as err:
+        if err.errno != zmq.EHOSTUNREACH:
+            raise
+    return True
+
+
+if __name__ == "__main__":
+    _serve(json.loads(sys.argv[1]))

@@ -1,0 +1,182 @@
+"""The relay between a kernel's sockets and the grader's (issue 35): what it passes on, both
+ways, as the kernel sent it; what it refuses, and why; that it keeps the flow's bounds; and that
+a kernel's end is no refusal. A stand-in kernel here binds the sockets a Jupyter kernel binds."""
+import asyncio
+
+import pytest
+import zmq
+
+from nn_from_scratch.relay import Caps, Refusal, Relay
+
+CAPS = Caps(part_bytes=2**20, message_bytes=2 * 2**20, parts=50, queue=4, memory=64 * 2**20)
+PORTS = {"shell": 1, "control": 2, "stdin": 3, "hb": 4, "iopub": 5}
+
+
+class StandIn:
+    """A kernel's five sockets, bound where a relay can reach them, and a grader's five,
+    connected to the relay."""
+
+    def __init__(self, tmp_path, caps=CAPS):
+        self.context = zmq.Context()
+        self.ip = f"{tmp_path}/k"
+        self.kernel = {}
+        for channel, port in PORTS.items():
+            sock = self.context.socket(zmq.XPUB if channel == "iopub" else zmq.ROUTER)
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.setsockopt(zmq.SNDHWM, 4)  # a few: the flow's bounds show at once
+            sock.bind(f"ipc://{self.ip}-{port}")
+            self.kernel[channel] = sock
+        self.caps = caps
+
+    async def start(self):
+        self.relay = await Relay.start(self.ip, PORTS, self.caps)
+        self.grader = {}
+        for channel, port in PORTS.items():
+            sock = self.context.socket(zmq.SUB if channel == "iopub" else zmq.DEALER)
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.setsockopt(zmq.RCVTIMEO, 5000)
+            sock.setsockopt(zmq.RCVHWM, 4)  # as the grader's own sockets
+            if channel == "iopub":
+                sock.setsockopt(zmq.SUBSCRIBE, b"")
+            sock.connect(f"ipc://{self.relay.ip}-{port}")
+            self.grader[channel] = sock
+        # the subscription reaches the kernel through the relay: then outputs flow
+        self.kernel["iopub"].setsockopt(zmq.RCVTIMEO, 5000)
+        assert self.kernel["iopub"].recv() == b"\x01"
+        return self
+
+    def ask(self, channel, *parts):
+        """The grader asks on ``channel``; the kernel gets it (with the identities a kernel
+        replies to) and answers it; what the grader reads."""
+        self.grader[channel].send_multipart(list(parts))
+        self.kernel[channel].setsockopt(zmq.RCVTIMEO, 5000)
+        *identities, question = self.kernel[channel].recv_multipart()
+        self.kernel[channel].send_multipart([*identities, b"answer to " + question])
+        return self.grader[channel].recv_multipart()
+
+    async def close(self):
+        await self.relay.stop()
+        self.context.destroy(linger=0)
+
+
+def run(coroutine):
+    return asyncio.run(coroutine)
+
+
+def test_messages_pass_both_ways_on_every_channel_as_they_were_sent(tmp_path):
+    async def go():
+        stand_in = await StandIn(tmp_path).start()
+        try:
+            for channel in ("shell", "control", "stdin", "hb"):
+                assert stand_in.ask(channel, channel.encode()) == [b"answer to " + channel.encode()]
+            parts = [b"stream", b"<IDS|MSG>", b"x" * 1000, b"", b"y" * (2**20 - 10)]
+            stand_in.kernel["iopub"].send_multipart(parts)
+            assert stand_in.grader["iopub"].recv_multipart() == parts
+            assert stand_in.relay.process.returncode is None
+        finally:
+            await stand_in.close()
+    run(go())
+
+
+@pytest.mark.parametrize("parts, size, refusal", [
+    (51, 51 * 10, Refusal(51, 510)),  # more parts than the caps
+    (3, 3 * 2**20, Refusal(3, 3 * 2**20)),  # each part under part_bytes, more in all
+])
+def test_a_message_past_the_caps_ends_the_relay_with_its_parts_and_size(tmp_path, parts, size,
+                                                                         refusal):
+    async def go():
+        stand_in = await StandIn(tmp_path).start()
+        try:
+            stand_in.kernel["iopub"].send_multipart([b"x" * (size // parts)] * parts)
+            assert await asyncio.wait_for(stand_in.relay.ended(), 10) == refusal
+            with pytest.raises(zmq.Again):  # nothing of it was passed on
+                stand_in.grader["iopub"].recv_multipart()
+        finally:
+            await stand_in.close()
+    run(go())
+
+
+def test_a_part_past_part_bytes_goes_on_for_the_graders_own_zeromq_to_drop(tmp_path):
+    """As without a relay: the grader's socket (whose ZeroMQ caps a part) drops the connection
+    unread and connects anew; the notebook goes on."""
+    async def go():
+        stand_in = await StandIn(tmp_path).start()
+        try:
+            stand_in.kernel["iopub"].send_multipart([b"head", b"z" * (3 * 2**20)])
+            assert [len(p) for p in stand_in.grader["iopub"].recv_multipart()] == [4, 3 * 2**20]
+            assert stand_in.relay.process.returncode is None
+        finally:
+            await stand_in.close()
+    run(go())
+
+
+def test_a_message_too_big_to_take_in_ends_the_relay_not_the_grader(tmp_path):
+    """100 parts of 1 MB: the relay's ZeroMQ cannot take it in under its memory (ZeroMQ caps a
+    message's parts, not their number), drops it, and the relay says so."""
+    caps = Caps(part_bytes=2**20, message_bytes=2 * 2**20, parts=1000, queue=4,
+                memory=32 * 2**20)
+
+    async def go():
+        stand_in = await StandIn(tmp_path, caps).start()
+        try:
+            stand_in.kernel["iopub"].send_multipart([b"w" * 2**20] * 100, copy=False)
+            assert await asyncio.wait_for(stand_in.relay.ended(), 10) == Refusal()
+        finally:
+            await stand_in.close()
+    run(go())
+
+
+def test_a_kernel_that_ends_ends_its_relay_with_no_refusal(tmp_path):
+    async def go():
+        stand_in = await StandIn(tmp_path).start()
+        try:
+            for sock in stand_in.kernel.values():
+                sock.close(linger=0)
+            assert await asyncio.wait_for(stand_in.relay.ended(), 10) is None
+        finally:
+            await stand_in.close()
+    run(go())
+
+
+def test_a_kernel_sending_faster_than_the_grader_reads_keeps_the_rest_itself(tmp_path):
+    """Replies the grader does not read: the relay holds a few (``queue`` on each side, one
+    passing; the sockets' own buffers hold a few more of 100 kB), and the kernel's own socket
+    fills, as if the grader read it directly."""
+    async def go():
+        stand_in = await StandIn(tmp_path).start()
+        try:
+            shell = stand_in.kernel["shell"]
+            shell.setsockopt(zmq.ROUTER_MANDATORY, 1)
+            stand_in.grader["shell"].send(b"hello")
+            identities = shell.recv_multipart()[:-1]
+            sent = 0
+            for _ in range(200):
+                try:
+                    shell.send_multipart([*identities, b"r" * 100_000], flags=zmq.NOBLOCK)
+                    sent += 1
+                except zmq.Again:
+                    await asyncio.sleep(0.05)  # the relay takes what it can
+            assert sent < 60, sent  # without a bound on the relay's side: all 200
+            read = 0
+            stand_in.grader["shell"].setsockopt(zmq.RCVTIMEO, 500)
+            while True:
+                try:
+                    stand_in.grader["shell"].recv_multipart()
+                    read += 1
+                except zmq.Again:
+                    break
+            assert read == sent  # none lost on the way
+        finally:
+            await stand_in.close()
+    run(go())
+
+
+def test_the_relay_ends_when_the_grader_stops_it_and_leaves_no_folder(tmp_path):
+    async def go():
+        stand_in = await StandIn(tmp_path).start()
+        folder = stand_in.relay.folder
+        await stand_in.close()
+        return stand_in.relay.process.returncode, folder
+    returncode, folder = run(go())
+    assert returncode == 0
+    assert not __import__("os").path.exists(folder)
