@@ -8,6 +8,7 @@ object here is plain: functions for the student's code to differentiate or time,
 stand-ins that record how they were used, graphs of a lesson's Values. None of
 them decides anything; what they record is read back and judged by the checker.
 """
+import functools
 import time
 from typing import Any
 
@@ -77,6 +78,26 @@ for _fn in (square, diamond, neuron, deep, cubic, total, poly, kinked):
     _fn.__name__ = "f"  # its __qualname__ stays, so the kernel can import it by name
 
 GRAPH_FUNCTIONS = (square, diamond, neuron, deep)
+
+
+def leaf(answer: Any, data: float) -> autodiff.Value:
+    """A Value holding ``data`` for ``answer`` (a student's function), of a class that is both
+    the library's Value and the answer's notebook's own ``Value``, where it has one: so that
+    ``isinstance(x, Value)``, and the lesson's ``as_value``, hold in the answer as they do in
+    the notebook (a student's walk: four right answers refused with "float() argument must be
+    ... not 'Value'"). Its methods and rules stay the library's."""
+    own = getattr(answer, "__globals__", {}).get("Value")
+    if isinstance(own, type) and not issubclass(autodiff.Value, own):
+        try:
+            return _both(own)(data)
+        except TypeError:  # a class the two cannot share (one that subclasses the library's)
+            pass
+    return autodiff.Value(data)
+
+
+@functools.cache
+def _both(own: type) -> type:
+    return type("Value", (autodiff.Value, own), {"__module__": own.__module__})
 
 
 def graph(index: int, point: tuple[float, ...]) -> tuple[list[autodiff.Value], autodiff.Value]:
