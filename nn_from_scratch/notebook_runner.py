@@ -89,6 +89,9 @@ PACE = 0.01
 # channel's QUEUE messages on each side and the one passing, each up to MAX_MESSAGE_BYTES, fit
 RELAY_PARTS = 1_000
 RELAY_MEMORY = 384 * 2**20
+# ... and, on the control, stdin and heartbeat channels (the grader's interrupts, nothing, pings;
+# an interrupt's reply is about 300 bytes), none of more than this in all
+RELAY_SIDE_BYTES = 2**20
 SEND_TIMEOUT_MS = 10_000  # a request to a kernel that cannot be delivered in this long fails
 # What every lesson imports first; importing (no computation) leaves JAX's backend unstarted,
 # so lessons that configure devices in their first cell still can.
@@ -178,15 +181,21 @@ def _too_big(size: int) -> MessageTooBig:
 
 def _refused(refusal: Refusal) -> MessageTooBig:
     """What the notebook's row says when its kernel's :class:`~.relay.Relay` ended."""
-    if refusal.size > MAX_MESSAGE_BYTES:
-        return _too_big(refusal.size)
-    if refusal.parts:
+    if refusal.parts > RELAY_PARTS:
         return MessageTooBig(_("the kernel sent a message of {count:,} parts, and the grader "
                                "reads at most {most:,} a message: refused unread").format(
                                  count=refusal.parts, most=RELAY_PARTS))
+    if refusal.channel in ("control", "stdin", "hb"):
+        return MessageTooBig(_("the kernel sent a message of {size} on its {channel} channel, "
+                               "where the grader reads at most {most} a message: refused "
+                               "unread").format(size=format_bytes(refusal.size),
+                                                channel=refusal.channel,
+                                                most=format_bytes(RELAY_SIDE_BYTES)))
+    if refusal.channel:
+        return _too_big(refusal.size)
     return MessageTooBig(_("the kernel sent more at once than the grader takes in (at most "
-                           "{most} of messages not yet read): refused unread").format(
-                             most=format_bytes(RELAY_MEMORY)))
+                           "{most} of messages not yet read), or closed its own end of the "
+                           "connection: refused").format(most=format_bytes(RELAY_MEMORY)))
 
 
 def _bounded_parsing(client: Any) -> Any:
@@ -330,13 +339,15 @@ class Kernel:
         try:  # the sockets, seen from outside, reached through the relay alone
             kernel.relay = await Relay.start(
                 ip, {channel: getattr(manager, f"{channel}_port") for channel in Relay.CHANNELS},
-                Caps(MAX_MESSAGE, MAX_MESSAGE_BYTES, RELAY_PARTS, QUEUE, RELAY_MEMORY))
+                Caps(MAX_MESSAGE, MAX_MESSAGE_BYTES, RELAY_SIDE_BYTES, RELAY_PARTS, QUEUE,
+                     RELAY_MEMORY))
         except BaseException:
             await kernel.shutdown()
             raise
         kernel._relay_watch = asyncio.create_task(kernel._when_relay_ends(kernel.relay))
         manager.ip = kernel.relay.ip  # for the client and for interrupts
-        manager._close_control_socket()  # connected at launch to the inside path: connect anew
+        manager._close_control_socket()  # connected at launch to the inside path: connect anew,
+        manager.context = _bounded_context()  # bounded as the client's (it reads no reply)
         manager._connect_control_socket()
         kernel.client = _bounded_parsing(manager.client(context=_bounded_context()))
         return kernel
@@ -405,6 +416,7 @@ class Kernel:
             await self.manager.cleanup_resources()
         finally:
             if self.relay is not None:
+                self.manager.context.destroy(linger=0)
                 await self.relay.stop()
             if self.box:
                 self.box.remove()

@@ -49,6 +49,7 @@ class Caps:
 
     part_bytes: int
     message_bytes: int
+    side_bytes: int  # in all, a message on control, stdin or heartbeat (theirs: ~300 bytes)
     parts: int
     queue: int
     memory: int
@@ -64,11 +65,13 @@ _SETTLE = 0.5  # seconds after a connection to the kernel drops before its socke
 
 @dataclass(frozen=True)
 class Refusal:
-    """Why a relay ended: ``parts`` and ``size`` of the message it refused; both 0 when it
-    ended without saying (a message too big to take in: ZeroMQ aborts; or a crash)."""
+    """Why a relay ended: ``parts`` and ``size`` of the message it refused, and its
+    ``channel``; all empty when it ended without saying (a message too big to take in: ZeroMQ
+    drops it; the kernel's connection closed by the kernel itself; or a crash)."""
 
     parts: int = 0
     size: int = 0
+    channel: str = ""
 
 
 class Relay:
@@ -116,7 +119,7 @@ class Relay:
             return None
         try:
             found = json.loads(line)
-            return Refusal(int(found["parts"]), int(found["size"]))
+            return Refusal(int(found["parts"]), int(found["size"]), str(found["channel"]))
         except (ValueError, KeyError, TypeError):  # killed by its cap, or a crash
             return Refusal()
 
@@ -149,8 +152,8 @@ def _cap_memory(extra: int) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def _refuse(parts: int, size: int) -> None:
-    sys.stdout.write(json.dumps({"parts": parts, "size": size}) + "\n")
+def _refuse(parts: int = 0, size: int = 0, channel: str = "") -> None:
+    sys.stdout.write(json.dumps({"parts": parts, "size": size, "channel": channel}) + "\n")
     sys.stdout.flush()
     os._exit(_REFUSED)
 
@@ -161,9 +164,11 @@ def _serve(order: dict) -> None:  # type: ignore[type-arg]
     caps = Caps(**order["caps"])
     context = zmq.Context()
     context.setsockopt(zmq.LINGER, 0)
-    route, inside, monitors = {}, set(), []  # socket -> the socket its messages go to; the
-    # kernel's side; a monitor of each of those: ZeroMQ drops a connection for good when it
-    # cannot allocate a message (it does not abort), as it does when the kernel ends
+    route, inside, monitors = {}, {}, []  # socket -> the socket its messages go to; the
+    # kernel's side -> its channel; a monitor of each of those: ZeroMQ drops a connection for
+    # good when it cannot allocate a message (it does not abort), as it does when the kernel ends
+    identity = os.urandom(8).hex().encode()  # the kernel sends input requests on stdin to the
+    # identity that sent the request on shell: one for both, as Jupyter's own clients have
     for channel in _CHANNELS:
         kinds = (zmq.XSUB, zmq.XPUB) if channel == "iopub" else (zmq.DEALER, zmq.ROUTER)
         near, far = context.socket(kinds[0]), context.socket(kinds[1])
@@ -174,11 +179,13 @@ def _serve(order: dict) -> None:  # type: ignore[type-arg]
             far.setsockopt(zmq.XPUB_NODROP, 1)  # full: wait here, not drop (the kernel drops)
         else:
             far.setsockopt(zmq.ROUTER_MANDATORY, 1)  # full: wait here, not drop silently
+        if channel in ("shell", "stdin"):
+            near.setsockopt(zmq.IDENTITY, identity)
         port = order["ports"][channel]
         near.connect(f"ipc://{order['kernel']}-{port}")
         far.bind(f"ipc://{order['relay']}-{port}")
         route[near], route[far] = far, near
-        inside.add(near)
+        inside[near] = channel
         monitors.append(near.get_monitor_socket(zmq.EVENT_DISCONNECTED))
     _cap_memory(caps.memory)
     sys.stdout.write("ready\n")
@@ -186,20 +193,40 @@ def _serve(order: dict) -> None:  # type: ignore[type-arg]
     poller, stdin = zmq.Poller(), sys.stdin.fileno()
     for watched in (stdin, *monitors):  # stdin readable: the grader closed it
         poller.register(watched, zmq.POLLIN)
-    flags = dict.fromkeys(route, zmq.POLLIN)  # what each socket is watched for
-    for sock in route:
-        poller.register(sock, zmq.POLLIN)
     pending: dict = {}  # socket -> the message waiting for room on it (its source unwatched)
+    # What the kernel may send now, read only then (the rest waits in the kernel, whose memory
+    # its cap counts, costing this process nothing): on a channel of requests, as many replies
+    # as requests passed on (a kernel that answered one interrupt with 80 messages of 32 MB
+    # held them in the grader's never-read control socket; one that sent tiny messages to no
+    # one had this process read and drop them at 70 CPU-s a minute: red team, round thirteen);
+    # outputs, while the grader is subscribed.
+    owed = dict.fromkeys(inside, 0)
+    subscribed = [False]
 
-    def wait(target, message) -> None:  # type: ignore[no-untyped-def, type-arg]
-        """Hold ``message`` until ``target`` has room; read nothing more from its source."""
-        pending[target] = message
-        flags[route[target]] &= ~zmq.POLLIN
-        if target.type != zmq.XPUB:  # an XPUB always says it has room: tried every ms
-            flags[target] |= zmq.POLLOUT
-        for sock in (target, route[target]):
-            poller.register(sock, flags[sock])
+    def watch(sock) -> None:  # type: ignore[no-untyped-def]
+        """Watch ``sock`` for what it may do now: read, if its target has room and (the
+        kernel's side) the kernel may send; write, if a message waits for room on it."""
+        may = (subscribed[0] if inside.get(sock) == "iopub" else owed[sock] > 0) \
+            if sock in inside else True
+        flags = zmq.POLLIN if may and route[sock] not in pending else 0
+        if sock in pending and sock.type != zmq.XPUB:  # an XPUB always says it has room:
+            flags |= zmq.POLLOUT                       # tried every ms
+        poller.register(sock, flags)  # (0: not watched)
 
+    def passed(source, message) -> None:  # type: ignore[no-untyped-def, type-arg]
+        """Count what ``message`` from ``source`` changes: owed replies, the subscription."""
+        if source in inside:
+            if inside[source] != "iopub":
+                owed[source] -= 1
+        elif source.type == zmq.XPUB:
+            subscribed[0] = bytes(message[0])[:1] == b"\x01"  # (un)subscribe: 1 or 0
+        else:
+            owed[route[source]] += 1
+        for sock in (source, route[source]):
+            watch(sock)
+
+    for sock in route:
+        watch(sock)
     while True:
         ready = poller.poll(1 if any(t.type == zmq.XPUB for t in pending) else None)
         for item, _ in ready:
@@ -209,30 +236,33 @@ def _serve(order: dict) -> None:  # type: ignore[type-arg]
                 time.sleep(_SETTLE)
                 if all(_listening(f"{order['kernel']}-{port}")
                        for port in order["ports"].values()):
-                    _refuse(0, 0)  # the kernel lives: ZeroMQ dropped a message too big to
+                    _refuse()  # the kernel lives: ZeroMQ dropped a message too big to
                 return             # take in; otherwise the kernel has ended
         for target, message in list(pending.items()):
             if _passed(target, message):
                 del pending[target]
-                flags[route[target]] |= zmq.POLLIN
-                flags[target] &= ~zmq.POLLOUT
-                for sock in (target, route[target]):
-                    poller.register(sock, flags[sock])
+                passed(route[target], message)
         for source, events in ready:
-            if not events & zmq.POLLIN or route.get(source) in pending:
-                continue
             for _ in range(64):  # what waits, up to a bound: one wake-up for many
+                if not events & zmq.POLLIN or route.get(source) in pending or (
+                        source in inside and inside[source] != "iopub" and owed[source] < 1):
+                    break
                 try:
                     message = source.recv_multipart(zmq.NOBLOCK, copy=False)
                 except zmq.Again:
                     break
                 if source in inside:
                     sizes = [len(part) for part in message]
-                    if len(sizes) > caps.parts or (sum(sizes) > caps.message_bytes
-                                                   and max(sizes) <= caps.part_bytes):
-                        _refuse(len(sizes), sum(sizes))
-                if not _passed(route[source], message):
-                    wait(route[source], message)
+                    side = inside[source] not in ("shell", "iopub")  # control, stdin, hb
+                    if len(sizes) > caps.parts or (sum(sizes) > caps.side_bytes if side else (
+                            sum(sizes) > caps.message_bytes and max(sizes) <= caps.part_bytes)):
+                        _refuse(len(sizes), sum(sizes), inside[source])
+                if _passed(route[source], message):
+                    passed(source, message)
+                else:
+                    pending[route[source]] = message
+                    for sock in (source, route[source]):
+                        watch(sock)
                     break
 
 

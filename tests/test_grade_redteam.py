@@ -806,6 +806,18 @@ PARTS_PAST_THE_CAPS = {
         "_k.session.send(_k.iopub_socket, 'stream', {'name': 'stdout', 'text': '0'},"
         " parent={'header': {'msg_id': 'not-this-cell'}}, buffers=[b'x'] * 5_000)\n"
         "import time\ntime.sleep(5)")),
+    # Red team, round thirteen: the grader's interrupt (the cell sleeps past --cell-timeout)
+    # answered with 80 messages of 32 MB on the control channel, under the relay's caps then:
+    # the grader's control socket, which nothing reads, held them (2.3 GB)
+    "l_interrupt_answered_by_a_flood": attack(first=RAW_SEND + (
+        "import zmq, time\n_orig = _k.control_handlers['interrupt_request']\n"
+        "_BUF = b'x' * (16 * 2**20 - 4096)\n"
+        "async def _hook(stream, ident, parent):\n"
+        "    await _orig(stream, ident, parent)\n"
+        "    for _ in range(80):\n"
+        "        stream.socket.send_multipart(list(ident) + [b'<IDS|MSG>', b'', b'{}', b'{}',"
+        " b'{}', b'{}', _BUF, _BUF], copy=False)\n"
+        "_k.control_handlers['interrupt_request'] = _hook\ntime.sleep(1000)")),
 }
 MESSAGE_FLOODS.update(PARTS_PAST_THE_CAPS)
 
@@ -840,7 +852,11 @@ def test_messages_of_millions_of_values_are_refused_unread(floods):
         rows = floods["rows"][name]["rows"]
         assert len(rows) == 1 and rows[0]["status"] == "error", (name, rows)
         assert says in rows[0]["message"], (name, rows[0]["message"])
-    for name in ROUND_ELEVEN:
+    heavy = floods["rows"]["h_heavy_on_the_requests_channel"]["rows"]  # (round thirteen:) its
+    # extra replies wait in its kernel, unread (the relay passes one reply per question), and
+    # the question they were sent at goes unanswered: no point for 03.5, nothing held the class
+    assert [row["points"] for row in heavy] == [1, 1, 1, 1, 0], heavy
+    for name in set(ROUND_ELEVEN) - {"h_heavy_on_the_requests_channel"}:
         rows = floods["rows"][name]["rows"]
         assert len(rows) == 1 and rows[0]["status"] == "error", (name, rows)
         assert re.search(r"MB (of messages|in all its parts), and the grader reads at most",
@@ -848,7 +864,9 @@ def test_messages_of_millions_of_values_are_refused_unread(floods):
     for name, says in (("j_parts_past_the_memory", "the kernel sent more at once than the "
                                                   "grader takes in (at most 384 MB"),
                        ("k_thousands_of_parts", "a message of 5,006 parts, and the grader reads "
-                                                "at most 1,000")):
+                                                "at most 1,000"),
+                       ("l_interrupt_answered_by_a_flood", "32 MB on its control channel, "
+                                                           "where the grader reads at most 1 MB")):
         rows = floods["rows"][name]["rows"]
         assert len(rows) == 1 and rows[0]["status"] == "error", (name, rows)
         assert says in rows[0]["message"], (name, rows[0]["message"])

@@ -3,12 +3,14 @@ ways, as the kernel sent it; what it refuses, and why; that it keeps the flow's 
 a kernel's end is no refusal. A stand-in kernel here binds the sockets a Jupyter kernel binds."""
 import asyncio
 
+import psutil
 import pytest
 import zmq
 
 from nn_from_scratch.relay import Caps, Refusal, Relay
 
-CAPS = Caps(part_bytes=2**20, message_bytes=2 * 2**20, parts=50, queue=4, memory=64 * 2**20)
+CAPS = Caps(part_bytes=2**20, message_bytes=2 * 2**20, side_bytes=2**16, parts=50, queue=4,
+            memory=64 * 2**20)
 PORTS = {"shell": 1, "control": 2, "stdin": 3, "hb": 4, "iopub": 5}
 
 
@@ -16,14 +18,18 @@ class StandIn:
     """A kernel's five sockets, bound where a relay can reach them, and a grader's five,
     connected to the relay."""
 
-    def __init__(self, tmp_path, caps=CAPS):
-        self.context = zmq.Context()
+    def __init__(self, tmp_path, caps=CAPS, manual=False):
+        """``manual``: the kernel's output socket keeps sending after an unsubscription (as a
+        kernel that speaks ZeroMQ's protocol itself may)."""
+        self.context, self.manual = zmq.Context(), manual
         self.ip = f"{tmp_path}/k"
         self.kernel = {}
         for channel, port in PORTS.items():
             sock = self.context.socket(zmq.XPUB if channel == "iopub" else zmq.ROUTER)
             sock.setsockopt(zmq.LINGER, 0)
             sock.setsockopt(zmq.SNDHWM, 4)  # a few: the flow's bounds show at once
+            if channel == "iopub" and manual:
+                sock.setsockopt(zmq.XPUB_MANUAL, 1)
             sock.bind(f"ipc://{self.ip}-{port}")
             self.kernel[channel] = sock
         self.caps = caps
@@ -43,6 +49,8 @@ class StandIn:
         # the subscription reaches the kernel through the relay: then outputs flow
         self.kernel["iopub"].setsockopt(zmq.RCVTIMEO, 5000)
         assert self.kernel["iopub"].recv() == b"\x01"
+        if self.manual:
+            self.kernel["iopub"].setsockopt(zmq.SUBSCRIBE, b"")  # for good
         return self
 
     def ask(self, channel, *parts):
@@ -79,8 +87,8 @@ def test_messages_pass_both_ways_on_every_channel_as_they_were_sent(tmp_path):
 
 
 @pytest.mark.parametrize("parts, size, refusal", [
-    (51, 51 * 10, Refusal(51, 510)),  # more parts than the caps
-    (3, 3 * 2**20, Refusal(3, 3 * 2**20)),  # each part under part_bytes, more in all
+    (51, 51 * 10, Refusal(51, 510, "iopub")),  # more parts than the caps
+    (3, 3 * 2**20, Refusal(3, 3 * 2**20, "iopub")),  # each part under part_bytes, more in all
 ])
 def test_a_message_past_the_caps_ends_the_relay_with_its_parts_and_size(tmp_path, parts, size,
                                                                          refusal):
@@ -113,8 +121,8 @@ def test_a_part_past_part_bytes_goes_on_for_the_graders_own_zeromq_to_drop(tmp_p
 def test_a_message_too_big_to_take_in_ends_the_relay_not_the_grader(tmp_path):
     """100 parts of 1 MB: the relay's ZeroMQ cannot take it in under its memory (ZeroMQ caps a
     message's parts, not their number), drops it, and the relay says so."""
-    caps = Caps(part_bytes=2**20, message_bytes=2 * 2**20, parts=1000, queue=4,
-                memory=32 * 2**20)
+    caps = Caps(part_bytes=2**20, message_bytes=2 * 2**20, side_bytes=2**16, parts=1000,
+                queue=4, memory=32 * 2**20)
 
     async def go():
         stand_in = await StandIn(tmp_path, caps).start()
@@ -138,34 +146,109 @@ def test_a_kernel_that_ends_ends_its_relay_with_no_refusal(tmp_path):
     run(go())
 
 
-def test_a_kernel_sending_faster_than_the_grader_reads_keeps_the_rest_itself(tmp_path):
-    """Replies the grader does not read: the relay holds a few (``queue`` on each side, one
-    passing; the sockets' own buffers hold a few more of 100 kB), and the kernel's own socket
-    fills, as if the grader read it directly."""
+def test_outputs_faster_than_the_grader_reads_wait_in_the_kernel(tmp_path):
+    """Outputs the grader does not read: the relay holds a few (``queue`` on each side, one
+    passing; the sockets' own buffers a few more of 100 kB), and the kernel's own socket fills,
+    as if the grader read it directly; none is lost on the way."""
     async def go():
         stand_in = await StandIn(tmp_path).start()
         try:
-            shell = stand_in.kernel["shell"]
-            shell.setsockopt(zmq.ROUTER_MANDATORY, 1)
-            stand_in.grader["shell"].send(b"hello")
-            identities = shell.recv_multipart()[:-1]
+            iopub = stand_in.kernel["iopub"]
+            iopub.setsockopt(zmq.XPUB_NODROP, 1)  # full: says so, rather than drop
             sent = 0
             for _ in range(200):
                 try:
-                    shell.send_multipart([*identities, b"r" * 100_000], flags=zmq.NOBLOCK)
+                    iopub.send_multipart([b"stream", b"o" * 100_000], flags=zmq.NOBLOCK)
                     sent += 1
                 except zmq.Again:
                     await asyncio.sleep(0.05)  # the relay takes what it can
             assert sent < 60, sent  # without a bound on the relay's side: all 200
-            read = 0
-            stand_in.grader["shell"].setsockopt(zmq.RCVTIMEO, 500)
-            while True:
+            assert read_all(stand_in.grader["iopub"]) == sent
+        finally:
+            await stand_in.close()
+    run(go())
+
+
+def read_all(sock):
+    """How many messages ``sock`` gets until none comes for half a second."""
+    sock.setsockopt(zmq.RCVTIMEO, 500)
+    read = 0
+    while True:
+        try:
+            sock.recv_multipart()
+            read += 1
+        except zmq.Again:
+            return read
+
+
+@pytest.mark.parametrize("channel", ["shell", "control"])
+def test_a_kernel_gets_one_reply_through_for_each_request(tmp_path, channel):
+    """Red team, round thirteen: one interrupt answered with 80 messages of 32 MB filled the
+    grader's control socket, which nobody reads (2.3 GB), and tiny messages sent to no one had
+    the relay read and drop them at 70 CPU-s a minute. The relay reads a reply only when one is
+    owed: the rest wait in the kernel, and cost the relay nothing."""
+    async def go():
+        stand_in = await StandIn(tmp_path).start()
+        try:
+            kernel, grader = stand_in.kernel[channel], stand_in.grader[channel]
+            kernel.setsockopt(zmq.ROUTER_MANDATORY, 1)
+            grader.send(b"interrupt")
+            identities = kernel.recv_multipart()[:-1]
+            cpu = psutil.Process(stand_in.relay.process.pid).cpu_times()
+            sent = 0
+            for _ in range(2_000):
                 try:
-                    stand_in.grader["shell"].recv_multipart()
-                    read += 1
+                    kernel.send_multipart([*identities, b"r" * 60_000], flags=zmq.NOBLOCK)
+                    sent += 1
                 except zmq.Again:
-                    break
-            assert read == sent  # none lost on the way
+                    await asyncio.sleep(0.001)
+            assert sent < 40, sent  # the relay took no more than its socket's queue (and the
+            # sockets' own buffers a few of 60 kB): without the bound, all 2,000
+            assert read_all(grader) == 1
+            spent = psutil.Process(stand_in.relay.process.pid).cpu_times()
+            assert spent.user + spent.system - cpu.user - cpu.system < 0.5, (cpu, spent)
+            grader.send(b"another")  # one more owed: one more passes
+            assert read_all(grader) == 1
+        finally:
+            await stand_in.close()
+    run(go())
+
+
+def test_a_big_message_on_a_side_channel_ends_the_relay(tmp_path):
+    """Control, stdin and the heartbeat carry messages of a few hundred bytes: one over
+    ``side_bytes`` is refused, whatever its parts."""
+    async def go():
+        stand_in = await StandIn(tmp_path).start()
+        try:
+            stand_in.grader["control"].send(b"interrupt")
+            identities = stand_in.kernel["control"].recv_multipart()[:-1]
+            stand_in.kernel["control"].send_multipart([*identities, b"c" * 2**17])
+            refusal = await asyncio.wait_for(stand_in.relay.ended(), 10)
+            assert refusal.channel == "control" and refusal.size > 2**17, refusal
+        finally:
+            await stand_in.close()
+    run(go())
+
+
+def test_outputs_wait_in_the_kernel_while_the_grader_is_not_subscribed(tmp_path):
+    """When the grader's output socket goes (it connects anew after a part over 16 MB), the
+    relay reads no outputs until it is back: none would reach anyone (a kernel's own ZeroMQ
+    stops sending them; one that speaks the protocol itself may not)."""
+    async def go():
+        stand_in = await StandIn(tmp_path, manual=True).start()
+        try:
+            iopub = stand_in.kernel["iopub"]
+            iopub.setsockopt(zmq.XPUB_NODROP, 1)
+            stand_in.grader["iopub"].close(linger=0)
+            assert iopub.recv() == b"\x00"  # the unsubscription, through the relay
+            sent = 0
+            for _ in range(500):
+                try:
+                    iopub.send_multipart([b"stream", b"o" * 100_000], flags=zmq.NOBLOCK)
+                    sent += 1
+                except zmq.Again:
+                    await asyncio.sleep(0.001)
+            assert sent < 40, sent  # the kernel's own queue, and the relay's, then full
         finally:
             await stand_in.close()
     run(go())
