@@ -13,7 +13,10 @@ honest notebook but one more hop.
 
 Flow is kept as it was: a message goes on only when the other side has room (at most
 ``queue`` waiting on each), so a kernel that sends faster than the grader reads keeps the
-rest itself, in memory its own cap counts, or drops it (its output channel) as before.
+rest itself, in memory its own cap counts, or drops it (its output channel) as before. And
+the relay reads from the kernel only what the grader can use: on a channel of requests, one
+reply for each request passed on, and outputs while the grader is subscribed; whatever else a
+kernel sends waits in the kernel, and costs neither the relay nor the grader anything.
 
 The grader starts it with :meth:`Relay.start`. Run as a script, it imports only ZeroMQ and the
 standard library (the package's ``__init__`` would import JAX): ``python -I relay.py``, with
