@@ -294,6 +294,7 @@ class Kernel:
         kernel = await (cls._start_boxed(box, arguments) if box else cls._start(cwd, arguments))
         try:
             kernel.client.start_channels()
+            kernel.client.allow_stdin = False  # input() raises at once, never waits a cell's time
             kernel._watch("iopub")
             kernel._watch("shell")
             await kernel.client.wait_for_ready(timeout=60)

@@ -174,3 +174,15 @@ def test_a_kernel_that_sends_more_messages_than_a_notebook_may_is_refused(tmp_pa
     with pytest.raises(notebook_runner.MessageTooBig, match="more than 2,000 messages"):
         execute(nb, timeout=200, cell_timeout=150, cwd=tmp_path)
     assert time.monotonic() - start < 60, "the notebook ran on after its message was refused"
+
+
+def test_input_raises_at_once_rather_than_wait_a_cells_time(tmp_path):
+    """A red team's read (round thirteen): a cell that calls input() waited for an answer no one
+    sends until its time ran out, and was reported "timed out" (jupyter_client allows input
+    once its channels start). Now it raises at once, as Jupyter says with no input box."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in (
+        "name = input('your name? ')", "print('after')")])
+
+    runs = execute(nb, timeout=90, cell_timeout=30, cwd=tmp_path)
+    assert runs[0].status == "error" and runs[0].error.startswith("StdinNotImplemented"), runs
+    assert runs[0].seconds < 15 and runs[1].status == "ok", runs  # (it waited 30 s)
