@@ -66,6 +66,12 @@ class StandIn:
         await self.relay.stop()
         self.context.destroy(linger=0)
 
+    async def __aenter__(self):
+        return await self.start()
+
+    async def __aexit__(self, *exc):
+        await self.close()
+
 
 def run(coroutine):
     return asyncio.run(coroutine)
@@ -73,16 +79,13 @@ def run(coroutine):
 
 def test_messages_pass_both_ways_on_every_channel_as_they_were_sent(tmp_path):
     async def go():
-        stand_in = await StandIn(tmp_path).start()
-        try:
+        async with StandIn(tmp_path) as stand_in:
             for channel in ("shell", "control", "stdin", "hb"):
                 assert stand_in.ask(channel, channel.encode()) == [b"answer to " + channel.encode()]
             parts = [b"stream", b"<IDS|MSG>", b"x" * 1000, b"", b"y" * (2**20 - 10)]
             stand_in.kernel["iopub"].send_multipart(parts)
             assert stand_in.grader["iopub"].recv_multipart() == parts
             assert stand_in.relay.process.returncode is None
-        finally:
-            await stand_in.close()
     run(go())
 
 
@@ -93,14 +96,11 @@ def test_messages_pass_both_ways_on_every_channel_as_they_were_sent(tmp_path):
 def test_a_message_past_the_caps_ends_the_relay_with_its_parts_and_size(tmp_path, parts, size,
                                                                          refusal):
     async def go():
-        stand_in = await StandIn(tmp_path).start()
-        try:
+        async with StandIn(tmp_path) as stand_in:
             stand_in.kernel["iopub"].send_multipart([b"x" * (size // parts)] * parts)
             assert await asyncio.wait_for(stand_in.relay.ended(), 10) == refusal
             with pytest.raises(zmq.Again):  # nothing of it was passed on
                 stand_in.grader["iopub"].recv_multipart()
-        finally:
-            await stand_in.close()
     run(go())
 
 
@@ -108,13 +108,10 @@ def test_a_part_past_part_bytes_goes_on_for_the_graders_own_zeromq_to_drop(tmp_p
     """As without a relay: the grader's socket (whose ZeroMQ caps a part) drops the connection
     unread and connects anew; the notebook goes on."""
     async def go():
-        stand_in = await StandIn(tmp_path).start()
-        try:
+        async with StandIn(tmp_path) as stand_in:
             stand_in.kernel["iopub"].send_multipart([b"head", b"z" * (3 * 2**20)])
             assert [len(p) for p in stand_in.grader["iopub"].recv_multipart()] == [4, 3 * 2**20]
             assert stand_in.relay.process.returncode is None
-        finally:
-            await stand_in.close()
     run(go())
 
 
@@ -125,24 +122,18 @@ def test_a_message_too_big_to_take_in_ends_the_relay_not_the_grader(tmp_path):
                 queue=4, memory=32 * 2**20)
 
     async def go():
-        stand_in = await StandIn(tmp_path, caps).start()
-        try:
+        async with StandIn(tmp_path, caps) as stand_in:
             stand_in.kernel["iopub"].send_multipart([b"w" * 2**20] * 100, copy=False)
             assert await asyncio.wait_for(stand_in.relay.ended(), 10) == Refusal()
-        finally:
-            await stand_in.close()
     run(go())
 
 
 def test_a_kernel_that_ends_ends_its_relay_with_no_refusal(tmp_path):
     async def go():
-        stand_in = await StandIn(tmp_path).start()
-        try:
+        async with StandIn(tmp_path) as stand_in:
             for sock in stand_in.kernel.values():
                 sock.close(linger=0)
             assert await asyncio.wait_for(stand_in.relay.ended(), 10) is None
-        finally:
-            await stand_in.close()
     run(go())
 
 
@@ -151,22 +142,25 @@ def test_outputs_faster_than_the_grader_reads_wait_in_the_kernel(tmp_path):
     passing; the sockets' own buffers a few more of 100 kB), and the kernel's own socket fills,
     as if the grader read it directly; none is lost on the way."""
     async def go():
-        stand_in = await StandIn(tmp_path).start()
-        try:
+        async with StandIn(tmp_path) as stand_in:
             iopub = stand_in.kernel["iopub"]
             iopub.setsockopt(zmq.XPUB_NODROP, 1)  # full: says so, rather than drop
-            sent = 0
-            for _ in range(200):
-                try:
-                    iopub.send_multipart([b"stream", b"o" * 100_000], flags=zmq.NOBLOCK)
-                    sent += 1
-                except zmq.Again:
-                    await asyncio.sleep(0.05)  # the relay takes what it can
+            sent = await sent_until_full(iopub, [b"stream", b"o" * 100_000], 200, 0.05)
             assert sent < 60, sent  # without a bound on the relay's side: all 200
             assert read_all(stand_in.grader["iopub"]) == sent
-        finally:
-            await stand_in.close()
     run(go())
+
+
+async def sent_until_full(sock, parts, tries, pause):
+    """How many of ``tries`` sends of ``parts`` ``sock`` took at once (when full: a pause)."""
+    sent = 0
+    for _ in range(tries):
+        try:
+            sock.send_multipart(parts, flags=zmq.NOBLOCK)
+            sent += 1
+        except zmq.Again:
+            await asyncio.sleep(pause)
+    return sent
 
 
 def read_all(sock):
@@ -188,20 +182,13 @@ def test_a_kernel_gets_one_reply_through_for_each_request(tmp_path, channel):
     the relay read and drop them at 70 CPU-s a minute. The relay reads a reply only when one is
     owed: the rest wait in the kernel, and cost the relay nothing."""
     async def go():
-        stand_in = await StandIn(tmp_path).start()
-        try:
+        async with StandIn(tmp_path) as stand_in:
             kernel, grader = stand_in.kernel[channel], stand_in.grader[channel]
             kernel.setsockopt(zmq.ROUTER_MANDATORY, 1)
             grader.send(b"interrupt")
             identities = kernel.recv_multipart()[:-1]
             cpu = psutil.Process(stand_in.relay.process.pid).cpu_times()
-            sent = 0
-            for _ in range(2_000):
-                try:
-                    kernel.send_multipart([*identities, b"r" * 60_000], flags=zmq.NOBLOCK)
-                    sent += 1
-                except zmq.Again:
-                    await asyncio.sleep(0.001)
+            sent = await sent_until_full(kernel, [*identities, b"r" * 60_000], 2_000, 0.001)
             assert sent < 40, sent  # the relay took no more than its socket's queue (and the
             # sockets' own buffers a few of 60 kB): without the bound, all 2,000
             assert read_all(grader) == 1
@@ -209,8 +196,6 @@ def test_a_kernel_gets_one_reply_through_for_each_request(tmp_path, channel):
             assert spent.user + spent.system - cpu.user - cpu.system < 0.5, (cpu, spent)
             grader.send(b"another")  # one more owed: one more passes
             assert read_all(grader) == 1
-        finally:
-            await stand_in.close()
     run(go())
 
 
@@ -218,15 +203,12 @@ def test_a_big_message_on_a_side_channel_ends_the_relay(tmp_path):
     """Control, stdin and the heartbeat carry messages of a few hundred bytes: one over
     ``side_bytes`` is refused, whatever its parts."""
     async def go():
-        stand_in = await StandIn(tmp_path).start()
-        try:
+        async with StandIn(tmp_path) as stand_in:
             stand_in.grader["control"].send(b"interrupt")
             identities = stand_in.kernel["control"].recv_multipart()[:-1]
             stand_in.kernel["control"].send_multipart([*identities, b"c" * 2**17])
             refusal = await asyncio.wait_for(stand_in.relay.ended(), 10)
             assert refusal.channel == "control" and refusal.size > 2**17, refusal
-        finally:
-            await stand_in.close()
     run(go())
 
 
@@ -235,22 +217,13 @@ def test_outputs_wait_in_the_kernel_while_the_grader_is_not_subscribed(tmp_path)
     relay reads no outputs until it is back: none would reach anyone (a kernel's own ZeroMQ
     stops sending them; one that speaks the protocol itself may not)."""
     async def go():
-        stand_in = await StandIn(tmp_path, manual=True).start()
-        try:
+        async with StandIn(tmp_path, manual=True) as stand_in:
             iopub = stand_in.kernel["iopub"]
             iopub.setsockopt(zmq.XPUB_NODROP, 1)
             stand_in.grader["iopub"].close(linger=0)
             assert iopub.recv() == b"\x00"  # the unsubscription, through the relay
-            sent = 0
-            for _ in range(500):
-                try:
-                    iopub.send_multipart([b"stream", b"o" * 100_000], flags=zmq.NOBLOCK)
-                    sent += 1
-                except zmq.Again:
-                    await asyncio.sleep(0.001)
+            sent = await sent_until_full(iopub, [b"stream", b"o" * 100_000], 500, 0.001)
             assert sent < 40, sent  # the kernel's own queue, and the relay's, then full
-        finally:
-            await stand_in.close()
     run(go())
 
 
