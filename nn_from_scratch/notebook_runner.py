@@ -185,7 +185,7 @@ def _refused(refusal: Refusal) -> MessageTooBig:
         return MessageTooBig(_("the kernel sent a message of {count:,} parts, and the grader "
                                "reads at most {most:,} a message: refused unread").format(
                                  count=refusal.parts, most=RELAY_PARTS))
-    if refusal.channel in ("control", "stdin", "hb"):
+    if refusal.channel in Relay.SIDE_CHANNELS:
         return MessageTooBig(_("the kernel sent a message of {size} on its {channel} channel, "
                                "where the grader reads at most {most} a message: refused "
                                "unread").format(size=format_bytes(refusal.size),

@@ -62,6 +62,7 @@ class Caps:
 # replies), XPUB (outputs) and ROUTER or REP (heartbeat); facing it, the relay is the client
 # the grader would be, and facing the grader, the kernel the grader expects
 _CHANNELS = ("shell", "control", "stdin", "hb", "iopub")
+_SIDE_CHANNELS = ("control", "stdin", "hb")  # messages of a few hundred bytes: Caps.side_bytes
 _REFUSED = 3  # the relay's exit status when it refused a message (its line says which)
 _SETTLE = 0.5  # seconds after a connection to the kernel drops before its sockets are tried
 
@@ -81,7 +82,7 @@ class Relay:
     """A running relay for one kernel: connect to ``ip`` (Jupyter's ipc "ip") where the kernel's
     own sockets were (``kernel_ip``); :meth:`ended` says why it ended; :meth:`stop` ends it."""
 
-    CHANNELS = _CHANNELS
+    CHANNELS, SIDE_CHANNELS = _CHANNELS, _SIDE_CHANNELS
 
     def __init__(self, process: asyncio.subprocess.Process, folder: str, kernel_ip: str) -> None:
         self.process, self.folder, self.kernel_ip = process, folder, kernel_ip
@@ -256,7 +257,7 @@ def _serve(order: dict) -> None:  # type: ignore[type-arg]
                     break
                 if source in inside:
                     sizes = [len(part) for part in message]
-                    side = inside[source] not in ("shell", "iopub")  # control, stdin, hb
+                    side = inside[source] in _SIDE_CHANNELS
                     if len(sizes) > caps.parts or (sum(sizes) > caps.side_bytes if side else (
                             sum(sizes) > caps.message_bytes and max(sizes) <= caps.part_bytes)):
                         _refuse(len(sizes), sum(sizes), inside[source])
