@@ -144,10 +144,29 @@ def run_all(student, path: str) -> list[dict]:
     student.click("#jp-MainMenu .lm-MenuBar-item:nth-child(4)")  # Run
     student.click('.lm-Menu-item[data-command="runmenu:run-all"]')
     start = time.monotonic()
-    student.wait(f"""(() => {{ const cs = {CELLS}; return cs.filter(c => c.code).every(
-        c => /\\[\\d+\\]/.test(c.prompt)); }})()""", RUN_ALL, f"{path}: Run All Cells")
+    stopped_since = None
+    while True:
+        now = cells(student)
+        code = [c for c in now if c["code"]]
+        if all(run_count(c) is not None for c in code):
+            break
+        # JupyterLab stops a Run All at a cell that raises: no cell is queued ("[*]") any more,
+        # and the rest never run. Say which cell at once (seen for 3 s: not the moment between
+        # the click and the queue), rather than wait out RUN_ALL.
+        if any("*" in c["prompt"] for c in code):
+            stopped_since = None
+        elif stopped_since is None:
+            stopped_since = time.monotonic()
+        elif time.monotonic() - stopped_since > 3:
+            last = max((c for c in code if run_count(c) is not None), key=run_count,
+                       default={"text": "(no cell ran)"})
+            raise AssertionError(f"{path}: Run All Cells stopped after "
+                                 f"{time.monotonic() - start:.0f} s at a cell that printed:\n"
+                                 f"{last['text'][-3000:]}")
+        assert time.monotonic() - start < RUN_ALL, f"{path}: Run All Cells: not within {RUN_ALL} s"
+        time.sleep(0.25)
     print(f"{path}: Run All Cells took {time.monotonic() - start:.1f} s")
-    return cells(student)
+    return now
 
 
 def write_and_run(student, index: int, source: str, check_index: int) -> dict:
