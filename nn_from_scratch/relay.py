@@ -30,6 +30,7 @@ import os
 import resource
 import shutil
 import socket
+import stat
 import sys
 import tempfile
 import time
@@ -65,6 +66,7 @@ _CHANNELS = ("shell", "control", "stdin", "hb", "iopub")
 _SIDE_CHANNELS = ("control", "stdin", "hb")  # messages of a few hundred bytes: Caps.side_bytes
 _REFUSED = 3  # the relay's exit status when it refused a message (its line says which)
 _SETTLE = 0.5  # seconds after a connection to the kernel drops before its sockets are tried
+_BOUND = 20  # seconds the relay waits for a starting kernel to bind its sockets
 
 
 @dataclass(frozen=True)
@@ -171,6 +173,9 @@ def _serve(order: dict) -> None:  # type: ignore[type-arg]
     route, inside, monitors = {}, {}, []  # socket -> the socket its messages go to; the
     # kernel's side -> its channel; a monitor of each of those: ZeroMQ drops a connection for
     # good when it cannot allocate a message (it does not abort), as it does when the kernel ends
+    deadline = time.monotonic() + _BOUND
+    kernel = {channel: _pinned(f"{order['kernel']}-{port}", deadline)
+              for channel, port in order["ports"].items()}  # before any of the notebook runs
     identity = os.urandom(8).hex().encode()  # the kernel sends input requests on stdin to the
     # identity that sent the request on shell: one for both, as Jupyter's own clients have
     for channel in _CHANNELS:
@@ -186,7 +191,7 @@ def _serve(order: dict) -> None:  # type: ignore[type-arg]
         if channel in ("shell", "stdin"):
             near.setsockopt(zmq.IDENTITY, identity)
         port = order["ports"][channel]
-        near.connect(f"ipc://{order['kernel']}-{port}")
+        near.connect(f"ipc://{kernel[channel]}")
         far.bind(f"ipc://{order['relay']}-{port}")
         route[near], route[far] = far, near
         inside[near] = channel
@@ -238,8 +243,7 @@ def _serve(order: dict) -> None:  # type: ignore[type-arg]
                 return
             if item in monitors:
                 time.sleep(_SETTLE)
-                if all(_listening(f"{order['kernel']}-{port}")
-                       for port in order["ports"].values()):
+                if all(_listening(path) for path in kernel.values()):
                     _refuse()  # the kernel lives: ZeroMQ dropped a message too big to
                 return             # take in; otherwise the kernel has ended
         for target, message in list(pending.items()):
@@ -268,6 +272,42 @@ def _serve(order: dict) -> None:  # type: ignore[type-arg]
                     for sock in (source, route[source]):
                         watch(sock)
                     break
+
+
+def _pinned(path: str, deadline: float) -> str:
+    """The kernel's socket at ``path`` (``/proc/PID/root/...``: the sandbox's root, then folders
+    the kernel owns), once the kernel has bound it, as an address that names that very socket
+    whatever the kernel later puts at ``path``: ``/proc/self/fd/N``, N opened without following
+    a symbolic link past the sandbox's root. (ZeroMQ connects anew when a connection drops: a
+    kernel that put in its sockets' place symbolic links to a socket of the machine, outside
+    its sandbox, had this process, the grader's user, connect to it: red team, round
+    fourteen.) Anything else there (a link, a file) ends the relay before it is ready."""
+    names = path.strip("/").split("/")
+    root = "/"  # (the stand-in kernels of the relay's tests are not in a sandbox)
+    if len(names) > 3 and names[0] == "proc" and names[2] == "root":
+        root, names = "/".join(["", *names[:3]]), names[3:]
+    while True:
+        opened = [os.open(root, os.O_PATH | os.O_DIRECTORY)]
+        try:
+            for name in names[:-1]:
+                opened.append(os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW,
+                                      dir_fd=opened[-1]))
+            found = os.open(names[-1], os.O_PATH | os.O_NOFOLLOW, dir_fd=opened[-1])
+        except FileNotFoundError:  # not bound yet
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+            continue
+        except OSError:  # a folder on the way that is a link or a file
+            found = -1
+        finally:
+            for fd in opened:
+                os.close(fd)
+        if found < 0 or not stat.S_ISSOCK(os.fstat(found).st_mode):
+            sys.stdout.write(f"not a socket of the kernel's: {path}\n")  # Relay.start says it
+            sys.stdout.flush()
+            os._exit(1)
+        return f"/proc/self/fd/{found}"
 
 
 def _listening(path: str) -> bool:

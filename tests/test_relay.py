@@ -236,3 +236,64 @@ def test_the_relay_ends_when_the_grader_stops_it_and_leaves_no_folder(tmp_path):
     returncode, folder = run(go())
     assert returncode == 0
     assert not __import__("os").path.exists(folder)
+
+
+class Trap:
+    """A listening socket elsewhere on the machine (outside a sandbox): who connected to it."""
+
+    def __init__(self, path):
+        import socket
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.bind(str(path))
+        self.sock.listen(16)
+        self.sock.setblocking(False)
+        self.path = path
+
+    def connections(self):
+        count = 0
+        while True:
+            try:
+                self.sock.accept()[0].close()
+            except BlockingIOError:
+                return count
+            count += 1
+
+
+def test_a_kernel_that_puts_links_in_its_sockets_place_never_has_the_relay_connect_there(
+        tmp_path):
+    """Red team, round fourteen: a kernel (which owns its sockets' folder) put, in each socket's
+    place, a symbolic link to a socket elsewhere, then closed one of its own: ZeroMQ connected
+    anew, and the relay's probes followed the links, as the grader's user, outside the sandbox
+    (6 connections). The relay connects to the sockets it found at its start, whatever lies at
+    their paths later."""
+    import os
+
+    (tmp_path / "machine").mkdir()
+    trap = Trap(tmp_path / "machine" / "service.sock")
+
+    async def go():
+        async with StandIn(tmp_path) as stand_in:
+            assert stand_in.ask("shell", b"before") == [b"answer to before"]
+            for port in PORTS.values():
+                path = f"{stand_in.ip}-{port}"
+                os.rename(path, path + "-moved")
+                os.symlink(trap.path, path)
+            stand_in.kernel["stdin"].close(linger=0)  # a connection dropped: connect anew
+            assert await asyncio.wait_for(stand_in.relay.ended(), 10) is None
+    run(go())
+    assert trap.connections() == 0
+
+
+def test_a_link_where_a_kernel_socket_should_be_stops_the_relay_before_it_is_ready(tmp_path):
+    import os
+
+    (tmp_path / "machine").mkdir()
+    trap = Trap(tmp_path / "machine" / "service.sock")
+    stand_in = StandIn(tmp_path)
+    path = f"{stand_in.ip}-{PORTS['hb']}"
+    os.rename(path, path + "-moved")
+    os.symlink(trap.path, path)
+    with pytest.raises(RuntimeError, match="not a socket of the kernel's"):
+        run(stand_in.start())
+    stand_in.context.destroy(linger=0)
+    assert trap.connections() == 0
