@@ -270,6 +270,31 @@ def test_a_hook_puts_even_the_names_bound_after_it_in_doubt(release):
         assert found["07.1"] == f"relu: {how}" and len(found) == len(set(found)) > 1, found
 
 
+@pytest.mark.parametrize("walk", [
+    "import gc\n_answers = [o for o in gc.get_objects() if type(o).__name__ == 'Answers']",
+    "from gc import get_referrers as _r",
+    "import gc\n_walk = getattr(gc, 'get_objects')",
+    "import gc\n\ndef _found(name):\n    return [o for o in gc.get_referents(name)]",
+])
+def test_a_walk_of_the_garbage_collectors_puts_every_answer_in_doubt(release, walk):
+    """Red team, round fourteen: an added cell found the grader's answering object with
+    gc.get_objects() (its type's name, nothing of the package named) and made it hand each
+    check the library's function: 5 of 7 points for a notebook with no answer written. A
+    walk of the collector's reaches any object, so every answer, before or after it, earns
+    nothing, and the hint says why."""
+    found = library_copies(rebuild(notebook(
+        ("", walk), ("exercise", "def relu(x):\n    return jnp.maximum(0, x)"),
+        ("check", "check.relu(relu)")), release), release)
+    assert found["07.1"].doubt == "reaches", found
+    assert found["07.1"].message.endswith("() reaches any object in the kernel, the grader's "
+                                          "own included, so relu earns nothing; leave it out")
+
+
+def test_gc_collect_is_no_walk(release):
+    assert copies(release, "def relu(x):\n    return jnp.maximum(0, x)",
+                  "import gc\ngc.collect()\ngc.disable()") == {}
+
+
 @pytest.mark.parametrize("binder", [
     "for relu in [lambda x: m.relu(x)]:\n    pass",
     "if True:\n    relu = lambda x: m.relu(x)",

@@ -43,6 +43,7 @@ from ..i18n import _
 from .reading import Hidden, Reader
 from .rebuild import Rebuilt
 from .release import Release
+from .unseen import REACHING
 from .verdicts import check_cells
 
 __all__ = ["Copy", "library_copies", "twins"]
@@ -61,12 +62,16 @@ class Copy:
     name: str
     how: str = ""
     # why ``name`` is in doubt, if it is: "after" (``how`` ran after its code, not in it) or
-    # "anytime" (``how`` may run at any time: a hook, a method Python calls by itself)
+    # "anytime" (``how`` may run at any time: a hook, a method Python calls by itself), or
+    # "reaches" (``how``, a walk of the garbage collector's, reaches any object: gc.get_objects)
     doubt: str = ""
 
     @property
     def message(self) -> str:
         """Why, in the grader's language."""
+        if self.doubt == "reaches":
+            return _("{how}() reaches any object in the kernel, the grader's own included, so "
+                     "{name} earns nothing; leave it out").format(name=self.name, how=self.how)
         if self.doubt == "anytime":
             return _("{how} may run at any time and bind names where the grader cannot see "
                      "(a hook, or a method Python calls by itself), so {name} earns nothing; "
@@ -110,8 +115,8 @@ def library_copies(rebuilt: Rebuilt, release: Release) -> dict[str, Copy]:
                 if found is None and name in reader.by_student:
                     found = value  # bound by the student to the package's object itself
                 if how := reader.in_doubt(name):
-                    copies[check.exercise] = Copy(name, how, "anytime" if reader.always
-                                                  else "after")
+                    copies[check.exercise] = Copy(name, how, "reaches" if how in REACHING
+                                                  else "anytime" if reader.always else "after")
                 elif isinstance(found, Hidden):
                     copies[check.exercise] = Copy(name, found.how)
                 elif found is not None:

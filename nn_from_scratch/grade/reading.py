@@ -23,6 +23,7 @@ from .unseen import (
     BINDING_CALLS,
     NAMESPACE_ATTRIBUTES,
     NAMESPACE_CALLS,
+    REACHING,
     READERS_OF,
     declared_global,
     hides_a_binding,
@@ -39,7 +40,7 @@ _DEPTH = 12  # how far through the student's own functions a reference is follow
 # is code the reading cannot follow (an honest answer's helpers go two or three deep)
 # What hides from a static reading what code reaches: what may bind a name unseen, and any
 # namespace, read or written (handed-in code has no need of either)
-_HIDING_CALLS = BINDING_CALLS | NAMESPACE_CALLS
+_HIDING_CALLS = BINDING_CALLS | NAMESPACE_CALLS | REACHING
 _HIDING_ATTRIBUTES = BINDING_ATTRIBUTES | NAMESPACE_ATTRIBUTES
 
 

@@ -44,8 +44,9 @@ SIGNS = (
     (r"\bcheck\s*\.\s*\w+\b(?!\s*\()", "reaches into the checkers' module (check.<name>, "
      "not a check called)"),
     (r"\bimportlib\b|\b__import__\b", "imports modules by name (importlib)"),
-    (r"\b_getframe\b|\bcurrentframe\b|\bgc\.get_(?:referrers|objects)\b|\bf_locals\b|\bf_globals\b",
-     "inspects the call stack"),
+    (r"\b_getframe\b|\bcurrentframe\b|\bf_locals\b|\bf_globals\b", "inspects the call stack"),
+    (r"\bget_(?:objects|referrers|referents)\b",
+     "reaches any object of the kernel through gc (the grader's answering object included)"),
     (r"\bget_ipython\b|\bdisplay_pub\b|\bpublish_display_data\b|vnd\.nn-from-scratch",
      "reaches into IPython's display"),
     # round seven: text run as code (a docstring's, IPython's input history), event hooks

@@ -4,7 +4,8 @@ The copying reader (:mod:`.reading`) follows names as the cells visibly bind the
 statement that may bind a name some other way (``exec``, ``setattr``, a namespace written
 through: ``globals()["relu"] = ...``, ``sys.modules["__main__"].relu = ...``) puts in doubt
 every name bound before it; a hook that runs after every cell (an IPython event, a tracer)
-or a change to ``builtins`` puts in doubt every name, before or after it.
+or a change to ``builtins`` puts in doubt every name, before or after it; so does a walk of
+the garbage collector's (``gc.get_objects``), which reaches any object of the kernel.
 
 A namespace only *read* binds nothing, and an honest student's look around must not cost a
 point (red team, round six): :func:`hides_a_binding` counts a namespace expression as read
@@ -25,8 +26,8 @@ import ast
 from collections.abc import Callable, Mapping
 
 __all__ = ["BINDING_ATTRIBUTES", "BINDING_CALLS", "NAMESPACE_ATTRIBUTES", "NAMESPACE_CALLS",
-           "READERS_OF", "declared_global", "hides_a_binding", "hiding_methods", "lasting",
-           "rebinds_a_reader"]
+           "REACHING", "READERS_OF", "declared_global", "hides_a_binding", "hiding_methods",
+           "lasting", "rebinds_a_reader"]
 
 # builtins that only read what they are handed, and hand back a new object
 _READERS = {"print", "len", "sorted", "list", "tuple", "set", "frozenset", "dict", "repr", "str",
@@ -53,6 +54,11 @@ _ALIASED = {"exec", "eval", "compile", "__import__", "setattr", "delattr", "geta
 # hooks that run after any later cell, and Python's own builtins: every name is in doubt
 _LASTING_ATTRIBUTES = {"settrace", "setprofile", "addaudithook"}
 _LASTING_NAMES = {"builtins", "__builtins__"}
+# the garbage collector's walks, which hand over any object of the kernel (the grader's
+# answering object, found by its type's name and patched to hand each check the library's
+# function: red team, round fourteen, 5/7 for a notebook with no answer written), by any
+# spelling: an attribute, a name imported from gc, or a string (getattr(gc, "get_objects"))
+REACHING = {"get_objects", "get_referrers", "get_referents"}
 
 
 def _only_read(node: ast.AST, parents: dict[ast.AST, ast.AST], rebound: set[str],
@@ -260,10 +266,15 @@ def lasting(statement: ast.stmt) -> str:
     later cell (an IPython event hook, a tracer, ``builtins``), so that every name is in
     doubt from here on; "" if nothing."""
     for part in ast.walk(statement):
-        if isinstance(part, ast.Attribute) and (part.attr in _LASTING_ATTRIBUTES or (
+        if isinstance(part, ast.Attribute) and (part.attr in _LASTING_ATTRIBUTES | REACHING or (
                 part.attr == "register" and isinstance(part.value, ast.Attribute)
                 and part.value.attr == "events")):  # get_ipython().events.register(...)
             return part.attr
+        if isinstance(part, ast.Name) and part.id in REACHING or isinstance(
+                part, ast.alias) and part.name in REACHING:
+            return part.id if isinstance(part, ast.Name) else part.name
+        if isinstance(part, ast.Constant) and part.value in REACHING:
+            return str(part.value)
         if isinstance(part, ast.Name) and part.id in _LASTING_NAMES:
             return part.id
         if isinstance(part, ast.alias) and part.name.split(".")[0] in _LASTING_NAMES or \
