@@ -231,7 +231,7 @@ def grad(f):
 
 
 def test_grad():
-    assert_result(check.grad(notebook(GRAD)["grad"]), "passed", "7 functions")
+    assert_result(check.grad(notebook(GRAD)["grad"]), "passed", "8 functions")
     # the library's grad behind a def, called at once or by the function handed back (W1)
     assert_result(check.grad(own(grad)), "failed", "library's grad")
     assert_result(check.grad(lambda f: lambda *xs: grad(f)(*xs)), "failed", "library's grad")
@@ -454,3 +454,109 @@ def test_a_float32_forward_value_passes_and_a_wrong_one_shows_where_it_differs()
     assert_result(result, "failed", "data")
     got, want = re.findall(r"\d\.\d{4,}", result.line)[-2:]  # (in either language)
     assert got != want, result.line
+
+
+def test_a_walk_of_the_graph_that_keeps_the_notebooks_own_values_passes_03_3_and_03_4():
+    """A student's walk (round fourteen): 03.3 and 03.4 built their graphs of the library's
+    Values, so a topological order that kept ``isinstance(v, Value)`` nodes found none ("0 of
+    the 2 Values"), and ``as_value`` wrapped them again. Every Value of the graphs handed over
+    is now also the notebook's own."""
+    ns = notebook(LESSON_VALUE, """
+        def topological_order(root):
+            seen = {}
+            def go(v):
+                if isinstance(v, Value) and id(v) not in seen:
+                    for p in v.parents:
+                        go(p)
+                    seen[id(v)] = v
+            go(root)
+            return list(seen.values())
+
+        def backward(root):
+            root = as_value(root)
+            root.grad = 1.0
+            for v in reversed(topological_order(root)):
+                for parent, local in zip(v.parents, v.local_grads):
+                    if isinstance(parent, Value):
+                        parent.grad += local * v.grad
+        """)
+    assert_result(check.topological_order(ns["topological_order"]), "passed", "5 graphs")
+    assert_result(check.backward(ns["backward"]), "passed", "5 graphs")
+
+
+def test_a_breadth_first_backward_is_refused_and_told_why():
+    """The walk's breadth-first backward passed every graph until one had a Value used twice,
+    once through a Value made later (b * (b + x), b = a*a: da 20 where it is 36)."""
+    ns = notebook("""
+        def backward(root):
+            root.grad = 1.0
+            queue, seen = [root], {id(root)}
+            while queue:
+                v = queue.pop(0)
+                for p, local in zip(v.parents, v.local_grads):
+                    p.grad += local * v.grad
+                    if id(p) not in seen:
+                        seen.add(id(p))
+                        queue.append(p)
+        """)
+    assert_result(check.backward(ns["backward"]), "failed", "breadth-first",
+                  "reversed(topological_order(root))")
+
+
+def test_a_grad_that_reads_only_its_first_calls_numbers_is_refused():
+    """The walk: a grad_f that made its Values at its first call (or kept its first result)
+    passed a second call at the same numbers; the second call is now at other numbers."""
+    for source in ("""
+        def grad(f):
+            values = []
+            def grad_f(*numbers):
+                if not values:
+                    values.extend(Value(n) for n in numbers)
+                for v in values:
+                    v.grad = 0.0
+                backward(f(*values))
+                return tuple(v.grad for v in values)
+            return grad_f
+        """, """
+        def grad(f):
+            cache = {}
+            def grad_f(*numbers):
+                if "g" not in cache:
+                    values = [Value(n) for n in numbers]
+                    backward(f(*values))
+                    cache["g"] = tuple(v.grad for v in values)
+                return cache["g"]
+            return grad_f
+        """):
+        assert_result(check.grad(notebook(source)["grad"]), "failed", "second time",
+                      "fresh Values")
+
+
+def test_grads_as_numpy_numbers_pass_03_5():
+    """The walk: NumPy's numbers have a .data, and were refused as "returned Values"."""
+    ns = notebook("""
+        import numpy as np
+        def grad(f):
+            def grad_f(*numbers):
+                values = [Value(n) for n in numbers]
+                backward(f(*values))
+                return tuple(np.array([v.grad for v in values]))
+            return grad_f
+        """)
+    assert_result(check.grad(ns["grad"]), "passed")
+
+
+def test_a_forward_pass_that_changes_its_inputs_is_refused():
+    """The walk: 03.1 and 03.2 never looked at the inputs after the call."""
+    ns = notebook("""
+        def tanh(a):
+            a.data = math.tanh(a.data)
+            return Value(a.data, parents=(a,), local_grads=(1 - a.data ** 2,), op="tanh")
+
+        def mul(a, b):
+            a.grad += b.data
+            b.grad += a.data
+            return Value(a.data * b.data, parents=(a, b), local_grads=(b.data, a.data), op="*")
+        """)
+    assert_result(check.tanh(ns["tanh"]), "failed", "a.data", "new Value")
+    assert_result(check.mul(ns["mul"]), "failed", "a.grad", "backward")

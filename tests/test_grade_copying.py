@@ -290,6 +290,16 @@ def test_a_walk_of_the_garbage_collectors_puts_every_answer_in_doubt(release, wa
                                           "own included, so relu earns nothing; leave it out")
 
 
+def test_a_helper_of_the_students_own_named_push_hides_nothing(release):
+    """A student's walk (round fourteen): IPython's shell.push(...) binds names unseen, and
+    any call named push was read as it: an honest backward with a helper push(parent, share)
+    earned nothing. A plain name called is the student's own function; a method still counts."""
+    helper = "def push(x):\n    return x\n\ndef relu(x):\n    return jnp.maximum(0, push(x))"
+    assert copies(release, helper) == {}
+    assert copies(release, "def relu(x):\n    get_ipython().push({'y': 0})\n"
+                  "    return jnp.maximum(0, x)") == {"07.1": "relu: push()"}
+
+
 def test_gc_collect_is_no_walk(release):
     assert copies(release, "def relu(x):\n    return jnp.maximum(0, x)",
                   "import gc\ngc.collect()\ngc.disable()") == {}

@@ -23,7 +23,7 @@ from ._hints import summary
 __all__ = ["Bowl", "GRAPH_FUNCTIONS", "InFlight", "OPTIMIZER_MODULES", "QueuedWork", "StandInTimer",
            "Watched", "checking_key_reuse", "cube", "cubic", "deep", "diamond", "first_given",
            "graph", "lesson_jaxpr", "library_calls", "neuron", "poly", "printed_under_jit",
-           "queued_work", "square", "summed", "tiny_step_inputs", "total", "traced_size",
+           "queued_work", "shared", "square", "summed", "tiny_step_inputs", "total", "traced_size",
            "weighted"]
 
 
@@ -68,16 +68,22 @@ def poly(x: Any, y: Any) -> Any:
     return x * y - 3 * x * x
 
 
+def shared(a: Any, x: Any) -> Any:
+    b = a * a              # b is used twice, once through c: its grad is complete only once
+    c = b + x              # c has passed its share back (a walk breadth-first from the root
+    return b * c           # passes b on before that: a student's walk found it accepted)
+
+
 def kinked(x: Any, y: Any) -> Any:
     """|x| * y, by a branch on ``x.data``: for Values only. A grad that hands f straight to
     jax.grad (no Value, no backward) gives it JAX's number, which has no ``.data``."""
     return x * y if x.data >= 0 else -1.0 * x * y
 
 
-for _fn in (square, diamond, neuron, deep, cubic, total, poly, kinked):
+for _fn in (square, diamond, neuron, deep, shared, cubic, total, poly, kinked):
     _fn.__name__ = "f"  # its __qualname__ stays, so the kernel can import it by name
 
-GRAPH_FUNCTIONS = (square, diamond, neuron, deep)
+GRAPH_FUNCTIONS = (square, diamond, neuron, deep, shared)
 
 
 def leaf(answer: Any, data: float) -> autodiff.Value:
@@ -86,25 +92,40 @@ def leaf(answer: Any, data: float) -> autodiff.Value:
     ``isinstance(x, Value)``, and the lesson's ``as_value``, hold in the answer as they do in
     the notebook (a student's walk: four right answers refused with "float() argument must be
     ... not 'Value'"). Its methods and rules stay the library's."""
+    both = _both(answer)
+    return both(data) if both is not None else autodiff.Value(data)
+
+
+def _both(answer: Any) -> type | None:
+    """The class that is both the library's Value and ``answer``'s notebook's own, if it has
+    one the two can share."""
     own = getattr(answer, "__globals__", {}).get("Value")
     if isinstance(own, type) and not issubclass(autodiff.Value, own):
         try:
-            return _both(own)(data)
+            return _both_of(own)
         except TypeError:  # a class the two cannot share (one that subclasses the library's)
             pass
-    return autodiff.Value(data)
+    return None
 
 
 @functools.cache
-def _both(own: type) -> type:
+def _both_of(own: type) -> type:
     return type("Value", (autodiff.Value, own), {"__module__": own.__module__})
 
 
-def graph(index: int, point: tuple[float, ...]) -> tuple[list[autodiff.Value], autodiff.Value]:
+def graph(index: int, point: tuple[float, ...],
+          answer: Any = None) -> tuple[list[autodiff.Value], autodiff.Value]:
     """A fresh graph of ``GRAPH_FUNCTIONS[index]`` at ``point``, made of the library's Values:
-    ``(its inputs, its root)``."""
+    ``(its inputs, its root)``; every Value of it also ``answer``'s notebook's own, as
+    :func:`leaf`'s (a student's walk: ``isinstance(v, Value)`` in a topological order found
+    none of the graph's Values)."""
     inputs = [autodiff.Value(v) for v in point]
-    return inputs, GRAPH_FUNCTIONS[index](*inputs)
+    root = GRAPH_FUNCTIONS[index](*inputs)
+    both = _both(answer)
+    if both is not None:
+        for value in autodiff.topological_order(root):
+            value.__class__ = both
+    return inputs, root
 
 
 class InFlight:

@@ -43,6 +43,7 @@ GRAPHS: list[Case] = [
     (N_("the neuron tanh(x1 w1 + x2 w2 + b)"), _fixtures.neuron,
      (2.0, 0.0, -3.0, 1.0, 6.881373587019543)),
     (N_("three tanh layers"), _fixtures.deep, (0.5, -1.2)),
+    ("b * (b + x), b = a*a", _fixtures.shared, (2.0, 1.0)),
 ]
 # 03.5 also tries a function of one argument, one whose grads are (1, 1), and one of Values
 # only (it reads x.data): a grad that handed f to jax.grad, with no Value, passed all the others.
@@ -64,7 +65,7 @@ def _point(index: int, cases: list[Case] = GRAPHS) -> tuple[float, ...]:
 def _graph(index: int, beside_answer: Any = None) -> tuple[list[Any], Any]:
     """A fresh graph of GRAPHS[index] made of the library's Values: (its inputs, its root);
     made where ``beside_answer`` (the student's function) lives, to hand to it."""
-    return beside(beside_answer, _fixtures.graph, index, _point(index))
+    return beside(beside_answer, _fixtures.graph, index, _point(index), beside_answer)
 
 
 def _blaming_earlier(*names: str) -> Callable[[Callable[[Any], str]], Callable[[Any], str]]:
@@ -113,8 +114,20 @@ def _as_numbers(values: Any, n: int, what: str) -> np.ndarray:
                           what=what, summary_values=summary(values))) from None
 
 
-def _output(out: Any, what: str, parents: tuple[Any, ...], data: float, formula: str) -> Any:
-    """The student's new Value, checked for its attributes, its parents and its number."""
+def _output(out: Any, what: str, parents: tuple[Any, ...], data: float, formula: str,
+            given_data: tuple[float, ...]) -> Any:
+    """The student's new Value, checked for its attributes, its parents and its number; and
+    its parents as they were handed over (``given_data``, grads 0)."""
+    for name, parent, was in zip("ab", parents, given_data):
+        if not math.isclose(float(parent.data), was, rel_tol=1e-12, abs_tol=0.0):
+            # a student's walk: a.data = math.tanh(a.data) before building the result
+            raise Mistake(_("{what} changed {name}.data from {was} to {now:.6g}: leave the "
+                            "inputs as they are and put the result in a new Value").format(
+                              what=what, name=name, was=was, now=float(parent.data)))
+        if float(parent.grad) != 0.0:
+            raise Mistake(_("{what} set {name}.grad to {now:.6g}: the forward pass leaves "
+                            "every grad at 0; backward fills them in").format(
+                              what=what, name=name, now=float(parent.grad)))
     for attribute in ("data", "parents", "local_grads"):
         if not hasattr(out, attribute):
             raise Mistake(_("{what} returned {summary_out}, with no .{attribute}; "
@@ -153,7 +166,7 @@ def mul(student_mul: Any) -> str:
         what = _("mul(a, b) with a.data = {a_data}, b.data = {b_data}").format(
                    a_data=a_data, b_data=b_data)
         out = call(student_mul, a, b, what=what)
-        _output(out, what, (a, b), a_data * b_data, "a.data * b.data")
+        _output(out, what, (a, b), a_data * b_data, "a.data * b.data", (a_data, b_data))
         grads = _as_numbers(out.local_grads, 2, f"local_grads of {what}")
         want = np.array(autodiff.mul(autodiff.Value(a_data), autodiff.Value(b_data)).local_grads)
         if np.allclose(grads, want[::-1]):
@@ -181,7 +194,7 @@ def tanh(student_tanh: Any) -> str:
         a = beside(student_tanh, _fixtures.leaf, student_tanh, x)
         what = _("tanh(a) with a.data = {x}").format(x=x)
         out = _output(call(student_tanh, a, what=what), what, (a,), math.tanh(x),
-                      _("t = math.tanh(a.data)"))
+                      _("t = math.tanh(a.data)"), (x,))
         (got,) = _as_numbers(out.local_grads, 1, f"local_grads of {what}")
         (want,) = autodiff.tanh(autodiff.Value(x)).local_grads
         if x != 0 and np.isclose(got, 1 - x * x):
@@ -250,6 +263,14 @@ def _parents_first(order: Any) -> bool:
 def _reference_backward(root: autodiff.Value, mistake: str) -> None:
     """The backward pass with one of the usual mistakes."""
     order = autodiff.topological_order(root)
+    if mistake == "breadth first":  # each Value passed on when first met from the root
+        queue, seen = [root], {id(root)}
+        for v in queue:
+            for p in v.parents:
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    queue.append(p)
+        order = queue[::-1]
     if mistake != "no seed":
         root.grad = 1.0
     for v in (order if mistake == "forward order" else reversed(order)):
@@ -278,6 +299,10 @@ BACKWARD_HINTS = {
                         "before it is passed on"),
     "no chain": N_("multiply the local gradient by the Value's own grad: parent.grad += "
                    "local * v.grad (the chain rule)"),
+    "breadth first": N_("a Value passed its grad on before all of its children had passed "
+                        "theirs to it (breadth-first from the root): walk "
+                        "reversed(topological_order(root)), which reaches each Value only after "
+                        "every Value made from it"),
 }
 
 
@@ -389,7 +414,8 @@ def _student_grads(grad_fn: Any, point: tuple[float, ...], what: str) -> np.ndar
         raise Mistake(_("{what} returned {kind}; return a tuple with one grad per argument, "
                         "tuple(v.grad for v in values), like jax.grad(f, argnums=(0, 1, "
                         "...))").format(what=what, kind=kind))
-    if any(hasattr(g, "data") for g in out):
+    if any(hasattr(g, "data") and hasattr(g, "grad") for g in out):  # (NumPy's numbers
+        # have a .data too: a student's walk found tuple(np.array(grads)) refused as Values)
         raise Mistake(_("{what} returned Values; return each input Value's .grad, a "
                         "number").format(what=what))
     if len(out) != len(point):
@@ -418,11 +444,22 @@ def grad(student_grad: Any) -> str:
         got = _student_grads(grad_fn, point, what)
         want = _right_grads(fn, point)
         if np.allclose(got, want, rtol=1e-4, atol=1e-5):
-            again = _student_grads(grad_fn, point, what + _(", called a second time"))
-            if not np.allclose(again, want, rtol=1e-4, atol=1e-5):
-                raise Mistake(_("the second call of {what} gave {tolist}: grads add up, "
-                                "so make fresh Values on every call").format(
-                                  what=what, tolist=np.round(again, 4).tolist()))
+            # called again at other numbers (a student's walk: a grad_f that made its Values
+            # at its first call, and never read the numbers again, passed a second call at
+            # the same numbers)
+            other = tuple(round(v + 0.75, 3) for v in nudged(point, 90 + index))
+            again = _student_grads(grad_fn, other, _("grad(f)({point}) for f = {name}").format(
+                point=", ".join(map(str, other)), name=_(name)))
+            want_again = _right_grads(fn, other)
+            if not np.allclose(again, want_again, rtol=1e-4, atol=1e-5):
+                raise Mistake(_("called a second time, at {point}, the function grad(f) "
+                                "returned for f = {name} gave {tolist}; jax.grad says "
+                                "{tolist2}: make fresh Values from each call's own numbers "
+                                "(Values kept from an earlier call keep its numbers, and "
+                                "their grads add up)").format(
+                                  point=", ".join(map(str, other)), name=_(name),
+                                  tolist=np.round(again, 4).tolist(),
+                                  tolist2=np.round(want_again, 4).tolist()))
             continue
         raise Mistake(_("{what} gave {tolist}; jax.grad says {tolist2}: make a Value "
                         "per argument, run f on them, call backward on the result, "

@@ -25,6 +25,7 @@ from .unseen import (
     NAMESPACE_CALLS,
     REACHING,
     READERS_OF,
+    SHELL_METHODS,
     declared_global,
     hides_a_binding,
     hiding_methods,
@@ -52,7 +53,8 @@ def hiding(node: ast.AST) -> str:
             name = func.id if isinstance(func, ast.Name) else \
                 func.attr if isinstance(func, ast.Attribute) else ""
             if name in _HIDING_CALLS and not (isinstance(func, ast.Attribute)
-                                              and name == "compile"):  # jit(f).lower().compile()
+                                              and name == "compile") and not (  # jit(f)...
+                    isinstance(func, ast.Name) and name in SHELL_METHODS):
                 return f"{name}()"
         elif isinstance(part, ast.Attribute) and part.attr in _HIDING_ATTRIBUTES:
             return part.attr

@@ -26,8 +26,8 @@ import ast
 from collections.abc import Callable, Mapping
 
 __all__ = ["BINDING_ATTRIBUTES", "BINDING_CALLS", "NAMESPACE_ATTRIBUTES", "NAMESPACE_CALLS",
-           "REACHING", "READERS_OF", "declared_global", "hides_a_binding", "hiding_methods",
-           "lasting", "rebinds_a_reader"]
+           "REACHING", "READERS_OF", "SHELL_METHODS", "declared_global", "hides_a_binding",
+           "hiding_methods", "lasting", "rebinds_a_reader"]
 
 # builtins that only read what they are handed, and hand back a new object
 _READERS = {"print", "len", "sorted", "list", "tuple", "set", "frozenset", "dict", "repr", "str",
@@ -46,6 +46,10 @@ BINDING_CALLS = {"exec", "eval", "compile", "__import__", "import_module", "seta
                  # IPython's shell, which runs text as code or sets names (round eight)
                  "push", "run_cell", "ex", "ev", "run_code", "run_source", "safe_execfile",
                  "magic"}
+# ...of which these common names count only as a method called (shell.push(...)): a plain
+# push(...) calls the student's own function (a student's walk: a helper named push cost an
+# honest backward its point)
+SHELL_METHODS = {"push", "ex", "ev", "magic"}
 BINDING_ATTRIBUTES = {"__closure__", "__code__", "__getattribute__", "__setattr__",
                       "__setitem__", "__self__", "_ip", "user_ns", "user_global_ns"}
 # names that ARE such a call when passed or kept under another name (run = exec; map(exec, ...))
@@ -152,7 +156,8 @@ def _how(node: ast.AST, rebound: set[str], plain: frozenset[str] | set[str],
             if name in NAMESPACE_CALLS and not _only_read(part, parents, rebound, imported):
                 return f"{name}()"
             if name in BINDING_CALLS and not (isinstance(func, ast.Attribute)
-                                               and name == "compile"):  # jit(f).lower()...
+                                               and name == "compile") and not (  # jit(f)...
+                    isinstance(func, ast.Name) and name in SHELL_METHODS):
                 return f"{name}()"
         elif isinstance(part, ast.Attribute) and (
                 part.attr in BINDING_ATTRIBUTES or part.attr in NAMESPACE_ATTRIBUTES
