@@ -292,6 +292,27 @@ def test_two_notebooks_whose_names_print_alike_are_refused_before_grading(grade,
         assert "mallory\\xff.ipynb" in result.stderr and result.stdout == ""
 
 
+def test_two_notebooks_whose_names_look_alike_are_refused_before_grading(grade, tmp_path):
+    """Red team, round fourteen: ``аlice.ipynb`` (a Cyrillic а) beside alice's own was graded:
+    two rows reading "alice" in the CSV, the feedback, Gradescope's and the report, one 0/5
+    and one 5/5. A full-width ａ too; a name in another alphabet that looks like no other is
+    graded."""
+    for twin in ("\u0430lice.ipynb", "\uff41lice.ipynb"):
+        klass = tmp_path / twin
+        klass.mkdir()
+        (klass / "alice.ipynb").write_text("{ not json")
+        (klass / twin).write_text("{ not json")
+        result = grade(klass)
+        assert result.returncode == 2 and "names look alike" in result.stderr, result.stderr
+        assert "\\u0430lice" in result.stderr or "\\uff41lice" in result.stderr, result.stderr
+    klass = tmp_path / "han"
+    klass.mkdir()
+    for name in ("alice.ipynb", "\u5f20\u4e09.ipynb", "\u0418\u0432\u0430\u043d.ipynb"):
+        (klass / name).write_text("{ not json")
+    result = grade(klass)
+    assert "look alike" not in result.stderr and result.stdout.count("error") >= 3, result
+
+
 def test_two_notebooks_that_would_share_a_feedback_file_are_refused_before_grading(
         grade, tmp_path):
     for student in ("Alice", "alice"):

@@ -16,3 +16,16 @@ def test_nothing_unseen_or_line_breaking_reaches_an_export(hidden):
 def test_chinese_and_plain_text_are_kept_whole():
     assert clean("检查通过：a * b") == "检查通过：a * b"
     assert clean("x" * 700) == "x" * 599 + "…"
+
+
+def test_every_format_character_of_unicode_is_left_out():
+    """Red team, round fourteen: U+061C, the Arabic letter mark (a bidirectional control),
+    reached every export; every character of Unicode's categories Cc, Cf, Zl and Zp is now
+    left out (as of this Python's Unicode, 14.0 on Python 3.11)."""
+    import sys
+    import unicodedata
+
+    left = [f"U+{c:04X}" for c in range(sys.maxunicode + 1)
+            if unicodedata.category(chr(c)) in ("Cc", "Cf", "Zl", "Zp")
+            and clean(f"a{chr(c)}b") != "a b"]
+    assert left == [], left

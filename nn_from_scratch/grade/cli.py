@@ -127,15 +127,24 @@ def _limits(args: argparse.Namespace) -> Limits:
 def _per_notebook_names(args: argparse.Namespace, notebooks: list[str]) -> None:
     """Refuse, before grading, two notebooks whose names print alike (every export would show
     them as one: red team, round twelve), and two that would write one per-notebook file."""
-    printed: set[str] = set()
+    from .intake import looks
+
+    printed: dict[str, str] = {}
     for name in notebooks:
-        if name in printed:
+        if name in printed.values():
             raise InputError(f"two notebooks print as {name} (a name that is not UTF-8 is "
                              f"printed with \\x escapes, and another file is named with them): "
                              f"every export would show their grades under one name; expected "
                              f"a name of its own for each. Rename one, or grade them in two "
                              f"runs.")
-        printed.add(name)
+        if (alike := printed.get(looks(name))) is not None:  # red team, round fourteen: a
+            # Cyrillic а in "аlice" beside alice, two rows "alice" in every export, 0/5 and 5/5
+            raise InputError(f"two notebooks' names look alike, {name!a} and {alike!a} (as "
+                             f"their characters' codes: letters of other alphabets that look "
+                             f"like these): every export would show their grades under names "
+                             f"no reader can tell apart; expected a name of its own for each. "
+                             f"Rename one, or grade them in two runs.")
+        printed[looks(name)] = name
     if args.feedback or (args.gradescope and Path(args.gradescope).suffix != ".json"):
         export_names(notebooks)
 

@@ -9,25 +9,33 @@ a secret file, a pipe that would hang the grader, or a file past
 grader reads only its copies, so nothing done to the class folder while grading
 (by a kernel run with ``--no-sandbox``, or by anyone) changes what is graded.
 """
+import functools
 import hashlib
+import json
 import os
 import re
 import stat
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .._checks import InputError
 
-__all__ = ["MAX_BYTES", "Submission", "clean", "notebooks_in", "take_in"]
+__all__ = ["MAX_BYTES", "Submission", "clean", "looks", "notebooks_in", "take_in"]
 
 MAX_BYTES = 64 * 2**20  # the largest executed lesson is 1.2 MB
-# C0 and C1 controls (a newline too: every field is one line), the bidirectional overrides,
-# and what shows nothing or breaks a line where a reader does not expect it (red team, round
-# twelve: through a class name in a hint): the line and paragraph separators, zero-width
-# spaces and joiners, invisible operators, the byte-order mark, and the tag characters
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200b-\u200f"
-                       "\u2028\u2029\u2060-\u2064\ufeff\U000e0000-\U000e007f]+")
+# C0 and C1 controls (a newline too: every field is one line), and every format character
+# (Unicode's category Cf, as of Unicode 15.1): the bidirectional overrides, isolates and marks
+# (red team, round fourteen: U+061C, the Arabic letter mark, was left in every export), and
+# what shows nothing or breaks a line where a reader does not expect it (round twelve, through
+# a class name in a hint): zero-width spaces and joiners, the line and paragraph separators,
+# invisible operators, the soft hyphen, the byte-order mark, the tag characters
+_CONTROLS = re.compile(
+    "[\x00-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
+    "\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd"
+    "\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0001\U000e0020-\U000e007f]+")
 
 
 def clean(text: object, limit: int = 600) -> str:
@@ -108,6 +116,28 @@ def take_in(notebooks: Sequence[Path], folder: Path) -> list[Submission]:
         copy.write_bytes(data)
         taken.append(Submission(printable(path), copy, hashlib.sha256(data).hexdigest()))
     return taken
+
+
+def looks(name: str) -> str:
+    """How ``name`` looks to a reader: NFKC's (full-width ``ａ`` is ``a``), then each letter
+    that Unicode's table of confusables lists as looking like one of ASCII's as that one
+    (Cyrillic ``а`` as ``a``, Greek ``ο`` as ``o``): two names that look alike give one."""
+    table = _ascii_looks()
+    return "".join(table.get(ch, ch) for ch in unicodedata.normalize("NFKC", name))
+
+
+@functools.cache
+def _ascii_looks() -> dict[str, str]:
+    """Character -> the ASCII character it looks like, from Unicode's confusables (the
+    confusable-homoglyphs package's copy of them)."""
+    import confusable_homoglyphs
+
+    with open(Path(confusable_homoglyphs.__file__).parent / "confusables.json",
+              encoding="utf-8") as f:
+        table = json.load(f)
+    return {ch: next(g["c"] for g in alike if len(g["c"]) == 1 and g["c"].isascii())
+            for ch, alike in table.items()
+            if not ch.isascii() and any(len(g["c"]) == 1 and g["c"].isascii() for g in alike)}
 
 
 def printable(path: Path) -> str:
