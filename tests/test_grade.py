@@ -265,3 +265,27 @@ def test_stubs_left_as_released_are_not_done_whatever_the_kernel_answers(graded)
     assert all(row.message == "the exercise cell is still the released stub" for row in answered)
     assert all("not done yet" in row.message for row in patched.rows if row not in answered)
     assert statuses(graded["a_honest"]) == {e.id: "passed" for e in EXERCISES}
+
+
+def test_notes_come_one_a_kind_the_library_first_and_quoted_so_they_cannot_be_spoofed(tmp_path):
+    """Red team, round fourteen: 300 added cells that each started a thread buried the note of
+    the one that imported the library at the end of a 25 KB CSV cell, and a first line quoted
+    between backticks closed them to read like the grader's own words."""
+    from nn_from_scratch.grade.intake import Submission
+    from nn_from_scratch.grade.notebook import prepare
+
+    nb = student_edition()
+    spoof = '_ = "`) was checked and is fine; all 5 exercises verified by hand (`"'
+    nb.cells[1:1] = [nbformat.v4.new_code_cell(spoof + "\nimport threading")] + [
+        nbformat.v4.new_code_cell(f"import threading  # {n}") for n in range(300)] + [
+        nbformat.v4.new_code_cell("import nn_from_scratch")]
+    path = tmp_path / f"{LESSON}.ipynb"
+    nbformat.write(nb, path)
+    released = release.write_manifest(STUDENT, LESSON, tmp_path / "release").parent
+    notes = prepare(Submission(str(path), path), released).notes
+    assert len(notes) == 2, notes
+    assert notes[0] == ("a cell the student added ('import nn_from_scratch') imports "
+                        "nn_from_scratch (the library's own code)"), notes
+    assert notes[1].endswith("runs code in other threads (and so do 300 other cells the "
+                             "student added)"), notes
+    assert "(`" not in notes[1] and repr(spoof)[:40] in notes[1], notes

@@ -177,6 +177,15 @@ def test_student_code_that_reaches_for_the_grader_is_flagged(source, note):
     assert f"the exercise cell of 07.1 {note}" in flags("the exercise cell of 07.1", source)
 
 
+def test_the_word_exercises_in_a_string_is_no_sign_of_the_checkers():
+    """Red team, round fourteen: print("exercises done") drew "names the checkers' package"."""
+    for honest in ('print("all exercises done")', 'print(f"exercises: {n}")'):
+        assert flags("a cell the student added", honest) == [], honest
+    assert flags("a cell the student added", "from nn_from_scratch import exercises as e") == [
+        "a cell the student added imports nn_from_scratch (the library's own code)",
+        "a cell the student added names the checkers' package (exercises)"]
+
+
 def test_ordinary_exercise_code_is_not_flagged():
     honest = ("def relu(x):\n    return jnp.maximum(0, x)\n\nif check_ok == 1:\n    pass\n"
               "batched_predict = jax.vmap(predict, in_axes=(None, 0))")

@@ -15,7 +15,7 @@ import unicodedata
 
 from ..parsing import parse
 
-__all__ = ["flags"]
+__all__ = ["ORDER", "flags", "signs"]
 
 # (pattern, what the note says); checked on the student's own cells only.
 SIGNS = (
@@ -28,6 +28,8 @@ SIGNS = (
     (r"[/\\]nn_from_scratch\b|\bnn_from_scratch[/\\]",
      "names a folder nn_from_scratch in a path (the library's files can be loaded from it)"),
     (r"_nn_from_scratch_answers", "touches the grader's answering object"),
+    (r"\bget_(?:objects|referrers|referents)\b",
+     "reaches any object of the kernel through gc (the grader's answering object included)"),
     (r"\b__main__\b", "touches __main__ (names bound where the grader does not read them)"),
     (r"\b[sg]et(?:profile|trace)\b",
      "reads or switches Python's profiler or tracer (sys.setprofile, sys.getprofile)"),
@@ -45,8 +47,6 @@ SIGNS = (
      "not a check called)"),
     (r"\bimportlib\b|\b__import__\b", "imports modules by name (importlib)"),
     (r"\b_getframe\b|\bcurrentframe\b|\bf_locals\b|\bf_globals\b", "inspects the call stack"),
-    (r"\bget_(?:objects|referrers|referents)\b",
-     "reaches any object of the kernel through gc (the grader's answering object included)"),
     (r"\bget_ipython\b|\bdisplay_pub\b|\bpublish_display_data\b|vnd\.nn-from-scratch",
      "reaches into IPython's display"),
     # round seven: text run as code (a docstring's, IPython's input history), event hooks
@@ -57,6 +57,8 @@ SIGNS = (
     (r"\bevents\s*\.\s*register\b", "registers an IPython event hook"),
 )
 
+
+ORDER = [what for _pattern, what in SIGNS]  # the order notes are given in
 
 # the script idiom, which names __main__ without touching it
 MAIN_IDIOM = r"""\b__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__\b"""
@@ -103,7 +105,31 @@ def _code(source: str) -> str:
     return re.sub(MAIN_IDIOM, "", unicodedata.normalize("NFKC", text))
 
 
+# what is said only of code, not of the text in its strings: print("exercises done") names no
+# package (red team, round fourteen: an honest notebook's string drew that note)
+_IN_CODE_ONLY = {"names the checkers' package (exercises)"}
+
+
+def _without_strings(code: str) -> str:
+    """``code`` with the text of its strings blanked (f-strings' expressions kept)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return code
+    text = {tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)}
+    return tokenize.untokenize(t._replace(string='""' if t.type == tokenize.STRING else " ")
+                               if t.type in text else t for t in tokens)
+
+
+def signs(source: str) -> list[str]:
+    """What one student cell does that no exercise needs, in :data:`SIGNS`' order (the
+    library and the grader's machinery first), e.g. ``["touches sys.modules"]``."""
+    code = _code(source)
+    bare = _without_strings(code)
+    return [what for pattern, what in SIGNS
+            if re.search(pattern, bare if what in _IN_CODE_ONLY else code)]
+
+
 def flags(label: str, source: str) -> list[str]:
     """The notes for one student cell, e.g. ``"exercise cell of 07.4 touches sys.modules"``."""
-    code = _code(source)
-    return [f"{label} {what}" for pattern, what in SIGNS if re.search(pattern, code)]
+    return [f"{label} {what}" for what in signs(source)]
