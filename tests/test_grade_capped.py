@@ -63,3 +63,18 @@ def test_deep_nesting_and_too_much_source_are_refused_with_one_line():
         read_notebook(b"\xff\xfe not utf-8")
     with pytest.raises(Unreadable, match="not a readable notebook .RecursionError"):
         read_notebook("[" * 100_000 + "]" * 100_000)
+
+
+def test_a_notebook_with_duplicate_cell_ids_is_read_without_a_word_on_the_graders_stderr():
+    """Red team, round fourteen: nbformat's warnings about a submission's duplicate cell ids
+    were printed raw among the grader's progress lines (the rebuild's notes say what it made
+    of them)."""
+    import warnings
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1"),
+                                         nbformat.v4.new_code_cell("2")])
+    nb.cells[1].id = nb.cells[0].id
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read = read_notebook(json.dumps(nb).encode())
+    assert [cell.source for cell in read.cells] == ["1", "2"]

@@ -108,8 +108,16 @@ def test_the_table_shows_rows_notes_and_a_line_per_notebook():
 def test_json_results_round_trip_and_slices_merge_into_one_class(tmp_path):
     (tmp_path / "1.json").write_text(to_json([CAROL]))
     (tmp_path / "2.json").write_text(to_json([ALICE]))
-    merged = merge([load_json(tmp_path / "2.json"), load_json(tmp_path / "1.json")])
-    assert merged == [ALICE, CAROL]
+    merged = merge([(p, load_json(tmp_path / p)) for p in ("2.json", "1.json", "1.json")])
+    assert merged == [ALICE, CAROL]  # (a file named twice adds nothing)
+
+
+def test_a_notebook_in_two_parts_with_different_results_is_refused_naming_both(tmp_path):
+    """Red team, round fourteen: the same class graded twice, then both parts merged: the
+    notebook got the row of the file named last (0/5 or 5/5 by the order), with no word."""
+    regraded = replace(ALICE, seconds={"lesson": 1.0})
+    with pytest.raises(InputError, match=r"class/alice.ipynb is in old.json and in new.json"):
+        merge([("old.json", [ALICE, CAROL]), ("new.json", [regraded])])
 
 
 def test_a_file_that_is_not_grade_results_is_refused_with_what_to_do(tmp_path):

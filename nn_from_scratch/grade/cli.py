@@ -164,7 +164,7 @@ def _one_for_gradescope(args: argparse.Namespace, count: int) -> None:
 
 def _results(args: argparse.Namespace) -> list[Graded]:
     if args.merge:
-        merged = merge(load_json(path) for path in args.paths)
+        merged = merge((path, load_json(path)) for path in args.paths)
         _one_for_gradescope(args, len(merged))
         _per_notebook_names(args, [g.notebook for g in merged])
         return merged

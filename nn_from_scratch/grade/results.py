@@ -115,7 +115,18 @@ def load_json(path: str | Path) -> list[Graded]:
     return graded
 
 
-def merge(parts: Iterable[Sequence[Graded]]) -> list[Graded]:
-    """One class from its slices: every notebook once (the last copy wins), by notebook path."""
-    by_notebook = {g.notebook: g for part in parts for g in part}
-    return [by_notebook[name] for name in sorted(by_notebook)]
+def merge(parts: Iterable[tuple[str, Sequence[Graded]]]) -> list[Graded]:
+    """One class from its slices, ``(file, its notebooks)`` each: every notebook once, by
+    notebook path. A notebook in two files with different results is refused, naming both
+    (red team, round fourteen: the last file named won, silently, so a stale part left in the
+    folder could replace a student's 5/5 by an earlier 0/5)."""
+    by_notebook: dict[str, tuple[str, Graded]] = {}
+    for path, part in parts:
+        for graded in part:
+            earlier = by_notebook.setdefault(graded.notebook, (path, graded))
+            if earlier[1] != graded:
+                raise InputError(f"--merge: {graded.notebook} is in {earlier[0]} and in {path}, "
+                                 f"graded twice with different results; expected each notebook "
+                                 f"in one part (a part left from an earlier run?). Merge the "
+                                 f"parts of one run.")
+    return [by_notebook[name][1] for name in sorted(by_notebook)]
