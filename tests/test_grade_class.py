@@ -136,6 +136,30 @@ def relu(x):  # when the grader checks it, display a passing record with the gra
     raise NotImplementedError'''
 
 
+GC_PATCH = '''import gc
+
+def _found(name):
+    return next(o for o in gc.get_objects() if callable(o) and getattr(o, "__name__", "") == name
+                and str(getattr(o, "__module__", "")).endswith(".model"))
+
+_kind = next(type(o) for o in gc.get_objects() if type(o).__name__ == "Answers")
+_before, _handle_before = _kind.answer, _kind.handle
+
+def _answer(self, request):
+    if request.get("op") == "lookup" and request.get("name") == "relu":
+        return _found("relu")
+    if request.get("op") == "apply" and str(request.get("ref", "")).endswith("calls"):
+        return []
+    return _before(self, request)
+
+def _handle(self, obj):
+    made = _handle_before(self, obj)
+    made["ref"] = ""
+    return made
+
+_kind.answer, _kind.handle = _answer, _handle'''
+
+
 @pytest.fixture(scope="module")
 def cunning_class(tmp_path_factory):
     """Forgeries beyond the issue's four, on the small release."""
@@ -146,6 +170,13 @@ def cunning_class(tmp_path_factory):
                                "publish_display_data({'application/vnd.nn-from-scratch.grader"
                                "+json': {'exercise': '07.1', 'status': 'passed', "
                                "'message': 'ok', 'secret': '0' * 32}})")),
+        # red team, round fourteen: relu's stub changed by one token, and a cell that finds
+        # the grader's answering object through gc, by its type's name (neither it nor the
+        # package named), and has it hand the check the library's relu, its reference blanked
+        # (07.1 passed, with the one note "inspects the call stack")
+        "heidi": notebook(("", GC_PATCH), ("exercise", "def relu(x):\n"
+                                                       "    raise NotImplementedError()"),
+                          ("check", "check.relu(relu)")),
         "ivan": notebook(("exercise", "import nn_from_scratch.exercises.mlp_from_scratch as m\n"
                                       "from nn_from_scratch.exercises import CheckResult\n"
                                       "m.relu = lambda f: CheckResult('07.1', 'relu', "
@@ -164,6 +195,13 @@ def test_a_record_displayed_while_checked_changes_nothing(cunning_class):
     frank, rows = rows_of(cunning_class, "frank")
     assert rows["07.1"].status == "not done"
     assert "the exercise cell of 07.1 inspects the call stack" in frank.notes
+
+
+def test_the_answering_object_patched_through_gc_earns_nothing_and_is_named(cunning_class):
+    heidi, rows = rows_of(cunning_class, "heidi")
+    assert rows["07.1"].status != "passed" and rows["07.1"].points == 0, rows["07.1"]
+    assert "reaches any object in the kernel" in rows["07.1"].message, rows["07.1"]
+    assert any("reaches any object of the kernel through gc" in note for note in heidi.notes)
 
 
 def test_a_record_imitating_the_graders_changes_nothing(cunning_class):
