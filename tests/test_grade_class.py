@@ -193,7 +193,8 @@ def test_a_record_displayed_while_checked_changes_nothing(cunning_class):
     """frank's relu looks for a secret up the stack while it is checked and displays a passing
     record: the check runs in the grader's process, and nothing displayed is read."""
     frank, rows = rows_of(cunning_class, "frank")
-    assert rows["07.1"].status == "not done"
+    # (since round fourteen its look up the stack costs the point by itself: "failed")
+    assert rows["07.1"].status in ("not done", "failed") and rows["07.1"].points == 0
     assert "the exercise cell of 07.1 inspects the call stack" in frank.notes
 
 
@@ -201,7 +202,7 @@ def test_the_answering_object_patched_through_gc_earns_nothing_and_is_named(cunn
     heidi, rows = rows_of(cunning_class, "heidi")
     assert rows["07.1"].status != "passed" and rows["07.1"].points == 0, rows["07.1"]
     assert "reaches any object in the kernel" in rows["07.1"].message, rows["07.1"]
-    assert any("reaches any object of the kernel through gc" in note for note in heidi.notes)
+    assert any("reaches any object of the kernel (gc.get_objects" in note for note in heidi.notes)
 
 
 def test_a_record_imitating_the_graders_changes_nothing(cunning_class):

@@ -275,6 +275,13 @@ def test_a_hook_puts_even_the_names_bound_after_it_in_doubt(release):
     "from gc import get_referrers as _r",
     "import gc\n_walk = getattr(gc, 'get_objects')",
     "import gc\n\ndef _found(name):\n    return [o for o in gc.get_referents(name)]",
+    "import gc as g",
+    "_gc = __import__('gc')",
+    # round fourteen's second look: the answering object's class among object's subclasses
+    "_kind = next(c for c in object.__subclasses__() if c.__name__ == 'Answers')",
+    "import inspect\n_caller = inspect.currentframe().f_back",
+    "import inspect\n_frames = inspect.stack()",
+    "import sys\n_f = sys._getframe(1).f_globals",
 ])
 def test_a_walk_of_the_garbage_collectors_puts_every_answer_in_doubt(release, walk):
     """Red team, round fourteen: an added cell found the grader's answering object with
@@ -286,7 +293,7 @@ def test_a_walk_of_the_garbage_collectors_puts_every_answer_in_doubt(release, wa
         ("", walk), ("exercise", "def relu(x):\n    return jnp.maximum(0, x)"),
         ("check", "check.relu(relu)")), release), release)
     assert found["07.1"].doubt == "reaches", found
-    assert found["07.1"].message.endswith("() reaches any object in the kernel, the grader's "
+    assert found["07.1"].message.endswith(" reaches any object in the kernel, the grader's "
                                           "own included, so relu earns nothing; leave it out")
 
 
@@ -300,9 +307,19 @@ def test_a_helper_of_the_students_own_named_push_hides_nothing(release):
                   "    return jnp.maximum(0, x)") == {"07.1": "relu: push()"}
 
 
-def test_gc_collect_is_no_walk(release):
-    assert copies(release, "def relu(x):\n    return jnp.maximum(0, x)",
-                  "import gc\ngc.collect()\ngc.disable()") == {}
+@pytest.mark.parametrize("honest", [
+    "import gc\ngc.collect()\ngc.disable()",
+    # the red team's second look: an honest helper named get_objects, and a string, cost two
+    # solved notebooks every point
+    "def get_objects(store):\n    return list(store)\n\nprint(get_objects([1, 2]))",
+    "names = {'get_objects': 1, 'gc': 2}",
+    "class Store:\n    def get_objects(self):\n        return []\n\n"
+    "    def all(self):\n        return self.get_objects()",
+    "import inspect\nprint(inspect.getsource(jnp.maximum)[:10])",
+    "stacked = jnp.stack([jnp.ones(2)] * 3)",
+])
+def test_honest_code_that_looks_like_a_walk_reaches_nothing(release, honest):
+    assert copies(release, "def relu(x):\n    return jnp.maximum(0, x)", honest) == {}
 
 
 @pytest.mark.parametrize("binder", [

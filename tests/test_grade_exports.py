@@ -118,6 +118,9 @@ def test_a_notebook_in_two_parts_with_different_results_is_refused_naming_both(t
     regraded = replace(ALICE, seconds={"lesson": 1.0})
     with pytest.raises(InputError, match=r"class/alice.ipynb is in old.json and in new.json"):
         merge([("old.json", [ALICE, CAROL]), ("new.json", [regraded])])
+    respelt = replace(regraded, notebook="class/../class/./alice.ipynb")  # (a second look)
+    with pytest.raises(InputError, match=r"is in old.json and in new.json"):
+        merge([("old.json", [ALICE, CAROL]), ("new.json", [respelt])])
 
 
 def test_a_file_that_is_not_grade_results_is_refused_with_what_to_do(tmp_path):

@@ -29,3 +29,14 @@ def test_every_format_character_of_unicode_is_left_out():
             if unicodedata.category(chr(c)) in ("Cc", "Cf", "Zl", "Zp")
             and clean(f"a{chr(c)}b") != "a b"]
     assert left == [], left
+
+
+def test_a_notebook_named_in_capitals_or_with_a_space_after_is_found(tmp_path):
+    """Red team, round fourteen (a second look): dan.IPYNB, hal.Ipynb and "gus.ipynb " got no
+    row at all, and the run said every exercise passed."""
+    from nn_from_scratch.grade.intake import notebooks_in
+
+    for name in ("dan.IPYNB", "hal.Ipynb", "gus.ipynb ", "alice.ipynb", "notes.txt"):
+        (tmp_path / name).write_text("{}")
+    assert sorted(p.name for p in notebooks_in([tmp_path])) == [
+        "alice.ipynb", "dan.IPYNB", "gus.ipynb ", "hal.Ipynb"]

@@ -177,6 +177,17 @@ def test_student_code_that_reaches_for_the_grader_is_flagged(source, note):
     assert f"the exercise cell of 07.1 {note}" in flags("the exercise cell of 07.1", source)
 
 
+def test_the_note_on_reaching_any_object_is_read_as_the_points_are():
+    """Red team, round fourteen, a second look: an honest helper named get_objects drew the
+    note that it reached the kernel through gc; the note is now read as the points are."""
+    from nn_from_scratch.grade.suspicious import REACHES
+
+    assert flags("a cell", "def get_objects(root):\n    return [root]") == []
+    assert flags("a cell", "names = {'get_objects': 1}") == []
+    assert flags("a cell", "k = object.__subclasses__()") == [f"a cell {REACHES}"]
+    assert flags("a cell", "import gc\nx = gc.get_referrers(1)") == [f"a cell {REACHES}"]
+
+
 def test_the_word_exercises_in_a_string_is_no_sign_of_the_checkers():
     """Red team, round fourteen: print("exercises done") drew "names the checkers' package"."""
     for honest in ('print("all exercises done")', 'print(f"exercises: {n}")'):

@@ -40,10 +40,10 @@ from typing import Any
 import nn_from_scratch
 
 from ..i18n import _
+from .reaching import reached
 from .reading import Hidden, Reader
 from .rebuild import Rebuilt
 from .release import Release
-from .unseen import REACHING
 from .verdicts import check_cells
 
 __all__ = ["Copy", "library_copies", "twins"]
@@ -63,14 +63,14 @@ class Copy:
     how: str = ""
     # why ``name`` is in doubt, if it is: "after" (``how`` ran after its code, not in it) or
     # "anytime" (``how`` may run at any time: a hook, a method Python calls by itself), or
-    # "reaches" (``how``, a walk of the garbage collector's, reaches any object: gc.get_objects)
+    # "reaches" (``how`` reaches any object of the kernel: gc.get_objects, :mod:`.reaching`)
     doubt: str = ""
 
     @property
     def message(self) -> str:
         """Why, in the grader's language."""
         if self.doubt == "reaches":
-            return _("{how}() reaches any object in the kernel, the grader's own included, so "
+            return _("{how} reaches any object in the kernel, the grader's own included, so "
                      "{name} earns nothing; leave it out").format(name=self.name, how=self.how)
         if self.doubt == "anytime":
             return _("{how} may run at any time and bind names where the grader cannot see "
@@ -115,7 +115,7 @@ def library_copies(rebuilt: Rebuilt, release: Release) -> dict[str, Copy]:
                 if found is None and name in reader.by_student:
                     found = value  # bound by the student to the package's object itself
                 if how := reader.in_doubt(name):
-                    copies[check.exercise] = Copy(name, how, "reaches" if how in REACHING
+                    copies[check.exercise] = Copy(name, how, "reaches" if reached(how)
                                                   else "anytime" if reader.always else "after")
                 elif isinstance(found, Hidden):
                     copies[check.exercise] = Copy(name, found.how)

@@ -71,10 +71,10 @@ def notebooks_in(paths: Iterable[str | Path]) -> list[Path]:
         path = Path(given)
         if path.is_dir() and not path.is_symlink():
             with os.scandir(path) as entries:
-                found.extend(sorted(path / e.name for e in entries if e.name.endswith(".ipynb")
+                found.extend(sorted(path / e.name for e in entries if _named_a_notebook(e.name)
                                     and not e.is_dir(follow_symlinks=False)))
         elif path.is_dir():  # a folder given as a link: the instructor chose it
-            found.extend(sorted(p for p in path.iterdir() if p.name.endswith(".ipynb")))
+            found.extend(sorted(p for p in path.iterdir() if _named_a_notebook(p.name)))
         elif path.exists() or path.is_symlink():
             found.append(path)
         else:
@@ -82,6 +82,12 @@ def notebooks_in(paths: Iterable[str | Path]) -> list[Path]:
     if not found:
         raise InputError(f"no notebooks (.ipynb) in {', '.join(map(str, paths))}.")
     return found
+
+
+def _named_a_notebook(name: str) -> bool:
+    """``*.ipynb``, in any case, spaces after it too: ``dan.IPYNB`` and ``gus.ipynb `` got no row
+    at all, and the run said every exercise passed (red team, round fourteen, a second look)."""
+    return name.rstrip().lower().endswith(".ipynb")
 
 
 def _read(path: Path) -> bytes | str:
@@ -118,12 +124,23 @@ def take_in(notebooks: Sequence[Path], folder: Path) -> list[Submission]:
     return taken
 
 
+# Unicode's default-ignorable code points: shown as nothing (combining grapheme joiner,
+# variation selectors, Hangul fillers...; a red team's second look, round fourteen, named
+# "al\u034fice" and "car\ufe0fol" beside alice and carol)
+_IGNORABLE = re.compile("[\xad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+                        "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+                        "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
+
+
 def looks(name: str) -> str:
-    """How ``name`` looks to a reader: NFKC's (full-width ``ａ`` is ``a``), then each letter
-    that Unicode's table of confusables lists as looking like one of ASCII's as that one
-    (Cyrillic ``а`` as ``a``, Greek ``ο`` as ``o``): two names that look alike give one."""
+    """How ``name`` looks to a reader: decomposed as NFKD does (full-width ``ａ`` is ``a``,
+    ``é`` is ``e`` and an accent), what shows as nothing left out, each character that
+    Unicode's table of confusables lists as looking like one of ASCII's as that one (Cyrillic
+    ``а`` as ``a``, Greek ``ο`` as ``o``), composed again: two names that look alike give one
+    (``jos\u0435\u0301``, a Cyrillic е and an accent, gives ``josé``)."""
     table = _ascii_looks()
-    return "".join(table.get(ch, ch) for ch in unicodedata.normalize("NFKC", name))
+    decomposed = _IGNORABLE.sub("", unicodedata.normalize("NFKD", name))
+    return unicodedata.normalize("NFC", "".join(table.get(ch, ch) for ch in decomposed))
 
 
 @functools.cache

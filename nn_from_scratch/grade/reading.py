@@ -18,12 +18,12 @@ from typing import Any
 
 from ..parsing import parse
 from .magics import QUIET_MAGICS, as_ipython_runs_it, magic
+from .reaching import reaching
 from .unseen import (
     BINDING_ATTRIBUTES,
     BINDING_CALLS,
     NAMESPACE_ATTRIBUTES,
     NAMESPACE_CALLS,
-    REACHING,
     READERS_OF,
     SHELL_METHODS,
     declared_global,
@@ -41,12 +41,15 @@ _DEPTH = 12  # how far through the student's own functions a reference is follow
 # is code the reading cannot follow (an honest answer's helpers go two or three deep)
 # What hides from a static reading what code reaches: what may bind a name unseen, and any
 # namespace, read or written (handed-in code has no need of either)
-_HIDING_CALLS = BINDING_CALLS | NAMESPACE_CALLS | REACHING
+_HIDING_CALLS = BINDING_CALLS | NAMESPACE_CALLS
 _HIDING_ATTRIBUTES = BINDING_ATTRIBUTES | NAMESPACE_ATTRIBUTES
 
 
 def hiding(node: ast.AST) -> str:
-    """The first thing in ``node`` that hides what it runs (``exec``, ``globals``...), or ""."""
+    """The first thing in ``node`` that hides what it runs (``exec``, ``globals``...), or
+    reaches any object (:mod:`.reaching`), or ""."""
+    if how := reaching(node):
+        return how
     for part in ast.walk(node):
         if isinstance(part, ast.Call):
             func = part.func

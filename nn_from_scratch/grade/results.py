@@ -14,6 +14,7 @@ grader that wrote it, so that runs over slices of a class (``--shard``) merge
 into one (:func:`merge`).
 """
 import json
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -122,8 +123,9 @@ def merge(parts: Iterable[tuple[str, Sequence[Graded]]]) -> list[Graded]:
     folder could replace a student's 5/5 by an earlier 0/5)."""
     by_notebook: dict[str, tuple[str, Graded]] = {}
     for path, part in parts:
-        for graded in part:
-            earlier = by_notebook.setdefault(graded.notebook, (path, graded))
+        for graded in part:  # one notebook however its path was spelt (a/../a/x.ipynb: red
+            # team, round fourteen, a second look), without following links
+            earlier = by_notebook.setdefault(os.path.normpath(graded.notebook), (path, graded))
             if earlier[1] != graded:
                 raise InputError(f"--merge: {graded.notebook} is in {earlier[0]} and in {path}, "
                                  f"graded twice with different results; expected each notebook "

@@ -14,11 +14,14 @@ import tokenize
 import unicodedata
 
 from ..parsing import parse
+from .reaching import reaching
 
 __all__ = ["ORDER", "flags", "signs"]
 
+REACHES = ("reaches any object of the kernel (gc.get_objects, __subclasses__, frames), the "
+           "grader's answering object included")
 # (pattern, what the note says); checked on the student's own cells only.
-SIGNS = (
+SIGNS: tuple[tuple[str | None, str], ...] = (
     # any mention, not only at the start of an import: `import math, nn_from_scratch.autodiff`,
     # a name resolved from a string (red team, round four)
     (r"(?<![/\\])\bnn_from_scratch\b(?![/\\])", "imports nn_from_scratch (the library's own code)"),
@@ -28,8 +31,7 @@ SIGNS = (
     (r"[/\\]nn_from_scratch\b|\bnn_from_scratch[/\\]",
      "names a folder nn_from_scratch in a path (the library's files can be loaded from it)"),
     (r"_nn_from_scratch_answers", "touches the grader's answering object"),
-    (r"\bget_(?:objects|referrers|referents)\b",
-     "reaches any object of the kernel through gc (the grader's answering object included)"),
+    (None, REACHES),  # read as grade/reaching.py reads it: the note where the points go
     (r"\b__main__\b", "touches __main__ (names bound where the grader does not read them)"),
     (r"\b[sg]et(?:profile|trace)\b",
      "reads or switches Python's profiler or tracer (sys.setprofile, sys.getprofile)"),
@@ -46,7 +48,9 @@ SIGNS = (
     (r"\bcheck\s*\.\s*\w+\b(?!\s*\()", "reaches into the checkers' module (check.<name>, "
      "not a check called)"),
     (r"\bimportlib\b|\b__import__\b", "imports modules by name (importlib)"),
-    (r"\b_getframe\b|\bcurrentframe\b|\bf_locals\b|\bf_globals\b", "inspects the call stack"),
+    (r"\b_getframe\b|\bcurrentframe\b|\bf_locals\b|\bf_globals\b|\bf_back\b|\btb_frame\b|"
+     r"\b[gc]r?_frame\b|\binspect\s*\.\s*(?:stack|trace|getouterframes|getinnerframes|"
+     r"getargvalues)\b", "inspects the call stack"),
     (r"\bget_ipython\b|\bdisplay_pub\b|\bpublish_display_data\b|vnd\.nn-from-scratch",
      "reaches into IPython's display"),
     # round seven: text run as code (a docstring's, IPython's input history), event hooks
@@ -107,7 +111,8 @@ def _code(source: str) -> str:
 
 # what is said only of code, not of the text in its strings: print("exercises done") names no
 # package (red team, round fourteen: an honest notebook's string drew that note)
-_IN_CODE_ONLY = {"names the checkers' package (exercises)"}
+_IN_CODE_ONLY = {"names the checkers' package (exercises)",
+                 "reads IPython's input or output history"}  # (a string "In [3]": round 14)
 
 
 def _without_strings(code: str) -> str:
@@ -127,7 +132,15 @@ def signs(source: str) -> list[str]:
     code = _code(source)
     bare = _without_strings(code)
     return [what for pattern, what in SIGNS
-            if re.search(pattern, bare if what in _IN_CODE_ONLY else code)]
+            if (pattern is None and _reaches(code)) or pattern is not None and re.search(
+                pattern, bare if what in _IN_CODE_ONLY else code)]
+
+
+def _reaches(code: str) -> bool:
+    try:
+        return bool(reaching(parse(code)))
+    except (SyntaxError, ValueError):
+        return False
 
 
 def flags(label: str, source: str) -> list[str]:

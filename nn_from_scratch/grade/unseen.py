@@ -4,8 +4,8 @@ The copying reader (:mod:`.reading`) follows names as the cells visibly bind the
 statement that may bind a name some other way (``exec``, ``setattr``, a namespace written
 through: ``globals()["relu"] = ...``, ``sys.modules["__main__"].relu = ...``) puts in doubt
 every name bound before it; a hook that runs after every cell (an IPython event, a tracer)
-or a change to ``builtins`` puts in doubt every name, before or after it; so does a walk of
-the garbage collector's (``gc.get_objects``), which reaches any object of the kernel.
+or a change to ``builtins`` puts in doubt every name, before or after it; so does code that
+reaches any object of the kernel (:mod:`.reaching`: ``gc.get_objects``, ``__subclasses__``).
 
 A namespace only *read* binds nothing, and an honest student's look around must not cost a
 point (red team, round six): :func:`hides_a_binding` counts a namespace expression as read
@@ -25,8 +25,10 @@ behind ``map``, a list and a method. ``exec`` and its kin kept or passed under a
 import ast
 from collections.abc import Callable, Mapping
 
+from .reaching import reaching
+
 __all__ = ["BINDING_ATTRIBUTES", "BINDING_CALLS", "NAMESPACE_ATTRIBUTES", "NAMESPACE_CALLS",
-           "REACHING", "READERS_OF", "SHELL_METHODS", "declared_global", "hides_a_binding",
+           "READERS_OF", "SHELL_METHODS", "declared_global", "hides_a_binding",
            "hiding_methods", "lasting", "rebinds_a_reader"]
 
 # builtins that only read what they are handed, and hand back a new object
@@ -58,11 +60,6 @@ _ALIASED = {"exec", "eval", "compile", "__import__", "setattr", "delattr", "geta
 # hooks that run after any later cell, and Python's own builtins: every name is in doubt
 _LASTING_ATTRIBUTES = {"settrace", "setprofile", "addaudithook"}
 _LASTING_NAMES = {"builtins", "__builtins__"}
-# the garbage collector's walks, which hand over any object of the kernel (the grader's
-# answering object, found by its type's name and patched to hand each check the library's
-# function: red team, round fourteen, 5/7 for a notebook with no answer written), by any
-# spelling: an attribute, a name imported from gc, or a string (getattr(gc, "get_objects"))
-REACHING = {"get_objects", "get_referrers", "get_referents"}
 
 
 def _only_read(node: ast.AST, parents: dict[ast.AST, ast.AST], rebound: set[str],
@@ -269,17 +266,15 @@ def rebinds_a_reader(statement: ast.stmt) -> bool:
 def lasting(statement: ast.stmt) -> str:
     """What in ``statement`` (all of it, a ``def``'s body too) may rebind names after any
     later cell (an IPython event hook, a tracer, ``builtins``), so that every name is in
-    doubt from here on; "" if nothing."""
+    doubt from here on; "" if nothing. So does what reaches any object of the kernel, the
+    grader's answering object included (:mod:`.reaching`)."""
+    if how := reaching(statement):
+        return how
     for part in ast.walk(statement):
-        if isinstance(part, ast.Attribute) and (part.attr in _LASTING_ATTRIBUTES | REACHING or (
+        if isinstance(part, ast.Attribute) and (part.attr in _LASTING_ATTRIBUTES or (
                 part.attr == "register" and isinstance(part.value, ast.Attribute)
                 and part.value.attr == "events")):  # get_ipython().events.register(...)
             return part.attr
-        if isinstance(part, ast.Name) and part.id in REACHING or isinstance(
-                part, ast.alias) and part.name in REACHING:
-            return part.id if isinstance(part, ast.Name) else part.name
-        if isinstance(part, ast.Constant) and part.value in REACHING:
-            return str(part.value)
         if isinstance(part, ast.Name) and part.id in _LASTING_NAMES:
             return part.id
         if isinstance(part, ast.alias) and part.name.split(".")[0] in _LASTING_NAMES or \

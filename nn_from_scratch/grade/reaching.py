@@ -1,0 +1,84 @@
+"""Code that reaches any object of the kernel, whatever its name: the grader's own included.
+
+The grader's answering object lives in the kernel (:mod:`.answers`), so a cell can patch it:
+have it hand each check the library's function for an exercise whose code computes nothing.
+Named (``_nn_from_scratch_answers``), that is a note; reached without its name, nothing in the
+source said so. Red team, round fourteen, found it through the garbage collector
+(``gc.get_objects()``, by its type's name: 5 of 7 points for lesson 07 with every stub still
+raising), then, once that was read, through ``object.__subclasses__()`` (5 of 7, no note);
+the stack of frames that called a function reaches the grader's code too. None of these is
+needed by any lesson's exercise, so a student's code that uses one puts every answer checked
+after it in doubt (:func:`.unseen.lasting`): it earns nothing, and says why.
+
+Read from the source, as spelt: an attribute (``gc.get_objects``, ``x.__subclasses__``,
+``frame.f_back``), a name imported from ``gc``, ``inspect`` or ``sys``, the module ``gc`` itself
+used for anything but its harmless functions (``gc.collect()`` is honest; ``getattr(gc, ...)``,
+``g = gc`` and ``import gc as g`` hand it on), and ``gc`` imported by a string. A method of the
+student's own called through ``self`` is theirs; so is a function of their own named like one
+of these, and a string that is only a string (a red team's second look, round fourteen: an
+honest helper named ``get_objects`` and a dict key cost two solved notebooks every point).
+"""
+import ast
+
+__all__ = ["REACHING", "reached", "reaching"]
+
+# the attribute, or the name imported, and how the hint says it
+REACHING = {
+    "get_objects": "gc.get_objects()", "get_referrers": "gc.get_referrers()",
+    "get_referents": "gc.get_referents()", "gc": "the module gc (handed on, or under another "
+                                                 "name)",
+    "__subclasses__": "__subclasses__()",
+    "_getframe": "sys._getframe()", "currentframe": "inspect.currentframe()",
+    "f_back": "a frame's f_back", "f_globals": "a frame's f_globals",
+    "f_locals": "a frame's f_locals", "tb_frame": "a traceback's tb_frame",
+    "gi_frame": "a generator's gi_frame", "cr_frame": "a coroutine's cr_frame",
+    "ag_frame": "a generator's ag_frame", "stack": "inspect.stack()", "trace": "inspect.trace()",
+    "getouterframes": "inspect.getouterframes()", "getinnerframes": "inspect.getinnerframes()",
+    "getargvalues": "inspect.getargvalues()",
+}
+# attributes that reach, on whatever object (the rest only on the module ``inspect``)
+_ANYWHERE = {"get_objects", "get_referrers", "get_referents", "__subclasses__", "_getframe",
+             "currentframe", "f_back", "f_globals", "f_locals", "tb_frame", "gi_frame",
+             "cr_frame", "ag_frame"}
+_INSPECT = {"stack", "trace", "getouterframes", "getinnerframes", "getargvalues", "currentframe"}
+_FROM = {"gc": {"get_objects", "get_referrers", "get_referents", "*"},
+         "inspect": _INSPECT | {"*"}, "sys": {"_getframe", "*"}}
+# what of gc an honest notebook may use: collecting, and its switches and counts
+_GC_HARMLESS = {"collect", "enable", "disable", "isenabled", "get_count", "get_stats",
+                "get_threshold", "set_threshold", "freeze", "unfreeze", "get_freeze_count",
+                "get_debug", "set_debug", "is_tracked", "is_finalized"}
+
+
+def reaching(node: ast.AST) -> str:
+    """How ``node`` (a statement, a function's code) reaches any object of the kernel, as the
+    hint says it (``"gc.get_objects()"``); "" if it does not."""
+    parents = {child: part for part in ast.walk(node) for child in ast.iter_child_nodes(part)}
+    for part in ast.walk(node):
+        if isinstance(part, ast.Attribute):
+            mine = isinstance(part.value, ast.Name) and part.value.id == "self"
+            if part.attr in _ANYWHERE and not mine or part.attr in _INSPECT and isinstance(
+                    part.value, ast.Name) and part.value.id == "inspect":
+                return REACHING[part.attr]
+        elif isinstance(part, ast.ImportFrom) and part.module in _FROM:
+            for alias in part.names:
+                if alias.name in _FROM[part.module]:
+                    return REACHING.get(alias.name, f"from {part.module} import *")
+        elif isinstance(part, ast.alias) and part.name == "gc" and part.asname not in (None, "gc"):
+            return REACHING["gc"]
+        elif isinstance(part, ast.Name) and part.id == "gc":
+            parent = parents.get(part)
+            if not (isinstance(parent, ast.Attribute) and parent.attr in _GC_HARMLESS):
+                return REACHING["gc"]
+        elif isinstance(part, ast.Call) and any(
+                isinstance(a, ast.Constant) and a.value == "gc" for a in part.args):
+            func = part.func
+            name = func.id if isinstance(func, ast.Name) else \
+                func.attr if isinstance(func, ast.Attribute) else ""
+            if name in ("__import__", "import_module"):
+                return REACHING["gc"]
+    return ""
+
+
+def reached(how: str) -> bool:
+    """Whether ``how`` (what put an answer in doubt) is one of :func:`reaching`'s."""
+    return how in REACHING.values() or how.startswith("from ") and how.endswith(" import *")
