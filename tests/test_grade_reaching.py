@@ -21,6 +21,13 @@ from nn_from_scratch.grade.reaching import REACHING, reached, reaching
     ("def f():\n    try:\n        1 / 0\n    except Exception as e:\n"
      "        return e.__traceback__.tb_frame", "a traceback's tb_frame"),
     ("from inspect import *", "from inspect import *"),
+    ("type(_nn_from_scratch_answers).answer = print", REACHING["_nn_from_scratch_answers"]),
+    ("a = globals()['_nn_from_scratch_answers']", REACHING["_nn_from_scratch_answers"]),
+    ("from nn_from_scratch.grade.answers import Answers", REACHING["nn_from_scratch.grade"]),
+    ("from nn_from_scratch import grade", REACHING["nn_from_scratch.grade"]),
+    ("import nn_from_scratch.grade.answers as a", REACHING["nn_from_scratch.grade"]),
+    ("import importlib\na = importlib.import_module('nn_from_scratch.grade.answers')",
+     REACHING["nn_from_scratch.grade"]),
 ])
 def test_each_way_found_is_read_and_named(source, how):
     assert reaching(ast.parse(source)) == how
@@ -35,6 +42,8 @@ def test_each_way_found_is_read_and_named(source, how):
     "import inspect\ntext = inspect.getsource(print)",
     "import jax.numpy as jnp\nx = jnp.stack([jnp.ones(2)] * 2)",
     "import traceback\ntraceback.print_exc()",
+    "from nn_from_scratch.model import relu\nimport nn_from_scratch.grade_book as g",
+    "from nn_from_scratch import exercises",
 ])
 def test_honest_code_reaches_nothing(source):
     assert reaching(ast.parse(source)) == ""

@@ -10,6 +10,11 @@ the stack of frames that called a function reaches the grader's code too. None o
 needed by any lesson's exercise, so a student's code that uses one puts every answer checked
 after it in doubt (:func:`.unseen.lasting`): it earns nothing, and says why.
 
+Named, the grader's answering object (``_nn_from_scratch_answers``, a string naming it too)
+and its modules (``nn_from_scratch.grade``: a lesson imports the library's, never the
+grader's) do the same; before round fourteen they were a note, and a stub changed by one token
+kept the points the patched object handed over.
+
 Read from the source, as spelt: an attribute (``gc.get_objects``, ``x.__subclasses__``,
 ``frame.f_back``), a name imported from ``gc``, ``inspect`` or ``sys``, the module ``gc`` itself
 used for anything but its harmless functions (``gc.collect()`` is honest; ``getattr(gc, ...)``,
@@ -35,7 +40,12 @@ REACHING = {
     "ag_frame": "a generator's ag_frame", "stack": "inspect.stack()", "trace": "inspect.trace()",
     "getouterframes": "inspect.getouterframes()", "getinnerframes": "inspect.getinnerframes()",
     "getargvalues": "inspect.getargvalues()",
+    "_nn_from_scratch_answers": "the grader's answering object (_nn_from_scratch_answers)",
+    "nn_from_scratch.grade": "the grader's own modules (nn_from_scratch.grade)",
 }
+# the grader's, in the kernel: its answering object, and the package it comes from (a lesson
+# imports the library's modules, never the grader's); named, a string too
+_ANSWERS, _GRADER = "_nn_from_scratch_answers", "nn_from_scratch.grade"
 # attributes that reach, on whatever object (the rest only on the module ``inspect``)
 _ANYWHERE = {"get_objects", "get_referrers", "get_referents", "__subclasses__", "_getframe",
              "currentframe", "f_back", "f_globals", "f_locals", "tb_frame", "gi_frame",
@@ -54,6 +64,8 @@ def reaching(node: ast.AST) -> str:
     hint says it (``"gc.get_objects()"``); "" if it does not."""
     parents = {child: part for part in ast.walk(node) for child in ast.iter_child_nodes(part)}
     for part in ast.walk(node):
+        if how := _the_graders(part):
+            return how
         if isinstance(part, ast.Attribute):
             mine = isinstance(part.value, ast.Name) and part.value.id == "self"
             if part.attr in _ANYWHERE and not mine or part.attr in _INSPECT and isinstance(
@@ -76,6 +88,21 @@ def reaching(node: ast.AST) -> str:
                 func.attr if isinstance(func, ast.Attribute) else ""
             if name in ("__import__", "import_module"):
                 return REACHING["gc"]
+    return ""
+
+
+def _the_graders(part: ast.AST) -> str:
+    """How ``part`` names the grader's own answering object or modules, or ""."""
+    if isinstance(part, ast.Name) and part.id == _ANSWERS or isinstance(
+            part, ast.Attribute) and part.attr == _ANSWERS or isinstance(
+            part, ast.Constant) and isinstance(part.value, str) and _ANSWERS in part.value:
+        return REACHING[_ANSWERS]
+    names = [a.name for a in part.names] if isinstance(part, ast.Import) else \
+        [f"{part.module}.{a.name}" for a in part.names] if isinstance(part, ast.ImportFrom) \
+        and part.module and not part.level else \
+        [part.value] if isinstance(part, ast.Constant) and isinstance(part.value, str) else []
+    if any(n == _GRADER or n.startswith(_GRADER + ".") for n in names):
+        return REACHING[_GRADER]
     return ""
 
 
