@@ -98,7 +98,8 @@ def prepare(submission: Submission, release_dir: Path = RELEASE,
                             f"package; rebuild it with tools/notebooks.py --release", lesson)
     rebuilt = rebuild(nb, release)
     notes = list(rebuilt.notes)
-    found: dict[str, list[str]] = {}  # what -> the cells that do it, in the notebook's order
+    found: dict[str, list[tuple[str, bool]]] = {}  # what -> the cells that do it, in the
+    # notebook's order: (label, added by the student)
     for cell, placed in zip(rebuilt.nb.cells, rebuilt.placed):
         released = placed.released
         if cell.cell_type == "code" and (released is None or released.role == EXERCISE_TAG):
@@ -106,14 +107,14 @@ def prepare(submission: Submission, release_dir: Path = RELEASE,
             label = (f"the exercise cell of {released.exercise}" if released else  # quoted as
                      f"a cell the student added ({first!r})")  # repr: it cannot close its quote
             for what in signs(cell.source):
-                found.setdefault(what, []).append(label)
+                found.setdefault(what, []).append((label, released is None))
     for what in sorted(found, key=ORDER.index):  # the library and the grader's machinery first
         # each exercise cell's own note, and one for the cells added that do the same (300
         # added cells starting a thread buried the note of the one that imported the library,
         # at the end of a 25 KB cell: red team, round fourteen)
-        added = [label for label in found[what] if label.startswith("a cell")]
-        notes.extend(clean(f"{label} {what}") for label in found[what]
-                     if label not in added or len(added) <= 3)
+        added = [label for label, by_student in found[what] if by_student]
+        notes.extend(clean(f"{label} {what}") for label, by_student in found[what]
+                     if not by_student or len(added) <= 3)
         if len(added) > 3:
             notes.append(clean(f"{added[0]} {what} (and so do {len(added) - 1} other cells "
                                f"the student added)"))
