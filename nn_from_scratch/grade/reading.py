@@ -25,7 +25,7 @@ from .unseen import (
     NAMESPACE_ATTRIBUTES,
     NAMESPACE_CALLS,
     READERS_OF,
-    SHELL_METHODS,
+    binding_call,
     declared_global,
     hides_a_binding,
     hiding_methods,
@@ -52,12 +52,7 @@ def hiding(node: ast.AST) -> str:
         return how
     for part in ast.walk(node):
         if isinstance(part, ast.Call):
-            func = part.func
-            name = func.id if isinstance(func, ast.Name) else \
-                func.attr if isinstance(func, ast.Attribute) else ""
-            if name in _HIDING_CALLS and not (isinstance(func, ast.Attribute)
-                                              and name == "compile") and not (  # jit(f)...
-                    isinstance(func, ast.Name) and name in SHELL_METHODS):
+            if name := binding_call(part, _HIDING_CALLS):
                 return f"{name}()"
         elif isinstance(part, ast.Attribute) and part.attr in _HIDING_ATTRIBUTES:
             return part.attr

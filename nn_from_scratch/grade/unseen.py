@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from .reaching import reaching
 
 __all__ = ["BINDING_ATTRIBUTES", "BINDING_CALLS", "NAMESPACE_ATTRIBUTES", "NAMESPACE_CALLS",
-           "READERS_OF", "SHELL_METHODS", "declared_global", "hides_a_binding",
+           "READERS_OF", "binding_call", "declared_global", "hides_a_binding",
            "hiding_methods", "lasting", "rebinds_a_reader"]
 
 # builtins that only read what they are handed, and hand back a new object
@@ -152,15 +152,26 @@ def _how(node: ast.AST, rebound: set[str], plain: frozenset[str] | set[str],
                 func.attr if isinstance(func, ast.Attribute) else ""
             if name in NAMESPACE_CALLS and not _only_read(part, parents, rebound, imported):
                 return f"{name}()"
-            if name in BINDING_CALLS and not (isinstance(func, ast.Attribute)
-                                               and name == "compile") and not (  # jit(f)...
-                    isinstance(func, ast.Name) and name in SHELL_METHODS):
+            if binding_call(part, BINDING_CALLS):
                 return f"{name}()"
         elif isinstance(part, ast.Attribute) and (
                 part.attr in BINDING_ATTRIBUTES or part.attr in NAMESPACE_ATTRIBUTES
                 and not _only_read(part, parents, rebound, imported)):
             return part.attr
     return ""
+
+
+def binding_call(call: ast.Call, names: set[str]) -> str:
+    """The name ``call`` calls if it is one of ``names`` that may run text or bind names: not
+    a method named ``compile`` (``jax.jit(f).lower(x).compile()``), nor a plain call of one of
+    :data:`SHELL_METHODS` (the student's own function); "" otherwise."""
+    func = call.func
+    name = func.id if isinstance(func, ast.Name) else \
+        func.attr if isinstance(func, ast.Attribute) else ""
+    if name not in names or isinstance(func, ast.Attribute) and name == "compile" or \
+            isinstance(func, ast.Name) and name in SHELL_METHODS:
+        return ""
+    return name
 
 
 def hides_a_binding(statement: ast.stmt, rebound: set[str],
