@@ -177,6 +177,20 @@ def cunning_class(tmp_path_factory):
         "heidi": notebook(("", GC_PATCH), ("exercise", "def relu(x):\n"
                                                        "    raise NotImplementedError()"),
                           ("check", "check.relu(relu)")),
+        # red team, round fifteen: the same patch, its class found as an attribute of the
+        # package the lesson imports (no import of the grader, no gc: 5/7 with every stub);
+        # and a stub with the answer written into the namespace through IPython's table of
+        # namespaces, which no reading of names saw (5/7, not one note)
+        "judy": notebook(("", "import nn_from_scratch.model\n" + GC_PATCH.replace(
+            'next(type(o) for o in gc.get_objects() if type(o).__name__ == "Answers")',
+            "nn_from_scratch.grade.answers.Answers")),
+            ("exercise", "def relu(x):\n    raise NotImplementedError()"),
+            ("check", "check.relu(relu)")),
+        "kim": notebook(("exercise", "def relu(x):\n    raise NotImplementedError\n"
+                                     "from IPython import InteractiveShell as _S\n"
+                                     "_ns = _S.instance().ns_table['user_global']\n"
+                                     "_ns['relu'] = lambda x: x * (x > 0)"),
+                        ("check", "check.relu(relu)")),
         "ivan": notebook(("exercise", "import nn_from_scratch.exercises.mlp_from_scratch as m\n"
                                       "from nn_from_scratch.exercises import CheckResult\n"
                                       "m.relu = lambda f: CheckResult('07.1', 'relu', "
@@ -203,6 +217,20 @@ def test_the_answering_object_patched_through_gc_earns_nothing_and_is_named(cunn
     assert rows["07.1"].status != "passed" and rows["07.1"].points == 0, rows["07.1"]
     assert "reaches any object in the kernel" in rows["07.1"].message, rows["07.1"]
     assert any("reaches any object of the kernel (gc.get_objects" in note for note in heidi.notes)
+
+
+def test_the_answering_object_patched_through_the_package_earns_nothing(cunning_class):
+    judy, rows = rows_of(cunning_class, "judy")
+    assert rows["07.1"].status != "passed" and rows["07.1"].points == 0, rows["07.1"]
+    assert "reaches any object in the kernel" in rows["07.1"].message, rows["07.1"]
+
+
+def test_an_answer_written_through_ipythons_namespaces_earns_nothing_and_is_noted(
+        cunning_class):
+    kim, rows = rows_of(cunning_class, "kim")
+    assert rows["07.1"].status != "passed" and rows["07.1"].points == 0, rows["07.1"]
+    assert "ns_table" in rows["07.1"].message, rows["07.1"]
+    assert any("reaches IPython's shell and its namespaces" in note for note in kim.notes)
 
 
 def test_a_record_imitating_the_graders_changes_nothing(cunning_class):

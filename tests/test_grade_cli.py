@@ -300,7 +300,9 @@ def test_two_notebooks_whose_names_look_alike_are_refused_before_grading(grade, 
     # ...and the red team's second look: an invisible combining grapheme joiner, a variation
     # selector, a Cyrillic е with an accent beside an é
     for real, twin in (("alice", "\u0430lice"), ("alice", "\uff41lice"), ("alice", "al\u034fice"),
-                       ("carol", "car\ufe0fol"), ("jos\u00e9", "jos\u0435\u0301")):
+                       ("carol", "car\ufe0fol"), ("jos\u00e9", "jos\u0435\u0301"),
+                       # round fifteen: ASCII's own look-alikes (a capital i, a zero, r and n)
+                       ("alice", "aIice"), ("BOB", "B0B"), ("mary", "rnary")):
         klass = tmp_path / twin
         klass.mkdir()
         (klass / f"{real}.ipynb").write_text("{ not json")
@@ -310,10 +312,11 @@ def test_two_notebooks_whose_names_look_alike_are_refused_before_grading(grade, 
         assert ascii(twin)[1:-1] in result.stderr, result.stderr
     klass = tmp_path / "han"
     klass.mkdir()
-    for name in ("alice.ipynb", "\u5f20\u4e09.ipynb", "\u0418\u0432\u0430\u043d.ipynb"):
+    for name in ("alice.ipynb", "\u5f20\u4e09.ipynb", "\u0418\u0432\u0430\u043d.ipynb",
+                 "Alice2.ipynb", "bob.ipynb"):
         (klass / name).write_text("{ not json")
     result = grade(klass)
-    assert "look alike" not in result.stderr and result.stdout.count("error") >= 3, result
+    assert "look alike" not in result.stderr and result.stdout.count("error") >= 5, result
 
 
 def test_two_notebooks_that_would_share_a_feedback_file_are_refused_before_grading(

@@ -28,6 +28,22 @@ from nn_from_scratch.grade.reaching import REACHING, reached, reaching
     ("import nn_from_scratch.grade.answers as a", REACHING["nn_from_scratch.grade"]),
     ("import importlib\na = importlib.import_module('nn_from_scratch.grade.answers')",
      REACHING["nn_from_scratch.grade"]),
+    # red team, round fifteen: a self that is no method's, names made of constants, the
+    # grader's modules as attributes of the package a lesson imports (5/7 with every stub)
+    ("self = object\nkinds = self.__subclasses__()", "__subclasses__()"),
+    ("class C:\n    def m(self):\n        self = object\n        return self.__subclasses__()",
+     "__subclasses__()"),
+    ("kinds = getattr(object, '__subcla' + 'sses__')()", "__subclasses__()"),
+    ("kinds = getattr(object, f'__subcla{\"sses\"}__')()", "__subclasses__()"),
+    ("kinds = vars(type)['__subclasses__'](object)", "__subclasses__()"),
+    ("import operator\nback = operator.attrgetter('f_back')", "a frame's f_back"),
+    ("import nn_from_scratch.model\nA = nn_from_scratch.grade.answers.Answers",
+     REACHING["nn_from_scratch.grade"]),
+    ("A = package.grade.answers.Answers", REACHING["nn_from_scratch.grade"]),
+    ("import sys\na = sys.modules['nn_from_scratch.gr' + 'ade.answers']",
+     REACHING["nn_from_scratch.grade"]),
+    ("a = globals()['_nn_from_scratch_' + 'answers']", REACHING["_nn_from_scratch_answers"]),
+    ("import importlib\ng = importlib.import_module('g' + 'c')", REACHING["gc"]),
 ])
 def test_each_way_found_is_read_and_named(source, how):
     assert reaching(ast.parse(source)) == how
@@ -44,6 +60,12 @@ def test_each_way_found_is_read_and_named(source, how):
     "import traceback\ntraceback.print_exc()",
     "from nn_from_scratch.model import relu\nimport nn_from_scratch.grade_book as g",
     "from nn_from_scratch import exercises",
+    # red team, round fifteen: a solved notebook lost every point to a local variable "gc"
+    "def relu(x):\n    gc = jnp.maximum(0, x)  # gated copy\n    return gc",
+    "def f(gc):\n    return gc + 1",
+    "class Net:\n    def __init__(self, layers):\n        self.layers = layers\n"
+    "    def frames(self):\n        return self.f_back",
+    "student.grade = 5\nprint(student.grade)",
 ])
 def test_honest_code_reaches_nothing(source):
     assert reaching(ast.parse(source)) == ""

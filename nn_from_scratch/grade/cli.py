@@ -141,7 +141,8 @@ def _per_notebook_names(args: argparse.Namespace, notebooks: list[str]) -> None:
             # Cyrillic а in "аlice" beside alice, two rows "alice" in every export, 0/5 and 5/5
             raise InputError(f"two notebooks' names look alike, {name!a} and {alike!a} (as "
                              f"their characters' codes: letters of other alphabets that look "
-                             f"like these): every export would show their grades under names "
+                             f"like these, or I and l, 0 and O, rn and m): every export would "
+                             f"show their grades under names "
                              f"no reader can tell apart; expected a name of its own for each. "
                              f"Rename one, or grade them in two runs.")
         printed[looks(name)] = name

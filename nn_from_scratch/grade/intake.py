@@ -137,10 +137,20 @@ def looks(name: str) -> str:
     ``é`` is ``e`` and an accent), what shows as nothing left out, each character that
     Unicode's table of confusables lists as looking like one of ASCII's as that one (Cyrillic
     ``а`` as ``a``, Greek ``ο`` as ``o``), composed again: two names that look alike give one
-    (``jos\u0435\u0301``, a Cyrillic е and an accent, gives ``josé``)."""
+    (``jos\u0435\u0301``, a Cyrillic е and an accent, gives ``josé``); and ASCII's own
+    look-alikes as one (``aIice``, a capital i, gives ``alice``; ``0`` is ``O``, ``rn`` is ``m``:
+    red team, round fifteen)."""
     table = _ascii_looks()
     decomposed = _IGNORABLE.sub("", unicodedata.normalize("NFKD", name))
-    return unicodedata.normalize("NFC", "".join(table.get(ch, ch) for ch in decomposed))
+    looked = "".join(table.get(ch, ch) for ch in decomposed)
+    for alike, one in _ASCII_ALIKE:
+        looked = looked.replace(alike, one)
+    return unicodedata.normalize("NFC", looked)
+
+
+# ASCII's look-alikes, in a sans-serif font: first the pairs of letters, then the single ones
+_ASCII_ALIKE = (("rn", "m"), ("vv", "w"), ("cl", "d"), ("I", "l"), ("1", "l"), ("|", "l"),
+                ("0", "O"))
 
 
 @functools.cache

@@ -22,10 +22,20 @@ used for anything but its harmless functions (``gc.collect()`` is honest; ``geta
 student's own called through ``self`` is theirs; so is a function of their own named like one
 of these, and a string that is only a string (a red team's second look, round fourteen: an
 honest helper named ``get_objects`` and a dict key cost two solved notebooks every point).
+
+Round fifteen: ``self`` is the student's only where it is a method's own first parameter,
+never reassigned (``self = object; self.__subclasses__()`` passed as the student's); a local
+variable named ``gc`` (``gc = jnp.maximum(0, x)``) is no module; a string put together from
+constants (``getattr(object, "__subcla" + "sses__")``) is read as the string it makes, and a
+string naming a frame's or a class's way in (``"__subclasses__"``, ``"f_back"``) reaches as the
+attribute does; the grader's modules reached as attributes of the package
+(``nn_from_scratch.grade.answers``, the package imported by a lesson's first cell) are the
+grader's modules. :func:`mark` marks a cell's names that are the student's own objects (a
+method's ``self``, an instance of the notebook's own class, a local variable).
 """
 import ast
 
-__all__ = ["REACHING", "reached", "reaching"]
+__all__ = ["REACHING", "constant_text", "mark", "own_methods", "reached", "reaching"]
 
 # the attribute, or the name imported, and how the hint says it
 REACHING = {
@@ -59,15 +69,145 @@ _GC_HARMLESS = {"collect", "enable", "disable", "isenabled", "get_count", "get_s
                 "get_debug", "set_debug", "is_tracked", "is_finalized"}
 
 
+# attributes whose name in a string reaches as the attribute does (``getattr(x, "f_back")``,
+# ``vars(type)["__subclasses__"]``): none is a word an honest string holds
+_AS_STRINGS = {"__subclasses__", "_getframe", "f_back", "f_globals", "f_locals", "tb_frame",
+               "gi_frame", "cr_frame", "ag_frame"}
+# the grader's modules, as attributes of ``nn_from_scratch.grade`` (``x.grade.answers``)
+_GRADER_MODULES = {"answers", "apart", "assignment", "batch", "capped", "checker_process",
+                   "checking", "cli", "copying", "exports", "inert", "intake", "journal", "lms",
+                   "magics", "notebook", "reaching", "reading", "rebuild", "release", "report",
+                   "results", "suspicious", "unseen", "verdicts"}
+_OWN = "_nn_from_scratch_own"  # the mark of a name that is the student's own object: the
+# names of its class's methods (a method's self, an instance of the notebook's own class)
+_LOCAL = "_nn_from_scratch_local"  # the mark of a function's local variable
+
+
+def mark(tree: ast.AST, classes: dict[str, set[str]] | None = None) -> None:
+    """Mark in ``tree`` (a cell's code) the names that are the student's own objects: a
+    method's first parameter (``self``) where the method never binds it again, with its
+    class's methods; a function's variable that it only ever assigns an instance of one class
+    of the notebook's own (``classes``: its name -> its methods; those of ``tree`` added), with
+    that class's methods; and any name a function binds itself (an argument, an assignment),
+    as local. Read by :func:`reaching`, :func:`own_methods` and :mod:`.unseen`."""
+    classes = dict(classes or {})
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        classes[cls.name] = {f.name for f in cls.body
+                             if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)}
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        for method in cls.body:
+            if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef) or any(
+                    isinstance(d, ast.Name) and d.id == "staticmethod"
+                    for d in method.decorator_list):
+                continue
+            positional = [*method.args.posonlyargs, *method.args.args]
+            if positional and positional[0].arg not in _stored(method):
+                _mark_names(method, positional[0].arg, _OWN, classes[cls.name])
+    for function in (n for n in ast.walk(tree)
+                     if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)):
+        arguments = function.args
+        local = _stored(function) | {a.arg for a in (
+            *arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+            *([arguments.vararg] if arguments.vararg else []),
+            *([arguments.kwarg] if arguments.kwarg else []))}
+        local -= {name for n in ast.walk(function) if isinstance(n, ast.Global | ast.Nonlocal)
+                  for name in n.names}
+        for name in local:
+            _mark_names(function, name, _LOCAL, True)
+        values = [(t.id, a.value) for a in ast.walk(function) if isinstance(a, ast.Assign)
+                  for t in a.targets if isinstance(t, ast.Name)]
+        for name in {n for n, _ in values}:
+            made = {v.func.id for n, v in values if n == name and isinstance(v, ast.Call)
+                    and isinstance(v.func, ast.Name) and v.func.id in classes}
+            only = [v for n, v in values if n == name]
+            if len(made) == 1 and len(only) == len(_binds(function, name)) and all(
+                    isinstance(v, ast.Call) and isinstance(v.func, ast.Name)
+                    and v.func.id in made for v in only):
+                _mark_names(function, name, _OWN, classes[made.pop()])
+
+
+def _binds(function: ast.AST, name: str) -> list[ast.AST]:
+    """Every place ``function``'s code binds ``name`` (a store, a delete, an import)."""
+    return [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name
+            and isinstance(n.ctx, ast.Store | ast.Del)] + [
+        a for a in ast.walk(function) if isinstance(a, ast.alias)
+        and (a.asname or a.name.split(".")[0]) == name]
+
+
+def _stored(function: ast.AST) -> set[str]:
+    """The names ``function``'s code binds (assigned, deleted, imported, a loop's, a with's)."""
+    return {n.id for n in ast.walk(function) if isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Store | ast.Del)} | {
+        a.asname or a.name.split(".")[0] for a in ast.walk(function)
+        if isinstance(a, ast.alias)}
+
+
+def _mark_names(function: ast.AST, name: str, mark_name: str, value: object) -> None:
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and node.id == name:
+            setattr(node, mark_name, value)
+
+
+def own_methods(node: ast.AST) -> set[str]:
+    """The methods of the student's own class that ``node`` (a name) is an object of, as
+    :func:`mark` marked it; empty if it is not known to be one."""
+    methods: set[str] = getattr(node, _OWN, set()) if isinstance(node, ast.Name) else set()
+    return methods
+
+
+def constant_text(node: ast.AST) -> str | None:
+    """The string ``node`` makes of constants alone (``"__subcla" + "sses__"``, an f-string of
+    constants, ``"%s" % "x"``), or None."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mod):
+        left, right = constant_text(node.left), constant_text(node.right)
+        if left is not None and right is not None:
+            return left + right if isinstance(node.op, ast.Add) else _formatted(left, right)
+    if isinstance(node, ast.JoinedStr):
+        parts = [constant_text(v.value if isinstance(v, ast.FormattedValue) else v)
+                 for v in node.values]
+        return None if None in parts else "".join(p or "" for p in parts)
+    return None
+
+
+def _attribute_named(part: ast.AST) -> str | None:
+    """The attribute ``part`` asks for by a string of constants: ``getattr(x, "f_b" + "ack")``
+    (``hasattr``, ``attrgetter``, ``x.__getattribute__``), or ``vars(type)["__subclasses__"]``,
+    an entry looked up by it; None otherwise (a dict's key, a printed word)."""
+    if isinstance(part, ast.Subscript):
+        return constant_text(part.slice)
+    if not isinstance(part, ast.Call) or not part.args:
+        return None
+    func = part.func
+    name = func.id if isinstance(func, ast.Name) else \
+        func.attr if isinstance(func, ast.Attribute) else ""
+    if name in ("getattr", "hasattr", "setattr", "delattr") and len(part.args) >= 2:
+        return constant_text(part.args[1])
+    if name in ("attrgetter", "__getattribute__", "__getattr__"):
+        return constant_text(part.args[0])
+    return None
+
+
+def _formatted(template: str, value: str) -> str | None:
+    try:
+        return template % value
+    except (TypeError, ValueError):
+        return None
+
+
 def reaching(node: ast.AST) -> str:
     """How ``node`` (a statement, a function's code) reaches any object of the kernel, as the
     hint says it (``"gc.get_objects()"``); "" if it does not."""
+    mark(node)
     parents = {child: part for part in ast.walk(node) for child in ast.iter_child_nodes(part)}
     for part in ast.walk(node):
         if how := _the_graders(part):
             return how
+        if (text := _attribute_named(part)) in _AS_STRINGS:
+            return REACHING[text]
         if isinstance(part, ast.Attribute):
-            mine = isinstance(part.value, ast.Name) and part.value.id == "self"
+            mine = bool(own_methods(part.value))
             if part.attr in _ANYWHERE and not mine or part.attr in _INSPECT and isinstance(
                     part.value, ast.Name) and part.value.id == "inspect":
                 return REACHING[part.attr]
@@ -77,12 +217,11 @@ def reaching(node: ast.AST) -> str:
                     return REACHING.get(alias.name, f"from {part.module} import *")
         elif isinstance(part, ast.alias) and part.name == "gc" and part.asname not in (None, "gc"):
             return REACHING["gc"]
-        elif isinstance(part, ast.Name) and part.id == "gc":
+        elif isinstance(part, ast.Name) and part.id == "gc" and not getattr(part, _LOCAL, False):
             parent = parents.get(part)
             if not (isinstance(parent, ast.Attribute) and parent.attr in _GC_HARMLESS):
                 return REACHING["gc"]
-        elif isinstance(part, ast.Call) and any(
-                isinstance(a, ast.Constant) and a.value == "gc" for a in part.args):
+        elif isinstance(part, ast.Call) and any(constant_text(a) == "gc" for a in part.args):
             func = part.func
             name = func.id if isinstance(func, ast.Name) else \
                 func.attr if isinstance(func, ast.Attribute) else ""
@@ -93,15 +232,20 @@ def reaching(node: ast.AST) -> str:
 
 def _the_graders(part: ast.AST) -> str:
     """How ``part`` names the grader's own answering object or modules, or ""."""
+    text = constant_text(part) if isinstance(part, ast.BinOp | ast.JoinedStr | ast.Constant) \
+        else None
     if isinstance(part, ast.Name) and part.id == _ANSWERS or isinstance(
-            part, ast.Attribute) and part.attr == _ANSWERS or isinstance(
-            part, ast.Constant) and isinstance(part.value, str) and _ANSWERS in part.value:
+            part, ast.Attribute) and part.attr == _ANSWERS or text and _ANSWERS in text:
         return REACHING[_ANSWERS]
     names = [a.name for a in part.names] if isinstance(part, ast.Import) else \
         [f"{part.module}.{a.name}" for a in part.names] if isinstance(part, ast.ImportFrom) \
-        and part.module and not part.level else \
-        [part.value] if isinstance(part, ast.Constant) and isinstance(part.value, str) else []
+        and part.module and not part.level else [text] if text is not None else []
     if any(n == _GRADER or n.startswith(_GRADER + ".") for n in names):
+        return REACHING[_GRADER]
+    if isinstance(part, ast.Attribute) and (  # nn_from_scratch.grade, x.grade.answers
+            part.attr == "grade" and isinstance(part.value, ast.Name)
+            and part.value.id == "nn_from_scratch" or part.attr in _GRADER_MODULES
+            and isinstance(part.value, ast.Attribute) and part.value.attr == "grade"):
         return REACHING[_GRADER]
     return ""
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..parsing import parse
 from .magics import QUIET_MAGICS, as_ipython_runs_it, magic
-from .reaching import reaching
+from .reaching import mark, own_methods, reaching
 from .unseen import (
     BINDING_ATTRIBUTES,
     BINDING_CALLS,
@@ -30,6 +30,7 @@ from .unseen import (
     hides_a_binding,
     hiding_methods,
     lasting,
+    named_attribute,
     rebinds_a_reader,
 )
 
@@ -43,6 +44,9 @@ _DEPTH = 12  # how far through the student's own functions a reference is follow
 # namespace, read or written (handed-in code has no need of either)
 _HIDING_CALLS = BINDING_CALLS | NAMESPACE_CALLS
 _HIDING_ATTRIBUTES = BINDING_ATTRIBUTES | NAMESPACE_ATTRIBUTES
+# ...but not as attributes of the notebook's own object (``self.__dict__.update(kwargs)``,
+# ``self.modules``: red team, round fifteen, cost two solved notebooks 4 and 6 points)
+_OWN_ATTRIBUTES = {"__dict__", "modules"}
 
 
 def hiding(node: ast.AST) -> str:
@@ -54,7 +58,10 @@ def hiding(node: ast.AST) -> str:
         if isinstance(part, ast.Call):
             if name := binding_call(part, _HIDING_CALLS):
                 return f"{name}()"
-        elif isinstance(part, ast.Attribute) and part.attr in _HIDING_ATTRIBUTES:
+            if attribute := named_attribute(part, _HIDING_ATTRIBUTES):
+                return attribute
+        elif isinstance(part, ast.Attribute) and part.attr in _HIDING_ATTRIBUTES and not (
+                part.attr in _OWN_ATTRIBUTES and own_methods(part.value)):
             return part.attr
     return ""
 
@@ -156,6 +163,9 @@ class Reader:
             tree = as_ipython_runs_it(source)  # eight: one %%capture line hid a cell)
         if tree is None:
             return  # a cell that does not parse runs nothing
+        mark(tree, {name: {f.name for f in code.body
+                           if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)}
+                    for name, code in self.code.items() if isinstance(code, ast.ClassDef)})
         for statement in tree.body:
             ran = magic(statement)
             if ran is not None:

@@ -53,6 +53,9 @@ SIGNS: tuple[tuple[str | None, str], ...] = (
      r"getargvalues)\b", "inspects the call stack"),
     (r"\bget_ipython\b|\bdisplay_pub\b|\bpublish_display_data\b|vnd\.nn-from-scratch",
      "reaches into IPython's display"),
+    # round fifteen: the shell's table of namespaces, reached with no get_ipython()
+    (r"\bInteractiveShell\b|\bns_table\b|\buser_module\b|\buser_ns(?:_hidden)?\b|"
+     r"\buser_global_ns\b", "reaches IPython's shell and its namespaces"),
     # round seven: text run as code (a docstring's, IPython's input history), event hooks
     (r"\b(?:exec|eval)\s*\(|(?<!\.)\bcompile\s*\(", "runs text as code (exec, eval, compile)"),
     (r"\b__doc__\b", "reads a docstring (__doc__) as data"),

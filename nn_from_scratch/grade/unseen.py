@@ -25,11 +25,11 @@ behind ``map``, a list and a method. ``exec`` and its kin kept or passed under a
 import ast
 from collections.abc import Callable, Mapping
 
-from .reaching import reaching
+from .reaching import constant_text, own_methods, reaching
 
 __all__ = ["BINDING_ATTRIBUTES", "BINDING_CALLS", "NAMESPACE_ATTRIBUTES", "NAMESPACE_CALLS",
            "READERS_OF", "binding_call", "declared_global", "hides_a_binding",
-           "hiding_methods", "lasting", "rebinds_a_reader"]
+           "hiding_methods", "lasting", "named_attribute", "rebinds_a_reader"]
 
 # builtins that only read what they are handed, and hand back a new object
 _READERS = {"print", "len", "sorted", "list", "tuple", "set", "frozenset", "dict", "repr", "str",
@@ -53,7 +53,9 @@ BINDING_CALLS = {"exec", "eval", "compile", "__import__", "import_module", "seta
 # honest backward its point)
 SHELL_METHODS = {"push", "ex", "ev", "magic"}
 BINDING_ATTRIBUTES = {"__closure__", "__code__", "__getattribute__", "__setattr__",
-                      "__setitem__", "__self__", "_ip", "user_ns", "user_global_ns"}
+                      "__setitem__", "__self__", "_ip", "user_ns", "user_global_ns",
+                      # IPython's table of its namespaces, its module (round fifteen)
+                      "ns_table", "user_module", "user_ns_hidden"}
 # names that ARE such a call when passed or kept under another name (run = exec; map(exec, ...))
 _ALIASED = {"exec", "eval", "compile", "__import__", "setattr", "delattr", "getattr", "globals",
             "vars", "locals"}
@@ -127,8 +129,10 @@ def _of_an_object(node: ast.AST, plain: frozenset[str] | set[str]) -> bool:
     an import): writing through it changes that object's attributes, never a name."""
     target = node.args[0] if isinstance(node, ast.Call) and len(node.args) == 1 and \
         isinstance(node.func, ast.Name) and node.func.id == "vars" else \
-        node.value if isinstance(node, ast.Attribute) and node.attr == "__dict__" else None
-    return isinstance(target, ast.Name) and target.id in plain
+        node.value if isinstance(node, ast.Attribute) and node.attr in ("__dict__", "modules") \
+        else None
+    return isinstance(target, ast.Name) and (  # a method's self, an instance of its class
+        bool(own_methods(target)) or target.id in plain and getattr(node, "attr", "") != "modules")
 
 
 def _how(node: ast.AST, rebound: set[str], plain: frozenset[str] | set[str],
@@ -138,6 +142,8 @@ def _how(node: ast.AST, rebound: set[str], plain: frozenset[str] | set[str],
     for part in ast.walk(node):
         if _of_an_object(part, plain):
             continue
+        if isinstance(part, ast.alias) and part.name == "__main__":
+            return "import __main__"  # the notebook's namespace, as a module (round fifteen)
         if isinstance(part, ast.ImportFrom) and any(a.name == "*" for a in part.names) and (
                 part.level or (part.module or "").split(".")[0] != "nn_from_scratch"):
             return "import *"  # binds names no reading can list (round ten: a module written
@@ -154,6 +160,8 @@ def _how(node: ast.AST, rebound: set[str], plain: frozenset[str] | set[str],
                 return f"{name}()"
             if binding_call(part, BINDING_CALLS):
                 return f"{name}()"
+            if attribute := named_attribute(part, BINDING_ATTRIBUTES | NAMESPACE_ATTRIBUTES):
+                return attribute  # getattr(f, "__co" + "de__"): round fifteen
         elif isinstance(part, ast.Attribute) and (
                 part.attr in BINDING_ATTRIBUTES or part.attr in NAMESPACE_ATTRIBUTES
                 and not _only_read(part, parents, rebound, imported)):
@@ -161,16 +169,28 @@ def _how(node: ast.AST, rebound: set[str], plain: frozenset[str] | set[str],
     return ""
 
 
+def named_attribute(call: ast.Call, attributes: set[str]) -> str:
+    """The attribute of ``attributes`` that ``call`` gets, sets or asks for by a string of
+    constants (``getattr(f, "__co" + "de__")``); "" if none."""
+    func = call.func
+    if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "hasattr", "delattr") \
+            and len(call.args) >= 2 and (text := constant_text(call.args[1])) in attributes:
+        return text or ""
+    return ""
+
+
 def binding_call(call: ast.Call, names: set[str]) -> str:
     """The name ``call`` calls if it is one of ``names`` that may run text or bind names: not
     a method named ``compile`` (``jax.jit(f).lower(x).compile()``), nor a plain call of one of
-    :data:`SHELL_METHODS` (the student's own function); "" otherwise."""
+    :data:`SHELL_METHODS` (the student's own function) or one called on an object of the
+    notebook's own class that has that method (:func:`.reaching.mark`); "" otherwise."""
     func = call.func
     name = func.id if isinstance(func, ast.Name) else \
         func.attr if isinstance(func, ast.Attribute) else ""
     if name not in names or isinstance(func, ast.Attribute) and name == "compile" or \
-            isinstance(func, ast.Name) and name in SHELL_METHODS:
-        return ""
+            name in SHELL_METHODS and (isinstance(func, ast.Name) or isinstance(
+                func, ast.Attribute) and name in own_methods(func.value)):
+        return ""  # (round fifteen: stack.push(x) of the notebook's own class, too)
     return name
 
 
@@ -217,7 +237,8 @@ def _code_body(code: ast.AST) -> list[ast.stmt]:
             inner.body if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef)
             else [inner])] if isinstance(code, ast.ClassDef) else \
         [code] if isinstance(code, ast.stmt) else \
-        [ast.Expr(code)] if isinstance(code, ast.expr) else []
+        [ast.Assign(targets=[ast.Name(id="_", ctx=ast.Store())], value=code, lineno=0)] \
+        if isinstance(code, ast.expr) else []  # a value kept: globals() kept is written later
 
 
 def declared_global(statement: ast.stmt, code_of: Callable[[str], ast.AST | None],
@@ -291,4 +312,7 @@ def lasting(statement: ast.stmt) -> str:
         if isinstance(part, ast.alias) and part.name.split(".")[0] in _LASTING_NAMES or \
                 isinstance(part, ast.ImportFrom) and part.module in _LASTING_NAMES:
             return "builtins"  # from builtins import exec as run (round eight)
+        if isinstance(part, ast.alias) and part.name == "__main__":
+            return "import __main__"  # the notebook's namespace as a module, kept: any later
+            # cell may write through it (red team, round fifteen)
     return ""
