@@ -34,6 +34,7 @@ grader's modules. :func:`mark` marks a cell's names that are the student's own o
 method's ``self``, an instance of the notebook's own class, a local variable).
 """
 import ast
+from collections import Counter
 
 __all__ = ["REACHING", "constant_text", "mark", "own_methods", "reached", "reaching"]
 
@@ -81,6 +82,7 @@ _GRADER_MODULES = {"answers", "apart", "assignment", "batch", "capped", "checker
 _OWN = "_nn_from_scratch_own"  # the mark of a name that is the student's own object: the
 # names of its class's methods (a method's self, an instance of the notebook's own class)
 _LOCAL = "_nn_from_scratch_local"  # the mark of a function's local variable
+_MARKED = "_nn_from_scratch_marked"  # a node :func:`mark` has read
 
 
 def mark(tree: ast.AST, classes: dict[str, set[str]] | None = None) -> None:
@@ -89,63 +91,73 @@ def mark(tree: ast.AST, classes: dict[str, set[str]] | None = None) -> None:
     class's methods; a function's variable that it only ever assigns an instance of one class
     of the notebook's own (``classes``: its name -> its methods; those of ``tree`` added), with
     that class's methods; and any name a function binds itself (an argument, an assignment),
-    as local. Read by :func:`reaching`, :func:`own_methods` and :mod:`.unseen`."""
+    as local. Read by :func:`reaching`, :func:`own_methods` and :mod:`.unseen`. A part of a
+    tree marked once is not marked again."""
+    nodes, todo = [], [tree]
+    while todo:  # what is not marked yet: a part marked with its cell is not read again
+        node = todo.pop()
+        if not getattr(node, _MARKED, False):
+            setattr(node, _MARKED, True)
+            nodes.append(node)
+            todo.extend(ast.iter_child_nodes(node))
     classes = dict(classes or {})
-    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+    for cls in (n for n in nodes if isinstance(n, ast.ClassDef)):
         classes[cls.name] = {f.name for f in cls.body
                              if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)}
-    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
-        for method in cls.body:
-            if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef) or any(
-                    isinstance(d, ast.Name) and d.id == "staticmethod"
-                    for d in method.decorator_list):
-                continue
-            positional = [*method.args.posonlyargs, *method.args.args]
-            if positional and positional[0].arg not in _stored(method):
-                _mark_names(method, positional[0].arg, _OWN, classes[cls.name])
-    for function in (n for n in ast.walk(tree)
+    for function in (n for n in nodes
                      if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)):
+        names, stored, values = _read_function(function)
         arguments = function.args
-        local = _stored(function) | {a.arg for a in (
+        local = set(stored) | {a.arg for a in (
             *arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
             *([arguments.vararg] if arguments.vararg else []),
             *([arguments.kwarg] if arguments.kwarg else []))}
         local -= {name for n in ast.walk(function) if isinstance(n, ast.Global | ast.Nonlocal)
                   for name in n.names}
         for name in local:
-            _mark_names(function, name, _LOCAL, True)
-        values = [(t.id, a.value) for a in ast.walk(function) if isinstance(a, ast.Assign)
-                  for t in a.targets if isinstance(t, ast.Name)]
-        for name in {n for n, _ in values}:
-            made = {v.func.id for n, v in values if n == name and isinstance(v, ast.Call)
+            for node in names.get(name, ()):
+                setattr(node, _LOCAL, True)
+        for name, assigned in values.items():
+            made = {v.func.id for v in assigned if isinstance(v, ast.Call)
                     and isinstance(v.func, ast.Name) and v.func.id in classes}
-            only = [v for n, v in values if n == name]
-            if len(made) == 1 and len(only) == len(_binds(function, name)) and all(
+            if len(made) == 1 and stored[name] == len(assigned) and all(
                     isinstance(v, ast.Call) and isinstance(v.func, ast.Name)
-                    and v.func.id in made for v in only):
-                _mark_names(function, name, _OWN, classes[made.pop()])
+                    and v.func.id in made for v in assigned):
+                for node in names.get(name, ()):
+                    setattr(node, _OWN, classes[next(iter(made))])
+    for cls in (n for n in nodes if isinstance(n, ast.ClassDef)):
+        for method in cls.body:
+            if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef) or any(
+                    isinstance(d, ast.Name) and d.id == "staticmethod"
+                    for d in method.decorator_list):
+                continue
+            positional = [*method.args.posonlyargs, *method.args.args]
+            names, stored, _ = _read_function(method)
+            if positional and positional[0].arg not in stored:
+                for node in names.get(positional[0].arg, ()):
+                    setattr(node, _OWN, classes[cls.name])
 
 
-def _binds(function: ast.AST, name: str) -> list[ast.AST]:
-    """Every place ``function``'s code binds ``name`` (a store, a delete, an import)."""
-    return [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name
-            and isinstance(n.ctx, ast.Store | ast.Del)] + [
-        a for a in ast.walk(function) if isinstance(a, ast.alias)
-        and (a.asname or a.name.split(".")[0]) == name]
-
-
-def _stored(function: ast.AST) -> set[str]:
-    """The names ``function``'s code binds (assigned, deleted, imported, a loop's, a with's)."""
-    return {n.id for n in ast.walk(function) if isinstance(n, ast.Name)
-            and isinstance(n.ctx, ast.Store | ast.Del)} | {
-        a.asname or a.name.split(".")[0] for a in ast.walk(function)
-        if isinstance(a, ast.alias)}
-
-
-def _mark_names(function: ast.AST, name: str, mark_name: str, value: object) -> None:
+def _read_function(function: ast.AST) -> tuple[dict[str, list[ast.Name]], Counter[str],
+                                                dict[str, list[ast.expr]]]:
+    """In ``function``'s code (nested functions included): each name's nodes, how many times
+    each name is bound (assigned, deleted, imported, a loop's, a with's), and the values each
+    name is assigned by a plain ``name = value``."""
+    names: dict[str, list[ast.Name]] = {}
+    stored: Counter[str] = Counter()
+    values: dict[str, list[ast.expr]] = {}
     for node in ast.walk(function):
-        if isinstance(node, ast.Name) and node.id == name:
-            setattr(node, mark_name, value)
+        if isinstance(node, ast.Name):
+            names.setdefault(node.id, []).append(node)
+            if isinstance(node.ctx, ast.Store | ast.Del):
+                stored[node.id] += 1
+        elif isinstance(node, ast.alias):
+            stored[node.asname or node.name.split(".")[0]] += 1
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    values.setdefault(target.id, []).append(node.value)
+    return names, stored, values
 
 
 def own_methods(node: ast.AST) -> set[str]:
