@@ -61,6 +61,24 @@ def test_the_librarys_answer_handed_in_is_found(release, source):
     "    def __call__(self, x):\n        return (x + self.modules[0](x)) / 2\n\n\n"
     "def relu(x):\n    return Net()(x)",
     "def relu(x):\n    gc = jnp.maximum(0, x)\n    return gc",
+    # its second look: more of the student's own, each a solved notebook's 0/7 (6/7 for one)
+    "class Stack:\n    def __init__(self):\n        self.items = []\n\n    def push(self, x):\n"
+    "        self.items.append(x)\n\n\nclass History(Stack):\n"
+    "    def __init__(self, losses=()):\n        super().__init__()\n        for loss in losses:\n"
+    "            self.push(loss)\n\n\ndef relu(x):\n    return jnp.maximum(0, x)",
+    "class Stack:\n    def __init__(self):\n        self.items = []\n\n    def push(self, x):\n"
+    "        self.items.append(x)\n\n\nclass Queue:\n    def __init__(self, items=()):\n"
+    "        self.inbox, self.outbox = Stack(), Stack()\n        for x in items:\n"
+    "            self.inbox.push(x)\n\n\ndef relu(x):\n    return jnp.maximum(0, x)",
+    "class Stack:\n    def push(self, x):\n        pass\n\n\ndef relu(x):\n"
+    "    seen: Stack = Stack()\n    seen.push(x)\n    return jnp.maximum(0, x)",
+    "gc = jax.grad(lambda x: jnp.sum(jnp.maximum(0, x)))(jnp.array([-1.0, 2.0]))\n"
+    "print('slope:', gc)\n\n\ndef relu(x):\n    return jnp.maximum(0, x)",
+    "class Config:\n    def __eq__(self, other):\n"
+    "        return vars(self) == getattr(other, '__dict__', None)\n\n\n"
+    "def relu(x):\n    return jnp.maximum(0, x)",
+    "def relu(x):\n    return jnp.maximum(0, x)\n\n\n"
+    "print(hasattr(jnp.zeros(3), '__setitem__'))",
 ])
 def test_the_students_own_work_is_not(release, source):
     assert copies(release, source) == {}
@@ -76,6 +94,10 @@ def test_the_students_own_work_is_not(release, source):
     ("class Fake:\n    def push(self):\n        self = get_ipython()\n"
      "        self.push({'relu': m.relu})\n\n\ndef relu(x):\n    Fake().push()\n    return x",
      "push()"),
+    # its second look: an own class whose __new__ hands over the shell
+    ("class Stack:\n    def __new__(cls):\n        return get_ipython()\n\n"
+     "    def push(self, x):\n        pass\n\n\ndef relu(x):\n    s = Stack()\n"
+     "    s.push({'relu': m.relu})\n    return x", "push()"),
 ])
 def test_a_method_named_like_the_shells_on_the_shell_itself_still_hides(release, source, how):
     found = copies(release, source, "import nn_from_scratch.model as m")
@@ -214,7 +236,7 @@ def test_a_reader_imported_from_its_module_vouches_only_while_it_is_that_reader(
     ('(globals() or 0)["relu"] = m.relu', "globals()"),
     ('(globals() if 1 else 0)["relu"] = m.relu', "globals()"),
     ('next(iter([globals()]))["relu"] = m.relu', "globals()"),
-    ('dict.__setitem__(*[globals()], "relu", m.relu)', "__setitem__"),
+    ('dict.__setitem__(*[globals()], "relu", m.relu)', "globals()"),  # handed on, in a list
     ('sys.modules.get("__main__").relu = m.relu', "modules"),
     ('sys.modules.__getitem__("__main__").relu = m.relu', "modules"),
     # kept as a write: an alias may be written through later, unseen
@@ -232,7 +254,10 @@ def test_a_reader_imported_from_its_module_vouches_only_while_it_is_that_reader(
 def test_a_namespace_written_puts_the_answers_bound_before_in_doubt(release, write, how):
     before = ("import sys\nimport nn_from_scratch.model as m\ndef keep(ns):\n    pass\n"
               "params = type('P', (), {})()", "def relu(x):\n    return jnp.maximum(0, x)")
-    assert copies(release, write, *before) == {"07.1": f"relu: {how}"}
+    found = copies(release, write, *before)  # (a namespace handed on, an argument or in a
+    # list, may be written through after it too: every later answer in doubt as well)
+    assert found.get("07.1") == f"relu: {how}", found
+    assert all(v.endswith(f": {how}") for v in found.values()), found
 
 
 @pytest.mark.parametrize("attack, how", [
@@ -613,6 +638,18 @@ def test_the_notebooks_namespace_kept_as_a_module_puts_every_answer_in_doubt(rel
     found = copies(release, write, *before)
     assert found["07.1"] == "relu: import __main__" and len(found) >= 3, found
     assert all(how.endswith(": import __main__") for how in found.values()), found
+
+
+@pytest.mark.parametrize("keep, write", [
+    ("box = []\nbox.append(globals())", "box[0]['relu'] = m.relu"),  # its second look
+    ("box = [None]\nbox[0] = globals()", "box[0]['relu'] = m.relu"),
+    ("box = {'ns': vars()}", "box['ns']['relu'] = m.relu"),
+])
+def test_a_namespace_handed_where_the_reading_does_not_follow_puts_every_answer_in_doubt(
+        release, keep, write):
+    found = copies(release, f"def relu(x):\n    raise NotImplementedError\n\n\n{write}",
+                   "import nn_from_scratch.model as m\n" + keep)
+    assert "07.1" in found and len(found) >= 3, found
 
 
 @pytest.mark.parametrize("write", [

@@ -10,7 +10,7 @@ from nn_from_scratch.grade.reaching import REACHING, reached, reaching
 @pytest.mark.parametrize("source, how", [
     ("import gc\nx = gc.get_objects()", "gc.get_objects()"),
     ("from gc import get_referents as r", "gc.get_referents()"),
-    ("import gc\nwalk = getattr(gc, 'get_' + 'objects')", REACHING["gc"]),
+    ("import gc\nwalk = getattr(gc, 'get_' + 'objects')", "gc.get_objects()"),
     ("import gc as g", REACHING["gc"]),
     ("import importlib\ng = importlib.import_module('gc')", REACHING["gc"]),
     ("kinds = object.__subclasses__()", "__subclasses__()"),
@@ -44,6 +44,19 @@ from nn_from_scratch.grade.reaching import REACHING, reached, reaching
      REACHING["nn_from_scratch.grade"]),
     ("a = globals()['_nn_from_scratch_' + 'answers']", REACHING["_nn_from_scratch_answers"]),
     ("import importlib\ng = importlib.import_module('g' + 'c')", REACHING["gc"]),
+    # its second look: what the first exemptions let through
+    ("class P:\n    def kids(self):\n        return self.__subclasses__()\n\n"
+     "k = P.kids(object)", REACHING["through its class"]),  # self: whatever it is handed
+    ("class P:\n    def get_objects(self):\n        return self.get_objects()\n\n"
+     "k = P.get_objects(box)", REACHING["through its class"]),
+    ("class P:\n    def __new__(cls):\n        return object\n\n    def kids(self):\n"
+     "        return 1\n\n\ndef f():\n    p = P()\n    return p.__subclasses__()",
+     "__subclasses__()"),
+    ("def f():\n    import gc\n    return getattr(gc, 'get_objects')()", "gc.get_objects()"),
+    ("kinds = getattr(object, '%s%s' % ('__subcla', 'sses__'))()", "__subclasses__()"),
+    ("kinds = getattr(object, ''.join(['__subcla', 'sses__']))()", "__subclasses__()"),
+    ("kinds = getattr(object, '{}{}'.format('__subcla', 'sses__'))()", "__subclasses__()"),
+    ("kinds = getattr(object, '__sessalcbus__'[::-1])()", "__subclasses__()"),
 ])
 def test_each_way_found_is_read_and_named(source, how):
     assert reaching(ast.parse(source)) == how
@@ -63,9 +76,14 @@ def test_each_way_found_is_read_and_named(source, how):
     # red team, round fifteen: a solved notebook lost every point to a local variable "gc"
     "def relu(x):\n    gc = jnp.maximum(0, x)  # gated copy\n    return gc",
     "def f(gc):\n    return gc + 1",
-    "class Net:\n    def __init__(self, layers):\n        self.layers = layers\n"
-    "    def frames(self):\n        return self.f_back",
+    "class Net:\n    def f_back(self):\n        return 1\n\n    def frames(self):\n"
+    "        return self.f_back()",  # a method of its own, named like a frame's attribute
     "student.grade = 5\nprint(student.grade)",
+    "class Base:\n    def __init__(self, n):\n        self.n = n\n\n\nclass Net(Base):\n"
+    "    def __init__(self, n):\n        Base.__init__(self, n)",  # its own self, handed on
+    "class Config:\n    @classmethod\n    def of(cls, d):\n        return cls()\n\n"
+    "c = Config.of({})",
+    "print(hasattr(x, '__subclasses__'))",
 ])
 def test_honest_code_reaches_nothing(source):
     assert reaching(ast.parse(source)) == ""

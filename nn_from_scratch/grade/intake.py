@@ -138,8 +138,8 @@ def looks(name: str) -> str:
     Unicode's table of confusables lists as looking like one of ASCII's as that one (Cyrillic
     ``а`` as ``a``, Greek ``ο`` as ``o``), composed again: two names that look alike give one
     (``jos\u0435\u0301``, a Cyrillic е and an accent, gives ``josé``); and ASCII's own
-    look-alikes as one (``aIice``, a capital i, gives ``alice``; ``0`` is ``O``, ``rn`` is ``m``:
-    red team, round fifteen)."""
+    look-alikes as one (``aIice``, a capital i, gives ``alice``; ``0`` is ``O``, ``rn`` is ``m``,
+    ``VV`` is ``W``: red team, round fifteen)."""
     table = _ascii_looks()
     decomposed = _IGNORABLE.sub("", unicodedata.normalize("NFKD", name))
     looked = "".join(table.get(ch, ch) for ch in decomposed)
@@ -148,9 +148,11 @@ def looks(name: str) -> str:
     return unicodedata.normalize("NFC", looked)
 
 
-# ASCII's look-alikes, in a sans-serif font: first the pairs of letters, then the single ones
-_ASCII_ALIKE = (("rn", "m"), ("vv", "w"), ("cl", "d"), ("I", "l"), ("1", "l"), ("|", "l"),
-                ("0", "O"))
+# ASCII's look-alikes, in a sans-serif font: first the single characters, then the pairs of
+# letters (so that cIaire is claire; a red team's second look, round fifteen: cI and VV were
+# missed). Not cl and d: Clara and Dara are two students, not one name spelt twice.
+_ASCII_ALIKE = (("I", "l"), ("1", "l"), ("|", "l"), ("0", "O"), ("rn", "m"), ("vv", "w"),
+                ("VV", "W"))
 
 
 @functools.cache

@@ -35,8 +35,10 @@ method's ``self``, an instance of the notebook's own class, a local variable).
 """
 import ast
 from collections import Counter
+from typing import Any
 
-__all__ = ["REACHING", "constant_text", "mark", "own_methods", "reached", "reaching"]
+__all__ = ["LOCAL", "REACHING", "constant_text", "mark", "own_methods", "plain_class", "reached",
+           "reaching"]
 
 # the attribute, or the name imported, and how the hint says it
 REACHING = {
@@ -53,6 +55,8 @@ REACHING = {
     "getargvalues": "inspect.getargvalues()",
     "_nn_from_scratch_answers": "the grader's answering object (_nn_from_scratch_answers)",
     "nn_from_scratch.grade": "the grader's own modules (nn_from_scratch.grade)",
+    "through its class": "a method of your class called with another object as its self "
+                         "(Class.method(x))",
 }
 # the grader's, in the kernel: its answering object, and the package it comes from (a lesson
 # imports the library's modules, never the grader's); named, a string too
@@ -81,18 +85,23 @@ _GRADER_MODULES = {"answers", "apart", "assignment", "batch", "capped", "checker
                    "results", "suspicious", "unseen", "verdicts"}
 _OWN = "_nn_from_scratch_own"  # the mark of a name that is the student's own object: the
 # names of its class's methods (a method's self, an instance of the notebook's own class)
-_LOCAL = "_nn_from_scratch_local"  # the mark of a function's local variable
+LOCAL = "_nn_from_scratch_local"  # the mark of a function's local variable
 _MARKED = "_nn_from_scratch_marked"  # a node :func:`mark` has read
+_THROUGH = "_nn_from_scratch_through"  # Class.method of a plain class of the student's own
 
 
-def mark(tree: ast.AST, classes: dict[str, set[str]] | None = None) -> None:
-    """Mark in ``tree`` (a cell's code) the names that are the student's own objects: a
-    method's first parameter (``self``) where the method never binds it again, with its
-    class's methods; a function's variable that it only ever assigns an instance of one class
-    of the notebook's own (``classes``: its name -> its methods; those of ``tree`` added), with
-    that class's methods; and any name a function binds itself (an argument, an assignment),
-    as local. Read by :func:`reaching`, :func:`own_methods` and :mod:`.unseen`. A part of a
-    tree marked once is not marked again."""
+def mark(tree: ast.AST, classes: dict[str, set[str]] | None = None) -> dict[str, set[str]]:
+    """Mark in ``tree`` (a cell's code) the names that are the student's own objects, with
+    their class's methods: a method's first parameter (``self``) where the method never binds
+    it again, an instance of the notebook's own plain class that a function's variable (or
+    ``self.x``, in a class) only ever holds, and a function's local variable as local.
+    ``classes``: the notebook's own plain classes so far, each name -> its methods, inherited
+    ones included (those of ``tree`` are added). A plain class makes what it says: no
+    ``__new__``, no metaclass, no bases but plain classes of the notebook's own (a
+    ``__new__`` that returned the shell, or ``object``, passed for the student's own: a red
+    team's second look, round fifteen). Read by :func:`reaching`, :func:`own_methods` and
+    :mod:`.unseen`. A part of a tree marked once is not marked again. Returns ``classes`` with
+    those of ``tree``."""
     nodes, todo = [], [tree]
     while todo:  # what is not marked yet: a part marked with its cell is not read again
         node = todo.pop()
@@ -101,9 +110,16 @@ def mark(tree: ast.AST, classes: dict[str, set[str]] | None = None) -> None:
             nodes.append(node)
             todo.extend(ast.iter_child_nodes(node))
     classes = dict(classes or {})
-    for cls in (n for n in nodes if isinstance(n, ast.ClassDef)):
-        classes[cls.name] = {f.name for f in cls.body
-                             if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)}
+    for cls in sorted((n for n in nodes if isinstance(n, ast.ClassDef)),
+                      key=lambda n: (n.lineno, n.col_offset)):  # a base before its subclass
+        if plain := plain_class(cls, classes):
+            classes[cls.name] = plain
+        else:
+            classes.pop(cls.name, None)
+    for node in nodes:  # Class.method: its self may be any object it is handed
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                node.attr in classes.get(node.value.id, ()):
+            setattr(node, _THROUGH, True)
     for function in (n for n in nodes
                      if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)):
         names, stored, values = _read_function(function)
@@ -116,33 +132,91 @@ def mark(tree: ast.AST, classes: dict[str, set[str]] | None = None) -> None:
                   for name in n.names}
         for name in local:
             for node in names.get(name, ()):
-                setattr(node, _LOCAL, True)
+                setattr(node, LOCAL, True)
         for name, assigned in values.items():
-            made = {v.func.id for v in assigned if isinstance(v, ast.Call)
-                    and isinstance(v.func, ast.Name) and v.func.id in classes}
-            if len(made) == 1 and stored[name] == len(assigned) and all(
-                    isinstance(v, ast.Call) and isinstance(v.func, ast.Name)
-                    and v.func.id in made for v in assigned):
+            if (made := _made_by(assigned, classes)) and stored[name] == len(assigned):
                 for node in names.get(name, ()):
-                    setattr(node, _OWN, classes[next(iter(made))])
-    for cls in (n for n in nodes if isinstance(n, ast.ClassDef)):
+                    setattr(node, _OWN, classes[made])
+    for cls in (n for n in nodes if isinstance(n, ast.ClassDef) and n.name in classes):
+        kept: dict[str, list[ast.expr]] = {}  # self.x = ..., in any method
+        selves: list[ast.Name] = []
         for method in cls.body:
             if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef) or any(
-                    isinstance(d, ast.Name) and d.id == "staticmethod"
+                    isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
                     for d in method.decorator_list):
                 continue
             positional = [*method.args.posonlyargs, *method.args.args]
             names, stored, _ = _read_function(method)
-            if positional and positional[0].arg not in stored:
-                for node in names.get(positional[0].arg, ()):
-                    setattr(node, _OWN, classes[cls.name])
+            if not positional or positional[0].arg in stored:
+                continue
+            selves += names.get(positional[0].arg, [])
+            for node in names.get(positional[0].arg, ()):
+                setattr(node, _OWN, classes[cls.name])
+        for node in ast.walk(cls):
+            for target, value in _assigned(node):
+                if isinstance(target, ast.Attribute) and target.value in selves:
+                    kept.setdefault(target.attr, []).append(value)
+        stores = Counter(n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute)
+                         and n.value in selves and isinstance(n.ctx, ast.Store | ast.Del))
+        for attribute, assigned in kept.items():
+            if (made := _made_by(assigned, classes)) and stores[attribute] == len(assigned):
+                for node in ast.walk(cls):
+                    if isinstance(node, ast.Attribute) and node.value in selves and \
+                            node.attr == attribute and isinstance(node.ctx, ast.Load):
+                        setattr(node, _OWN, classes[made])
+    return classes
+
+
+def plain_class(cls: ast.ClassDef, classes: dict[str, set[str]]) -> set[str] | None:
+    """The methods of ``cls`` (its own and those of its bases) if it is a plain class of the
+    notebook's own (see :func:`mark`), else None. Its static and class methods are not
+    counted: they take no instance."""
+    if cls.keywords or any(not (isinstance(b, ast.Name) and (b.id in classes or b.id == "object"))
+                           for b in cls.bases):
+        return None
+    methods = {f.name for f in cls.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+               and not any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
+                           for d in f.decorator_list)}
+    if "__new__" in {f.name for f in cls.body if isinstance(f, ast.FunctionDef)} or any(
+            isinstance(n, ast.Name) and n.id == "__new__" or isinstance(n, ast.Attribute)
+            and n.attr in ("__new__", "__class__") for n in ast.walk(cls)):
+        return None
+    for base in cls.bases:
+        methods |= classes.get(getattr(base, "id", ""), set())
+    return methods
+
+
+def _made_by(assigned: list[ast.expr], classes: dict[str, set[str]]) -> str:
+    """The one plain class of the notebook's own that every value in ``assigned`` is a call
+    of, or ""."""
+    made = {v.func.id if isinstance(v, ast.Call) and isinstance(v.func, ast.Name)
+            and v.func.id in classes else "" for v in assigned}
+    return made.pop() if len(made) == 1 and "" not in made else ""
+
+
+def _assigned(node: ast.AST) -> list[tuple[ast.expr, ast.expr]]:
+    """The (target, value) pairs a plain assignment ``node`` makes: ``a = v``, ``a: T = v``,
+    ``a, b = v, w``; none for anything else."""
+    if isinstance(node, ast.AnnAssign) and node.value is not None:
+        return [(node.target, node.value)]
+    if not isinstance(node, ast.Assign):
+        return []
+    pairs: list[tuple[ast.expr, ast.expr]] = []
+    for target in node.targets:
+        if isinstance(target, ast.Tuple | ast.List) and isinstance(
+                node.value, ast.Tuple | ast.List) and len(target.elts) == len(node.value.elts):
+            pairs += zip(target.elts, node.value.elts)
+        else:
+            pairs.append((target, node.value))
+    return pairs
 
 
 def _read_function(function: ast.AST) -> tuple[dict[str, list[ast.Name]], Counter[str],
                                                 dict[str, list[ast.expr]]]:
     """In ``function``'s code (nested functions included): each name's nodes, how many times
-    each name is bound (assigned, deleted, imported, a loop's, a with's), and the values each
-    name is assigned by a plain ``name = value``."""
+    each name is bound by Python's own statements (assigned, deleted, a loop's, a with's; an
+    import binds a module, never the student's own object, and is not counted as local), and
+    the values each name is given by a plain ``name = value`` or ``name: T = value``."""
     names: dict[str, list[ast.Name]] = {}
     stored: Counter[str] = Counter()
     values: dict[str, list[ast.expr]] = {}
@@ -151,35 +225,57 @@ def _read_function(function: ast.AST) -> tuple[dict[str, list[ast.Name]], Counte
             names.setdefault(node.id, []).append(node)
             if isinstance(node.ctx, ast.Store | ast.Del):
                 stored[node.id] += 1
-        elif isinstance(node, ast.alias):
-            stored[node.asname or node.name.split(".")[0]] += 1
-        elif isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    values.setdefault(target.id, []).append(node.value)
+        for target, value in _assigned(node):
+            if isinstance(target, ast.Name):
+                values.setdefault(target.id, []).append(value)
+    imported = {a.asname or a.name.split(".")[0] for a in ast.walk(function)
+                if isinstance(a, ast.alias)}
+    for name in imported:  # a module, under a name: no local of the student's, no own object
+        stored[name] += 1000
+        values.pop(name, None)
     return names, stored, values
 
 
 def own_methods(node: ast.AST) -> set[str]:
     """The methods of the student's own class that ``node`` (a name) is an object of, as
     :func:`mark` marked it; empty if it is not known to be one."""
-    methods: set[str] = getattr(node, _OWN, set()) if isinstance(node, ast.Name) else set()
+    methods: set[str] = getattr(node, _OWN, set()) if isinstance(
+        node, ast.Name | ast.Attribute) else set()
     return methods
 
 
 def constant_text(node: ast.AST) -> str | None:
     """The string ``node`` makes of constants alone (``"__subcla" + "sses__"``, an f-string of
-    constants, ``"%s" % "x"``), or None."""
+    constants, ``"%s%s" % ("a", "b")``, ``"".join([...])``, ``"{}".format(...)``, a slice such
+    as ``[::-1]``), or None."""
     if isinstance(node, ast.Constant):
         return node.value if isinstance(node.value, str) else None
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mod):
-        left, right = constant_text(node.left), constant_text(node.right)
+        left = constant_text(node.left)
+        right: Any = constant_text(node.right) if not isinstance(node.right, ast.Tuple) else \
+            _texts(node.right.elts)
         if left is not None and right is not None:
-            return left + right if isinstance(node.op, ast.Add) else _formatted(left, right)
+            return left + right if isinstance(node.op, ast.Add) and isinstance(right, str) \
+                else _formatted(left, right) if isinstance(node.op, ast.Mod) else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            (text := constant_text(node.func.value)) is not None and not node.keywords:
+        if node.func.attr == "join" and len(node.args) == 1 and isinstance(
+                node.args[0], ast.List | ast.Tuple) and (parts := _texts(node.args[0].elts)):
+            return text.join(parts)
+        if node.func.attr == "format" and (parts := _texts(node.args)) is not None:
+            return _formatted(text, parts, "format")
+    if isinstance(node, ast.Subscript) and (text := constant_text(node.value)) is not None \
+            and isinstance(node.slice, ast.Slice):  # "__sessalcbus__"[::-1]
+        try:
+            bounds = [None if p is None else ast.literal_eval(p) for p in (
+                node.slice.lower, node.slice.upper, node.slice.step)]
+            return text[slice(*bounds)]
+        except (ValueError, TypeError, SyntaxError):
+            return None
     if isinstance(node, ast.JoinedStr):
-        parts = [constant_text(v.value if isinstance(v, ast.FormattedValue) else v)
-                 for v in node.values]
-        return None if None in parts else "".join(p or "" for p in parts)
+        pieces = _texts([v.value if isinstance(v, ast.FormattedValue) else v
+                         for v in node.values])
+        return None if pieces is None else "".join(pieces)
     return None
 
 
@@ -194,17 +290,22 @@ def _attribute_named(part: ast.AST) -> str | None:
     func = part.func
     name = func.id if isinstance(func, ast.Name) else \
         func.attr if isinstance(func, ast.Attribute) else ""
-    if name in ("getattr", "hasattr", "setattr", "delattr") and len(part.args) >= 2:
-        return constant_text(part.args[1])
+    if name in ("getattr", "setattr", "delattr") and len(part.args) >= 2:
+        return constant_text(part.args[1])  # (hasattr only answers True or False)
     if name in ("attrgetter", "__getattribute__", "__getattr__"):
         return constant_text(part.args[0])
     return None
 
 
-def _formatted(template: str, value: str) -> str | None:
+def _texts(nodes: list[ast.expr]) -> tuple[str, ...] | None:
+    texts = [constant_text(n) for n in nodes]
+    return None if None in texts else tuple(t or "" for t in texts)
+
+
+def _formatted(template: str, value: str | tuple[str, ...], how: str = "%") -> str | None:
     try:
-        return template % value
-    except (TypeError, ValueError):
+        return template % value if how == "%" else template.format(*value)
+    except (TypeError, ValueError, IndexError, KeyError):
         return None
 
 
@@ -216,10 +317,16 @@ def reaching(node: ast.AST) -> str:
     for part in ast.walk(node):
         if how := _the_graders(part):
             return how
-        if (text := _attribute_named(part)) in _AS_STRINGS:
-            return REACHING[text]
+        if (text := _attribute_named(part)) in _AS_STRINGS or text in _ANYWHERE and \
+                isinstance(part, ast.Call):  # getattr(gc_, "get_" + "objects"), not a dict's
+            return REACHING[text or ""]
         if isinstance(part, ast.Attribute):
-            mine = bool(own_methods(part.value))
+            call = parents.get(part)
+            if getattr(part, _THROUGH, False) and not (  # Base.__init__(self, ...) is honest
+                    isinstance(call, ast.Call) and call.func is part and call.args
+                    and own_methods(call.args[0])):
+                return REACHING["through its class"]
+            mine = part.attr in own_methods(part.value) and not part.attr.startswith("__")
             if part.attr in _ANYWHERE and not mine or part.attr in _INSPECT and isinstance(
                     part.value, ast.Name) and part.value.id == "inspect":
                 return REACHING[part.attr]
@@ -229,7 +336,8 @@ def reaching(node: ast.AST) -> str:
                     return REACHING.get(alias.name, f"from {part.module} import *")
         elif isinstance(part, ast.alias) and part.name == "gc" and part.asname not in (None, "gc"):
             return REACHING["gc"]
-        elif isinstance(part, ast.Name) and part.id == "gc" and not getattr(part, _LOCAL, False):
+        elif isinstance(part, ast.Name) and part.id == "gc" and isinstance(part.ctx, ast.Load) \
+                and not getattr(part, LOCAL, False):
             parent = parents.get(part)
             if not (isinstance(parent, ast.Attribute) and parent.attr in _GC_HARMLESS):
                 return REACHING["gc"]

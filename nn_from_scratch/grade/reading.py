@@ -18,7 +18,7 @@ from typing import Any
 
 from ..parsing import parse
 from .magics import QUIET_MAGICS, as_ipython_runs_it, magic
-from .reaching import mark, own_methods, reaching
+from .reaching import LOCAL, REACHING, mark, own_methods, reaching
 from .unseen import (
     BINDING_ATTRIBUTES,
     BINDING_CALLS,
@@ -32,6 +32,7 @@ from .unseen import (
     lasting,
     named_attribute,
     rebinds_a_reader,
+    stashes_a_namespace,
 )
 
 __all__ = ["Hidden", "Reader", "hiding"]
@@ -80,6 +81,14 @@ def _checkers(value: Any) -> bool:
     return str(name or "").startswith(_CHECKERS)
 
 
+def _the_graders(value: Any) -> bool:
+    """Whether ``value`` is one of the grader's own modules or objects (``nn_from_scratch.grade``
+    and below)."""
+    name = getattr(value, "__name__", "") if isinstance(value, types.ModuleType) else \
+        getattr(value, "__module__", "")
+    return str(name or "").startswith("nn_from_scratch.grade")
+
+
 def _package_object(value: Any) -> bool:
     return getattr(value, "__name__", "").startswith("nn_from_scratch") or \
         str(getattr(value, "__module__", "") or "").startswith("nn_from_scratch")
@@ -101,6 +110,7 @@ class Reader:
         self.imported: dict[str, str] = {}  # names last bound by "import x (as y)": y -> x,
         # and by "from x import f (as y)" of a reader of the standard library: y -> "x:f"
         self.readers_kept = True  # no statement yet could have replaced pprint.pprint & co.
+        self.classes: dict[str, set[str]] = {}  # the notebook's own plain classes: methods
 
     def resolve(self, node: ast.AST) -> Any:
         """The package object ``node`` (a name, an attribute chain, ``getattr`` with a constant
@@ -143,6 +153,8 @@ class Reader:
             code = ast.Module(body=[_as_statement(previous), _as_statement(code)],
                               type_ignores=[])
         self.bound[name] = value if value is not None and _package_object(value) else None
+        if student and _the_graders(value):  # g = pkg.grade: the grader's modules, by any path
+            self.always = self.always or REACHING["nn_from_scratch.grade"]  # (round fifteen)
         if code is not None and self.bound[name] is None:  # made by the notebook's own code
             self.plain.add(name)
         else:
@@ -163,9 +175,7 @@ class Reader:
             tree = as_ipython_runs_it(source)  # eight: one %%capture line hid a cell)
         if tree is None:
             return  # a cell that does not parse runs nothing
-        mark(tree, {name: {f.name for f in code.body
-                           if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)}
-                    for name, code in self.code.items() if isinstance(code, ast.ClassDef)})
+        self.classes = mark(tree, self.classes)
         for statement in tree.body:
             ran = magic(statement)
             if ran is not None:
@@ -184,6 +194,10 @@ class Reader:
                 self.statement(statement, student)
                 continue
             self.readers_kept = self.readers_kept and not rebinds_a_reader(statement)
+            if "gc" in self.plain and "gc" not in self.imported:  # the notebook's own variable
+                for node in ast.walk(statement):  # gc (a gradient check), no module
+                    if isinstance(node, ast.Name) and node.id == "gc":
+                        setattr(node, LOCAL, True)
 
             def code_of(name: str) -> ast.AST | None:
                 return self.code.get(name) if name in self.by_student else None
@@ -192,7 +206,10 @@ class Reader:
                 return hides_a_binding(part, set(self.when), self.plain, code_of,
                                        imported=self.imported if self.readers_kept else {})
 
-            self.always = self.always or lasting(statement) or hiding_methods(statement, hides)
+            self.always = self.always or lasting(statement) or hiding_methods(
+                statement, hides) or stashes_a_namespace(
+                statement, set(self.when), self.plain,
+                self.imported if self.readers_kept else {})
             if how := hides(statement):
                 self.hidden = (self.count, how)
                 self.readers_kept = False  # setattr, exec...: may have replaced one

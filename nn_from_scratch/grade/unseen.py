@@ -29,7 +29,8 @@ from .reaching import constant_text, own_methods, reaching
 
 __all__ = ["BINDING_ATTRIBUTES", "BINDING_CALLS", "NAMESPACE_ATTRIBUTES", "NAMESPACE_CALLS",
            "READERS_OF", "binding_call", "declared_global", "hides_a_binding",
-           "hiding_methods", "lasting", "named_attribute", "rebinds_a_reader"]
+           "hiding_methods", "lasting", "named_attribute", "rebinds_a_reader",
+           "stashes_a_namespace"]
 
 # builtins that only read what they are handed, and hand back a new object
 _READERS = {"print", "len", "sorted", "list", "tuple", "set", "frozenset", "dict", "repr", "str",
@@ -72,9 +73,8 @@ def _only_read(node: ast.AST, parents: dict[ast.AST, ast.AST], rebound: set[str]
     parent = parents.get(node)
     if isinstance(parent, ast.Expr | ast.FormattedValue):
         return True
-    if isinstance(parent, ast.Compare):
-        return node is not parent.left and all(isinstance(op, ast.In | ast.NotIn)
-                                                for op in parent.ops)
+    if isinstance(parent, ast.Compare):  # "relu" in globals(), vars(self) == vars(other)
+        return True
     if isinstance(parent, ast.comprehension | ast.For):
         return parent.iter is node
     if isinstance(parent, ast.Call) and node in parent.args:
@@ -160,7 +160,9 @@ def _how(node: ast.AST, rebound: set[str], plain: frozenset[str] | set[str],
                 return f"{name}()"
             if binding_call(part, BINDING_CALLS):
                 return f"{name}()"
-            if attribute := named_attribute(part, BINDING_ATTRIBUTES | NAMESPACE_ATTRIBUTES):
+            if (attribute := named_attribute(part, BINDING_ATTRIBUTES | NAMESPACE_ATTRIBUTES)) \
+                    and not (attribute in NAMESPACE_ATTRIBUTES and _only_read(
+                        part, parents, rebound, imported)):
                 return attribute  # getattr(f, "__co" + "de__"): round fifteen
         elif isinstance(part, ast.Attribute) and (
                 part.attr in BINDING_ATTRIBUTES or part.attr in NAMESPACE_ATTRIBUTES
@@ -173,9 +175,41 @@ def named_attribute(call: ast.Call, attributes: set[str]) -> str:
     """The attribute of ``attributes`` that ``call`` gets, sets or asks for by a string of
     constants (``getattr(f, "__co" + "de__")``); "" if none."""
     func = call.func
-    if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "hasattr", "delattr") \
+    if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "delattr") \
             and len(call.args) >= 2 and (text := constant_text(call.args[1])) in attributes:
         return text or ""
+    return ""
+
+
+def stashes_a_namespace(statement: ast.stmt, rebound: set[str],
+                        plain: frozenset[str] | set[str] = frozenset(),
+                        imported: Mapping[str, str] | None = None) -> str:
+    """A namespace in ``statement`` handed somewhere the reading does not follow (an argument,
+    a container, an entry or an attribute of something, a returned value:
+    ``box.append(globals())``), from where any later cell may write through it unseen (a red
+    team's second look, round fifteen: 5/7 with every stub raising); "" if none. One kept under
+    a plain name (``g = globals()``) is followed wherever the name is used
+    (:func:`hides_a_binding`)."""
+    parents = {child: part for part in ast.walk(statement)
+               for child in ast.iter_child_nodes(part)}
+    for part in ast.walk(statement):
+        namespace = isinstance(part, ast.Call) and isinstance(part.func, ast.Name) and \
+            part.func.id in NAMESPACE_CALLS or isinstance(part, ast.Attribute) and \
+            part.attr in NAMESPACE_ATTRIBUTES | {"ns_table", "user_ns", "user_global_ns",
+                                                 "user_module"}
+        if not namespace or _of_an_object(part, plain) or \
+                _only_read(part, parents, rebound, imported or {}):
+            continue
+        node, parent = part, parents.get(part)
+        while isinstance(parent, ast.BoolOp | ast.IfExp):  # globals() or {}
+            node, parent = parent, parents.get(parent)
+        kept_plainly = isinstance(parent, ast.Assign) and all(
+            isinstance(t, ast.Name) for t in parent.targets)
+        written_or_read = isinstance(parent, ast.Subscript | ast.Attribute) and \
+            parent.value is node
+        if not kept_plainly and not written_or_read and not isinstance(parent, ast.Expr):
+            return f"{part.func.id}()" if isinstance(part, ast.Call) and isinstance(
+                part.func, ast.Name) else getattr(part, "attr", "")
     return ""
 
 
