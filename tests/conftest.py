@@ -21,16 +21,6 @@ for _kind in ("STATE", "DATA", "COMPILE_CACHE"):
         _OWN_FOLDERS.append(tempfile.mkdtemp(prefix=f"nn-from-scratch-{_kind.lower()}-"))
         os.environ[f"NN_FROM_SCRATCH_{_kind}"] = _OWN_FOLDERS[-1]
 
-# The test run's own processes compile with LLVM's optimisations off (XLA's backend level 0):
-# most of the checkers' tests is compiling a new function for each answer tried, a
-# compile that takes 0.2-0.3 s at XLA's default level and about 40 % less at 0 (lesson 14's
-# checkers' tests in English 126 s -> 80 s, lesson 16's 177 s -> 106 s, 2026-11-30), and what
-# they test is a verdict, never how fast compiled code runs. Only these processes: the flag is
-# read once, when this process's backend starts, then taken out of the environment again, so
-# that every kernel (a lesson, a student edition, a grading) compiles as a student's does.
-_XLA_FLAGS = os.environ.get("XLA_FLAGS")
-os.environ["XLA_FLAGS"] = f"{_XLA_FLAGS or ''} --xla_backend_optimization_level=0".strip()
-
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
@@ -40,11 +30,6 @@ from nn_from_scratch.parallel import simulate_cpu_devices  # noqa: E402
 # Before any JAX computation: 4 simulated CPU devices for the data-parallel tests.
 # Everything else runs on device 0 as usual.
 simulate_cpu_devices(4)
-jax.jit(lambda x: x + 1)(1.0).block_until_ready()  # the backend starts, reading XLA_FLAGS
-if _XLA_FLAGS is None:
-    del os.environ["XLA_FLAGS"]
-else:
-    os.environ["XLA_FLAGS"] = _XLA_FLAGS
 # The test run's own folder of compiled programs (JAX's persistent compilation cache), in this
 # process and its pytest-xdist workers only (kernels: tools/notebooks.py, compilation_cache):
 # a checker's tests run it in three modes, each compiling the same functions anew (checks of
