@@ -403,8 +403,9 @@ def test_the_message_says_why_in_either_case():
         "cannot see, so this exercise earns nothing; leave vars() out, or look at names with "
         "print")
     assert Copy("relu", "S.__repr__: globals()", "anytime").message == (
-        "S.__repr__: globals() may run at any time and bind names where the grader cannot see "
-        "(a hook, or a method Python calls by itself), so relu earns nothing; leave it out")
+        "S.__repr__: globals() may bind names where the grader cannot see, after any cell (a "
+        "hook, a method Python calls by itself, a namespace kept or handed on), so relu earns "
+        "nothing; leave it out")
 
 
 @pytest.mark.parametrize("lesson", sorted(p.stem for p in RELEASE.glob("*.json")))

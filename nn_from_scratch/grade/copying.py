@@ -62,7 +62,8 @@ class Copy:
     name: str
     how: str = ""
     # why ``name`` is in doubt, if it is: "after" (``how`` ran after its code, not in it) or
-    # "anytime" (``how`` may run at any time: a hook, a method Python calls by itself), or
+    # "anytime" (``how`` may bind names after any cell: a hook, a method Python calls by
+    # itself, a namespace kept or handed on), or
     # "reaches" (``how`` reaches any object of the kernel: gc.get_objects, :mod:`.reaching`)
     doubt: str = ""
 
@@ -73,9 +74,9 @@ class Copy:
             return _("{how} reaches any object in the kernel, the grader's own included, so "
                      "{name} earns nothing; leave it out").format(name=self.name, how=self.how)
         if self.doubt == "anytime":
-            return _("{how} may run at any time and bind names where the grader cannot see "
-                     "(a hook, or a method Python calls by itself), so {name} earns nothing; "
-                     "leave it out").format(name=self.name, how=self.how)
+            return _("{how} may bind names where the grader cannot see, after any cell (a "
+                     "hook, a method Python calls by itself, a namespace kept or handed on), so "
+                     "{name} earns nothing; leave it out").format(name=self.name, how=self.how)
         if self.doubt == "after":  # round ten: "your code for relu uses vars()" when relu's did not
             return _("{how} ran after your code for {name} and may have bound {name} again "
                      "where the grader cannot see, so this exercise earns nothing; leave {how} "
