@@ -37,7 +37,7 @@ from .unseen import (
 
 __all__ = ["Hidden", "Reader", "hiding"]
 
-_CHECKERS = "nn_from_scratch.exercises"
+_CHECKERS, _GRADER = "nn_from_scratch.exercises", "nn_from_scratch.grade"
 _ABSENT = object()  # a name a table did not hold
 _DEPTH = 12  # how far through the student's own functions a reference is followed; deeper
 # is code the reading cannot follow (an honest answer's helpers go two or three deep)
@@ -74,19 +74,12 @@ class Hidden:
     how: str
 
 
-def _checkers(value: Any) -> bool:
-    """Whether ``value`` is of the checkers' package (a module of it, or an object)."""
+def _of(value: Any, package: str) -> bool:
+    """Whether ``value`` is of ``package`` (a module of it, or an object): the checkers'
+    (``nn_from_scratch.exercises``) or the grader's (``nn_from_scratch.grade``)."""
     name = getattr(value, "__name__", "") if isinstance(value, types.ModuleType) else \
         getattr(value, "__module__", "")
-    return str(name or "").startswith(_CHECKERS)
-
-
-def _the_graders(value: Any) -> bool:
-    """Whether ``value`` is one of the grader's own modules or objects (``nn_from_scratch.grade``
-    and below)."""
-    name = getattr(value, "__name__", "") if isinstance(value, types.ModuleType) else \
-        getattr(value, "__module__", "")
-    return str(name or "").startswith("nn_from_scratch.grade")
+    return str(name or "").startswith(package)
 
 
 def _package_object(value: Any) -> bool:
@@ -153,7 +146,7 @@ class Reader:
             code = ast.Module(body=[_as_statement(previous), _as_statement(code)],
                               type_ignores=[])
         self.bound[name] = value if value is not None and _package_object(value) else None
-        if student and _the_graders(value):  # g = pkg.grade: the grader's modules, by any path
+        if student and _of(value, _GRADER):  # g = pkg.grade: the grader's modules, by any path
             self.always = self.always or REACHING["nn_from_scratch.grade"]  # (round fifteen)
         if code is not None and self.bound[name] is None:  # made by the notebook's own code
             self.plain.add(name)
@@ -324,7 +317,8 @@ class Reader:
             if isinstance(part, ast.Attribute | ast.Name) and not (
                     isinstance(part, ast.Name) and part.id in local):
                 value = self.resolve(part)
-                if value is not None and (any(value is t for t in targets) or _checkers(value)):
+                if value is not None and (any(value is t for t in targets)
+                                          or _of(value, _CHECKERS)):
                     return value
             if isinstance(part, ast.Name) and part.id in self.code and part.id not in seen \
                     and part.id not in local:
