@@ -143,16 +143,24 @@ SECRET = base64.b64encode(b"from nn_from_scratch.model import relu").decode()
 def test_the_library_reached_by_string_alias_partial_object_or_decoded_text_earns_nothing(
         release, source, found):
     before = ("import base64, functools, importlib, sys\nimport nn_from_scratch.model as m",)
-    assert copies(release, source, *before) == {"07.1": found}
+    copied = copies(release, source, *before)
+    assert copied["07.1"] == found, copied
+    # (text run as code may patch the grader's answering object for good: every later answer
+    # is in doubt too, since a red team's third look, round fifteen)
+    assert all(v.endswith(": exec()") for e, v in copied.items() if e != "07.1") and (
+        len(copied) == 1 or found.endswith("exec()")), copied
 
 
-def test_text_run_as_code_in_an_earlier_cell_puts_what_it_may_bind_in_doubt(release):
+def test_text_run_as_code_in_an_earlier_cell_puts_every_answer_in_doubt(release):
+    # a def after it used to be visibly the student's own; a red team's third look (round
+    # fifteen) ran text before each stub that patched the grader's answering object: 7/7 with
+    # every stub raising. Text run as code now puts every answer after it in doubt too.
     assert copies(release, "def relu(x):\n    return jnp.maximum(0, x)",
-                  f"import base64\nexec(base64.b64decode({SECRET!r}))") == {}, \
-        "a def after it is visibly the student's own"
+                  f"import base64\nexec(base64.b64decode({SECRET!r}))")["07.1"] == \
+        "relu: exec()"
     assert copies(release, "pass", "def relu(x):\n    return jnp.maximum(0, x)",
-                  f"import base64\nexec(base64.b64decode({SECRET!r}))") == {
-        "07.1": "relu: exec()"}
+                  f"import base64\nexec(base64.b64decode({SECRET!r}))")["07.1"] == \
+        "relu: exec()"
 
 
 @pytest.mark.parametrize("look", [
@@ -404,8 +412,8 @@ def test_the_message_says_why_in_either_case():
         "print")
     assert Copy("relu", "S.__repr__: globals()", "anytime").message == (
         "S.__repr__: globals() may bind names where the grader cannot see, after any cell (a "
-        "hook, a method Python calls by itself, a namespace kept or handed on), so relu earns "
-        "nothing; leave it out")
+        "hook, a method Python calls by itself, text run as code, a namespace kept or handed "
+        "on), so relu earns nothing; leave it out")
 
 
 @pytest.mark.parametrize("lesson", sorted(p.stem for p in RELEASE.glob("*.json")))
@@ -666,3 +674,16 @@ def test_a_namespace_kept_under_a_name_and_written_later_puts_that_answer_in_dou
     found = copies(release, f"def relu(x):\n    raise NotImplementedError\n\n\n{written}",
                    "import sys\nimport nn_from_scratch.model as m\n" + write)
     assert "07.1" in found and found["07.1"].startswith("relu: "), found
+
+
+@pytest.mark.parametrize("patch", [
+    # a red team's third look, round fifteen: the grader's answering object patched by text
+    # run before each stub, and through sys.modules by names made at run time (7/7 and 5/7)
+    "exec('import nn_from_scratch.model as _M')",
+    "import sys\n_a, _b = 'mod', 'nn_from_scratch.gra'\n"
+    "_Ans = getattr(sys, _a + 'ules')[_b + 'de.answers'].Answers",
+    "import sys\n_a = 'mod'\n_m = getattr(sys, _a + 'ules')",
+])
+def test_what_may_patch_the_grader_for_good_puts_every_later_answer_in_doubt(release, patch):
+    found = copies(release, "def relu(x):\n    raise NotImplementedError", patch)
+    assert "07.1" in found and len(found) >= 3, found

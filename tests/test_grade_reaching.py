@@ -57,6 +57,9 @@ from nn_from_scratch.grade.reaching import REACHING, reached, reaching
     ("kinds = getattr(object, ''.join(['__subcla', 'sses__']))()", "__subclasses__()"),
     ("kinds = getattr(object, '{}{}'.format('__subcla', 'sses__'))()", "__subclasses__()"),
     ("kinds = getattr(object, '__sessalcbus__'[::-1])()", "__subclasses__()"),
+    # its third look: the grader's package inside a longer string, or its first letters
+    ("exec('import nn_from_scratch.grade.answers as A')", REACHING["nn_from_scratch.grade"]),
+    ("a = 'nn_from_scratch.gra'", REACHING["nn_from_scratch.grade"]),
 ])
 def test_each_way_found_is_read_and_named(source, how):
     assert reaching(ast.parse(source)) == how

@@ -75,8 +75,9 @@ class Copy:
                      "{name} earns nothing; leave it out").format(name=self.name, how=self.how)
         if self.doubt == "anytime":
             return _("{how} may bind names where the grader cannot see, after any cell (a "
-                     "hook, a method Python calls by itself, a namespace kept or handed on), so "
-                     "{name} earns nothing; leave it out").format(name=self.name, how=self.how)
+                     "hook, a method Python calls by itself, text run as code, a namespace kept "
+                     "or handed on), so {name} earns nothing; leave it out").format(
+                         name=self.name, how=self.how)
         if self.doubt == "after":  # round ten: "your code for relu uses vars()" when relu's did not
             return _("{how} ran after your code for {name} and may have bound {name} again "
                      "where the grader cannot see, so this exercise earns nothing; leave {how} "

@@ -360,7 +360,8 @@ def _the_graders(part: ast.AST) -> str:
     names = [a.name for a in part.names] if isinstance(part, ast.Import) else \
         [f"{part.module}.{a.name}" for a in part.names] if isinstance(part, ast.ImportFrom) \
         and part.module and not part.level else [text] if text is not None else []
-    if any(n == _GRADER or n.startswith(_GRADER + ".") for n in names):
+    if any(n == _GRADER or n.startswith(_GRADER + ".") for n in names) or text and (
+            _GRADER in text or len(text) > len("nn_from_scratch.") and _GRADER.startswith(text)):
         return REACHING[_GRADER]
     if isinstance(part, ast.Attribute) and (  # nn_from_scratch.grade, x.grade.answers
             part.attr == "grade" and isinstance(part.value, ast.Name)

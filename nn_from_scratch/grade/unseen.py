@@ -49,6 +49,9 @@ BINDING_CALLS = {"exec", "eval", "compile", "__import__", "import_module", "seta
                  # IPython's shell, which runs text as code or sets names (round eight)
                  "push", "run_cell", "ex", "ev", "run_code", "run_source", "safe_execfile",
                  "magic"}
+# ...of which these run text as code: lasting, since the text may patch anything
+_RUNS_TEXT = {"exec", "eval", "compile", "run_line_magic", "run_cell_magic", "run_cell", "ex",
+              "ev", "run_code", "run_source", "safe_execfile", "magic"}
 # ...of which these common names count only as a method called (shell.push(...)): a plain
 # push(...) calls the student's own function (a student's walk: a helper named push cost an
 # honest backward its point)
@@ -333,10 +336,18 @@ def lasting(statement: ast.stmt) -> str:
     """What in ``statement`` (all of it, a ``def``'s body too) may rebind names after any
     later cell (an IPython event hook, a tracer, ``builtins``), so that every name is in
     doubt from here on; "" if nothing. So does what reaches any object of the kernel, the
-    grader's answering object included (:mod:`.reaching`)."""
+    grader's answering object included (:mod:`.reaching`), text run as code (``exec``), and
+    ``getattr``/``setattr`` of a name made at run time: either may patch the grader's object."""
     if how := reaching(statement):
         return how
     for part in ast.walk(statement):
+        if isinstance(part, ast.Call):  # text run as code may patch anything, the grader's
+            if name := binding_call(part, _RUNS_TEXT):  # answering object included, for good
+                return f"{name}()"  # (a third look, round fifteen: 7/7 with stubs raising)
+            func = part.func
+            if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "delattr") and \
+                    len(part.args) >= 2 and constant_text(part.args[1]) is None:
+                return f"{func.id}() with a name made at run time"  # getattr(sys, a + "ules")
         if isinstance(part, ast.Attribute) and (part.attr in _LASTING_ATTRIBUTES or (
                 part.attr == "register" and isinstance(part.value, ast.Attribute)
                 and part.value.attr == "events")):  # get_ipython().events.register(...)
