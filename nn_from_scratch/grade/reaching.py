@@ -37,8 +37,8 @@ import ast
 from collections import Counter
 from typing import Any
 
-__all__ = ["LOCAL", "REACHING", "constant_text", "mark", "own_methods", "plain_class", "reached",
-           "reaching"]
+__all__ = ["LOCAL", "REACHING", "attribute_argument", "constant_text", "mark", "own_methods",
+           "plain_class", "reached", "reaching"]
 
 # the attribute, or the name imported, and how the hint says it
 REACHING = {
@@ -290,8 +290,8 @@ def _attribute_named(part: ast.AST) -> str | None:
     func = part.func
     name = func.id if isinstance(func, ast.Name) else \
         func.attr if isinstance(func, ast.Attribute) else ""
-    if name in ("getattr", "setattr", "delattr") and len(part.args) >= 2:
-        return constant_text(part.args[1])  # (hasattr only answers True or False)
+    if (argument := attribute_argument(part)) is not None:  # (hasattr only answers True or
+        return constant_text(argument)  # False)
     if name in ("attrgetter", "__getattribute__", "__getattr__"):
         return constant_text(part.args[0])
     return None
@@ -300,6 +300,15 @@ def _attribute_named(part: ast.AST) -> str | None:
 def _texts(nodes: list[ast.expr]) -> tuple[str, ...] | None:
     texts = [constant_text(n) for n in nodes]
     return None if None in texts else tuple(t or "" for t in texts)
+
+
+def attribute_argument(call: ast.AST) -> ast.expr | None:
+    """The name argument of ``getattr``, ``setattr`` or ``delattr`` called by ``call``
+    (``getattr(x, name)``: ``name``), or None for any other call."""
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in (
+            "getattr", "setattr", "delattr") and len(call.args) >= 2:
+        return call.args[1]
+    return None
 
 
 def _formatted(template: str, value: str | tuple[str, ...], how: str = "%") -> str | None:

@@ -25,7 +25,7 @@ behind ``map``, a list and a method. ``exec`` and its kin kept or passed under a
 import ast
 from collections.abc import Callable, Mapping
 
-from .reaching import constant_text, own_methods, reaching
+from .reaching import attribute_argument, constant_text, own_methods, reaching
 
 __all__ = ["BINDING_ATTRIBUTES", "BINDING_CALLS", "NAMESPACE_ATTRIBUTES", "NAMESPACE_CALLS",
            "READERS_OF", "binding_call", "declared_global", "hides_a_binding",
@@ -60,6 +60,8 @@ BINDING_ATTRIBUTES = {"__closure__", "__code__", "__getattribute__", "__setattr_
                       "__setitem__", "__self__", "_ip", "user_ns", "user_global_ns",
                       # IPython's table of its namespaces, its module (round fifteen)
                       "ns_table", "user_module", "user_ns_hidden"}
+# IPython's shell's namespaces, by attribute: handed on, written through later
+_SHELL_NAMESPACES = {"ns_table", "user_ns", "user_global_ns", "user_module"}
 # names that ARE such a call when passed or kept under another name (run = exec; map(exec, ...))
 _ALIASED = {"exec", "eval", "compile", "__import__", "setattr", "delattr", "getattr", "globals",
             "vars", "locals"}
@@ -177,11 +179,9 @@ def _how(node: ast.AST, rebound: set[str], plain: frozenset[str] | set[str],
 def named_attribute(call: ast.Call, attributes: set[str]) -> str:
     """The attribute of ``attributes`` that ``call`` gets, sets or asks for by a string of
     constants (``getattr(f, "__co" + "de__")``); "" if none."""
-    func = call.func
-    if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "delattr") \
-            and len(call.args) >= 2 and (text := constant_text(call.args[1])) in attributes:
-        return text or ""
-    return ""
+    argument = attribute_argument(call)
+    text = constant_text(argument) if argument is not None else None
+    return text if text in attributes else ""
 
 
 def stashes_a_namespace(statement: ast.stmt, rebound: set[str],
@@ -198,8 +198,7 @@ def stashes_a_namespace(statement: ast.stmt, rebound: set[str],
     for part in ast.walk(statement):
         namespace = isinstance(part, ast.Call) and isinstance(part.func, ast.Name) and \
             part.func.id in NAMESPACE_CALLS or isinstance(part, ast.Attribute) and \
-            part.attr in NAMESPACE_ATTRIBUTES | {"ns_table", "user_ns", "user_global_ns",
-                                                 "user_module"}
+            part.attr in NAMESPACE_ATTRIBUTES | _SHELL_NAMESPACES
         if not namespace or _of_an_object(part, plain) or \
                 _only_read(part, parents, rebound, imported or {}):
             continue
@@ -344,10 +343,9 @@ def lasting(statement: ast.stmt) -> str:
         if isinstance(part, ast.Call):  # text run as code may patch anything, the grader's
             if name := binding_call(part, _RUNS_TEXT):  # answering object included, for good
                 return f"{name}()"  # (a third look, round fifteen: 7/7 with stubs raising)
-            func = part.func
-            if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "delattr") and \
-                    len(part.args) >= 2 and constant_text(part.args[1]) is None:
-                return f"{func.id}() with a name made at run time"  # getattr(sys, a + "ules")
+            argument = attribute_argument(part)
+            if argument is not None and constant_text(argument) is None:  # getattr(sys, a + "ules")
+                return f"{getattr(part.func, 'id', '')}() with a name made at run time"
         if isinstance(part, ast.Attribute) and (part.attr in _LASTING_ATTRIBUTES or (
                 part.attr == "register" and isinstance(part.value, ast.Attribute)
                 and part.value.attr == "events")):  # get_ipython().events.register(...)
