@@ -105,8 +105,9 @@ def test_a_method_named_like_the_shells_on_the_shell_itself_still_hides(release,
 
 
 def test_reaching_into_the_checkers_is_a_copy_of_their_reference(release):
-    assert copies(release, "def relu(x):\n    return check.relu.__wrapped__(x)") == {
-        "07.1": "relu"}
+    # (since round sixteen, __wrapped__ is more than an exercise may use: it earns nothing so)
+    assert copies(release, "def relu(x):\n    return check.relu.__wrapped__(x)")["07.1"] == \
+        "relu: the attribute __wrapped__"
 
 
 def test_the_twins_of_an_exercise_are_the_packages_functions_of_its_names():
@@ -142,13 +143,17 @@ SECRET = base64.b64encode(b"from nn_from_scratch.model import relu").decode()
 ])
 def test_the_library_reached_by_string_alias_partial_object_or_decoded_text_earns_nothing(
         release, source, found):
-    before = ("import base64, functools, importlib, sys\nimport nn_from_scratch.model as m",)
+    before = ("import functools\nimport nn_from_scratch.model as m",)  # (base64, importlib and
+    # sys are more than an exercise may import: round sixteen)
     copied = copies(release, source, *before)
     assert copied["07.1"] == found, copied
     # (text run as code may patch the grader's answering object for good: every later answer
     # is in doubt too, since a red team's third look, round fifteen)
-    assert all(v.endswith(": exec()") for e, v in copied.items() if e != "07.1") and (
-        len(copied) == 1 or found.endswith("exec()")), copied
+    # (and since round sixteen, so does a namespace's entry handed out: the grader's
+    # answering object is one)
+    how = found.partition(": ")[2]
+    assert all(v.endswith(f": {how}") for e, v in copied.items() if e != "07.1") and (
+        len(copied) == 1 or how in ("exec()", "vars()", "__dict__", "modules")), copied
 
 
 def test_text_run_as_code_in_an_earlier_cell_puts_every_answer_in_doubt(release):
@@ -156,10 +161,10 @@ def test_text_run_as_code_in_an_earlier_cell_puts_every_answer_in_doubt(release)
     # fifteen) ran text before each stub that patched the grader's answering object: 7/7 with
     # every stub raising. Text run as code now puts every answer after it in doubt too.
     assert copies(release, "def relu(x):\n    return jnp.maximum(0, x)",
-                  f"import base64\nexec(base64.b64decode({SECRET!r}))")["07.1"] == \
+                  f"exec(base64.b64decode({SECRET!r}))")["07.1"] == \
         "relu: exec()"
     assert copies(release, "pass", "def relu(x):\n    return jnp.maximum(0, x)",
-                  f"import base64\nexec(base64.b64decode({SECRET!r}))")["07.1"] == \
+                  f"exec(base64.b64decode({SECRET!r}))")["07.1"] == \
         "relu: exec()"
 
 
@@ -167,7 +172,7 @@ def test_text_run_as_code_in_an_earlier_cell_puts_every_answer_in_doubt(release)
     "print(vars())", "print(sorted(locals().keys()))", "names = sorted(globals())",
     "n = len(vars())", "shown = {k for k in globals() if not k.startswith('_')}",
     "'relu' in globals()", "print(globals().get('relu'))", "print(params.__dict__['w'])",
-    "print(relu.__globals__['jnp'])", "loaded = 'jax' in sys.modules",
+    "print(relu.__globals__['jnp'])",
     "print(getattr(m, 're' + 'lu'))", "for name in vars(params).keys():\n    print(name)",
     "print(', '.join(vars(params)))", "print('{params}'.format(**locals()))",
     # round seven's honest looks: vars() and __dict__ of an object the notebook made
@@ -185,7 +190,7 @@ def test_text_run_as_code_in_an_earlier_cell_puts_every_answer_in_doubt(release)
 def test_a_namespace_only_read_puts_no_answer_in_doubt(release, look):
     """Round six of the red team (honest students): a cell that looks at a namespace between
     an answer and its check cost the answer its point ("hides what it runs")."""
-    before = ("import sys\nimport nn_from_scratch.model as m\nparams = type('P', (), {})()\n"
+    before = ("import nn_from_scratch.model as m\nparams = type('P', (), {})()\n"
               "params.w = 1\ndef make():\n    return type('Q', (), {})()",
               "def relu(x):\n    return jnp.maximum(0, x)")
     assert copies(release, look, *before) == {}
@@ -236,11 +241,11 @@ def test_a_reader_imported_from_its_module_vouches_only_while_it_is_that_reader(
     ('globals()["relu"] = m.relu', "globals()"), ("globals().update(relu=m.relu)", "globals()"),
     ('vars()["relu"] = m.relu', "vars()"), ("g = globals()", "globals()"),
     ("keep(globals())", "globals()"), ('sys.modules["__main__"].relu = m.relu', "modules"),
-    ('setattr(sys.modules[__name__], "relu", m.relu)', "setattr()"),
+    ('setattr(sys.modules[__name__], "relu", m.relu)', "modules"),  # (its entry handed out)
     ('(lambda: 0).__globals__["relu"] = m.relu', "__globals__"),
     # round seven: writes spelt so that a list of write shapes missed them
     ('[globals()][0]["relu"] = m.relu', "globals()"),
-    ('globals().get.__self__["relu"] = m.relu', "__self__"),
+    ('globals().get.__self__["relu"] = m.relu', "globals()"),  # (its get handed out)
     ('(globals() or 0)["relu"] = m.relu', "globals()"),
     ('(globals() if 1 else 0)["relu"] = m.relu', "globals()"),
     ('next(iter([globals()]))["relu"] = m.relu', "globals()"),
@@ -260,8 +265,9 @@ def test_a_reader_imported_from_its_module_vouches_only_while_it_is_that_reader(
     ('def _tidy():\n    exec(relu.__doc__)\n\n_tidy()', "exec()"),
     ])
 def test_a_namespace_written_puts_the_answers_bound_before_in_doubt(release, write, how):
-    before = ("import sys\nimport nn_from_scratch.model as m\ndef keep(ns):\n    pass\n"
+    before = ("import nn_from_scratch.model as m\ndef keep(ns):\n    pass\n"  # (sys, unbound:
               "params = type('P', (), {})()", "def relu(x):\n    return jnp.maximum(0, x)")
+    # imported, it is more than an exercise may use, round sixteen)
     found = copies(release, write, *before)  # (a namespace handed on, an argument or in a
     # list, may be written through after it too: every later answer in doubt as well)
     assert found.get("07.1") == f"relu: {how}", found
@@ -323,8 +329,7 @@ def test_a_hook_puts_even_the_names_bound_after_it_in_doubt(release):
             "relu=lambda x: __import__('nn_from_scratch').model.relu(x)))")
     for source, how in ((hook, "register"), ("sys.settrace(None)", "settrace"),
                         ("import builtins\nbuiltins.print = print", "builtins")):
-        found = copies(release, "def relu(x):\n    return jnp.maximum(0, x)", "import sys",
-                       source)
+        found = copies(release, "def relu(x):\n    return jnp.maximum(0, x)", source)
         assert found["07.1"] == f"relu: {how}" and len(found) == len(set(found)) > 1, found
 
 
@@ -339,7 +344,7 @@ def test_a_hook_puts_even_the_names_bound_after_it_in_doubt(release):
     "_kind = next(c for c in object.__subclasses__() if c.__name__ == 'Answers')",
     "import inspect\n_caller = inspect.currentframe().f_back",
     "import inspect\n_frames = inspect.stack()",
-    "import sys\n_f = sys._getframe(1).f_globals",
+    "_f = sys._getframe(1).f_globals",  # (imported, sys is more than an exercise may use)
 ])
 def test_a_walk_of_the_garbage_collectors_puts_every_answer_in_doubt(release, walk):
     """Red team, round fourteen: an added cell found the grader's answering object with
@@ -643,7 +648,7 @@ def test_round_ten_honest_neighbours_keep_their_point(release):
 def test_the_notebooks_namespace_kept_as_a_module_puts_every_answer_in_doubt(release, write):
     """``import __main__`` hands on the notebook's namespace as a module: any cell, before or
     after, may write an answer through it where no reading sees it."""
-    before = ("import sys\nimport nn_from_scratch.model as m", "def relu(x):\n    return x")
+    before = ("import nn_from_scratch.model as m", "def relu(x):\n    return x")
     found = copies(release, write, *before)
     assert found["07.1"] == "relu: import __main__" and len(found) >= 3, found
     assert all(how.endswith(": import __main__") for how in found.values()), found

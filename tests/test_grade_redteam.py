@@ -419,6 +419,17 @@ def statuses(graded, name):
     return [row["status"] for row in graded["rows"][name]["rows"]]
 
 
+def refused_or_not_done(rows):
+    """Whether every row (dicts, or :class:`Row`) is "not done", or refused because the
+    attack's cell is more than an exercise may use (an import of os, socket, ctypes...: red
+    team, round sixteen), and none earned a point."""
+    def get(row, key):
+        return row[key] if isinstance(row, dict) else getattr(row, key)
+    return all(get(row, "points") == 0 and (get(row, "status") == "not done" or get(
+        row, "status") == "failed" and "more than an exercise may use" in get(row, "message"))
+        for row in rows) and len(rows) == EXERCISES
+
+
 def test_the_grader_finishes_and_writes_every_export(graded):
     assert graded["returncode"] == 1, graded["stderr"][-3000:]  # not everything passed
     assert "each in a sandbox" in graded["stderr"]
@@ -452,7 +463,9 @@ def test_classmates_work_and_the_solutions_cannot_be_read_or_destroyed(graded):
     # runs: every answer in doubt after it too, which the message says)
     assert all("exec() ran after your code for" in row["message"] or re.search(
         r"(globals|exec)\(\) may bind names where the grader cannot see, after any cell",
-        row["message"]) for row in graded["rows"]["b_read_classmates"]["rows"])
+        row["message"]) or re.search(r"the module \w+ is more than an exercise may use",
+                                     row["message"])  # (it imports os: round sixteen)
+        for row in graded["rows"]["b_read_classmates"]["rows"])
     after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in graded["klass"].glob(
         "*.ipynb") if p.is_file() and not p.is_symlink() and p.name != "p_fifo.ipynb"}
     assert after == graded["class_before"]
@@ -473,7 +486,7 @@ def test_no_kernel_reaches_another_or_the_grader(graded):
     """g_other_kernels looked for connection files in /proc to break its neighbours' tanh;
     h_kill_grader killed its parent and every process it could see."""
     assert points(graded, "g_other_kernels") == 0  # it found and broke only itself
-    assert statuses(graded, "h_kill_grader") == ["not done"] * EXERCISES
+    assert refused_or_not_done(graded["rows"]["h_kill_grader"]["rows"])
     assert points(graded, "a_honest") == points(graded, "z_honest") == EXERCISES
 
 
@@ -542,8 +555,8 @@ def test_a_malformed_notebook_is_one_error_row_and_the_class_goes_on(graded):
 
 def test_the_disk_and_the_network_are_out_of_reach(graded):
     assert graded["heard"] == []  # nothing connected to the instructor's machine
-    assert statuses(graded, "s_network") == ["not done"] * EXERCISES
-    assert statuses(graded, "r_fill_disk") == ["not done"] * EXERCISES
+    assert refused_or_not_done(graded["rows"]["s_network"]["rows"])
+    assert refused_or_not_done(graded["rows"]["r_fill_disk"]["rows"])
     big = [p for p in graded["tmp"].rglob("*") if p.is_file() and p.stat().st_size > 2**24
            and p.name != f"x_markdown_flood_{LESSON}.ipynb"]  # handed in, not written
     assert big == []
@@ -557,9 +570,11 @@ def test_no_code_in_a_submission_changes_a_verdict(graded):
     for name in VERDICT_ATTACKS:
         assert points(graded, name) == 0, (name, graded["rows"][name]["rows"])
     forged = graded["rows"]["t_forge_record"]["rows"]
-    # its mul reads globals(): found in the source before it runs (SystemExit crossing the
-    # channel is tested in test_grade_wire.py)
-    assert forged[0]["status"] == "failed" and "uses globals()" in forged[0]["message"]
+    # its mul reads globals(), and it imports sys: found in the source before it runs
+    # (SystemExit crossing the channel is tested in test_grade_wire.py)
+    assert forged[0]["status"] == "failed" and (
+        "uses globals()" in forged[0]["message"]
+        or "the module sys is more than an exercise may use" in forged[0]["message"]), forged
     patched = statuses(graded, "u_patch_numpy")
     assert patched[0] == patched[3] == patched[4] == "failed", patched
     done_by_the_library = graded["rows"]["w_library_values_do_the_work"]["rows"]
@@ -570,7 +585,9 @@ def test_no_code_in_a_submission_changes_a_verdict(graded):
     # of the library's: refused as it raises, or as it calls the library's
     for row, name in zip(done_by_the_library[2:4], ("topological_order", "backward")):
         assert row["points"] == 0 and (f"calls the library's {name}" in row["message"]
-                                       or "raised AttributeError" in row["message"]), row
+                                       or "raised AttributeError" in row["message"]
+                                       or "the module inspect is more than an exercise may use"
+                                       in row["message"]), row  # (round sixteen)
     copies = graded["rows"]["w_library_wrappers"]["rows"]
     assert [row["message"] for row in copies] == [
         f"this is the library's own {name}; write your own"
@@ -692,7 +709,7 @@ def test_memory_files_and_shared_memory_count_against_the_cap(shares):
     if shares["mode"] == "cgroup":  # held, counted, and stopped at the cap
         assert "out of memory" in statuses_, hoard.rows
     else:  # refused: memfd_create and shmget say EPERM, and nothing is held
-        assert statuses_ == ["not done"] * EXERCISES, hoard.rows
+        assert refused_or_not_done(hoard.rows), hoard.rows
     assert sum(row.points for row in shares["rows"]["b_honest"].rows) == EXERCISES
 
 

@@ -40,6 +40,7 @@ from typing import Any
 import nn_from_scratch
 
 from ..i18n import _
+from .allowed import outside_how
 from .reaching import reached
 from .reading import Hidden, Reader
 from .rebuild import Rebuilt
@@ -64,7 +65,8 @@ class Copy:
     # why ``name`` is in doubt, if it is: "after" (``how`` ran after its code, not in it) or
     # "anytime" (``how`` may bind names after any cell: a hook, a method Python calls by
     # itself, a namespace kept or handed on), or
-    # "reaches" (``how`` reaches any object of the kernel: gc.get_objects, :mod:`.reaching`)
+    # "reaches" (``how`` reaches any object of the kernel: gc.get_objects, :mod:`.reaching`),
+    # "outside" (``how`` is more than an exercise may use: :mod:`.allowed`)
     doubt: str = ""
 
     @property
@@ -73,6 +75,12 @@ class Copy:
         if self.doubt == "reaches":
             return _("{how} reaches any object in the kernel, the grader's own included, so "
                      "{name} earns nothing; leave it out").format(name=self.name, how=self.how)
+        if self.doubt == "outside":  # round sixteen: allowed.py
+            return _("{how} is more than an exercise may use (an exercise may import JAX, "
+                     "NumPy, Optax, Matplotlib and Python's modules for numbers, text, "
+                     "collections and time, and read no attribute of Python's own machinery "
+                     "such as __func__), so {name} earns nothing; leave it out").format(
+                         name=self.name, how=self.how)
         if self.doubt == "anytime":
             return _("{how} may bind names where the grader cannot see, after any cell (a "
                      "hook, a method Python calls by itself, text run as code, a namespace kept "
@@ -88,8 +96,15 @@ class Copy:
         return _("this is the library's own {name}; write your own").format(name=self.name)
 
 
+# checkers whose answer the package has under another name (07.6's n_params answered as
+# count_params(init_network_params(sizes, key)): a red team, round sixteen, 1 point)
+_ALSO_NAMED = {"parameter_count": {"count_params"}}
+
+
 def twins(names: set[str]) -> list[Any]:
-    """The package's functions named as ``names`` (the checker's, and what the cell hands in)."""
+    """The package's functions named as ``names`` (the checker's, and what the cell hands in),
+    and those of :data:`_ALSO_NAMED`."""
+    names = names.union(*(_ALSO_NAMED.get(name, set()) for name in names))
     found = []
     for module in pkgutil.iter_modules(nn_from_scratch.__path__):
         if module.name.startswith("_") or module.name in _NOT_CONCEPTS:
@@ -118,6 +133,7 @@ def library_copies(rebuilt: Rebuilt, release: Release) -> dict[str, Copy]:
                     found = value  # bound by the student to the package's object itself
                 if how := reader.in_doubt(name):
                     copies[check.exercise] = Copy(name, how, "reaches" if reached(how)
+                                                  else "outside" if outside_how(how)
                                                   else "anytime" if reader.always else "after")
                 elif isinstance(found, Hidden):
                     copies[check.exercise] = Copy(name, found.how)

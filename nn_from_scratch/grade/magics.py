@@ -36,9 +36,13 @@ def as_ipython_runs_it(source: str) -> ast.Module | None:
 
 def magic(statement: ast.stmt) -> tuple[str, str | None] | None:
     """For ``get_ipython().run_line_magic(name, line)`` (or ``run_cell_magic(name, line,
-    cell)``) as a statement of its own: the magic's name, and the code it runs (``%time``'s
-    line without its options, ``%%capture``'s cell), None where it runs none or anything."""
-    call = statement.value if isinstance(statement, ast.Expr) else None
+    cell)``) as a statement of its own, or assigned to names (``t = %timeit -o f(x)``: a red
+    team's false positive, round sixteen): the magic's name, and the code it runs
+    (``%time``'s line without its options, ``%%capture``'s cell), None where it runs none or
+    anything."""
+    call = statement.value if isinstance(statement, ast.Expr) or isinstance(
+        statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets) \
+        else None
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
             and call.func.attr in ("run_line_magic", "run_cell_magic")
             and all(isinstance(a, ast.Constant) and isinstance(a.value, str)

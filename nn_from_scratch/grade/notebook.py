@@ -129,8 +129,11 @@ def _row(exercise: Any, verdict: dict | None, exercise_run: CellRun | None,
         # the kernel answered (a kernel that died or ran out of memory is said as it was)
         status, message = "not done", (verdict["message"] if verdict["status"] == "not done"
                                        else "the exercise cell is still the released stub")
-    elif copied:  # what a check in class says of it too, in the grader's language
-        status, message = "failed", copied.message
+    elif copied and not any(run and run.status != "ok" and not run.raised
+                            for run in (exercise_run, check_run)):  # what a check in class
+        status, message = "failed", copied.message  # says of it too, in the grader's language
+        # (a kernel stopped, out of memory, out of time or dead, is said as it was: what
+        # stopped it matters more)
     elif verdict and verdict["status"] == "passed":
         status, message = "passed", verdict["message"]
     elif exercise_run and exercise_run.status != "ok":

@@ -37,8 +37,8 @@ import ast
 from collections import Counter
 from typing import Any
 
-__all__ = ["LOCAL", "REACHING", "attribute_argument", "constant_text", "mark", "own_methods",
-           "plain_class", "reached", "reaching"]
+__all__ = ["GC_HARMLESS", "LOCAL", "REACHING", "attribute_argument", "constant_text", "mark",
+           "mark_own", "own_methods", "plain_class", "reached", "reaching"]
 
 # the attribute, or the name imported, and how the hint says it
 REACHING = {
@@ -69,7 +69,7 @@ _INSPECT = {"stack", "trace", "getouterframes", "getinnerframes", "getargvalues"
 _FROM = {"gc": {"get_objects", "get_referrers", "get_referents", "*"},
          "inspect": _INSPECT | {"*"}, "sys": {"_getframe", "*"}}
 # what of gc an honest notebook may use: collecting, and its switches and counts
-_GC_HARMLESS = {"collect", "enable", "disable", "isenabled", "get_count", "get_stats",
+GC_HARMLESS = {"collect", "enable", "disable", "isenabled", "get_count", "get_stats",
                 "get_threshold", "set_threshold", "freeze", "unfreeze", "get_freeze_count",
                 "get_debug", "set_debug", "is_tracked", "is_finalized"}
 
@@ -88,16 +88,24 @@ _OWN = "_nn_from_scratch_own"  # the mark of a name that is the student's own ob
 LOCAL = "_nn_from_scratch_local"  # the mark of a function's local variable
 _MARKED = "_nn_from_scratch_marked"  # a node :func:`mark` has read
 _THROUGH = "_nn_from_scratch_through"  # Class.method of a plain class of the student's own
+# Python's own classes a plain class may derive from (class History(list): a red team's false
+# positive, round sixteen): their instances are made by Python, as the class says
+_BUILTIN_BASES = {"object", "list", "dict", "set", "tuple", "Exception", "ValueError",
+                  "TypeError", "RuntimeError", "KeyError", "IndexError"}
 
 
-def mark(tree: ast.AST, classes: dict[str, set[str]] | None = None) -> dict[str, set[str]]:
+def mark(tree: ast.AST, classes: dict[str, set[str]] | None = None,
+         bound: set[str] | frozenset[str] = frozenset()) -> dict[str, set[str]]:
     """Mark in ``tree`` (a cell's code) the names that are the student's own objects, with
     their class's methods: a method's first parameter (``self``) where the method never binds
     it again, an instance of the notebook's own plain class that a function's variable (or
     ``self.x``, in a class) only ever holds, and a function's local variable as local.
     ``classes``: the notebook's own plain classes so far, each name -> its methods, inherited
-    ones included (those of ``tree`` are added). A plain class makes what it says: no
-    ``__new__``, no metaclass, no bases but plain classes of the notebook's own (a
+    ones included (those of ``tree`` are added). ``bound``: the names the notebook bound
+    before ``tree`` (a class whose name is bound again, here or later, is no longer the
+    notebook's class). A plain class makes what it says: no decorator, no
+    ``__new__``, no metaclass, no bases but plain classes of the notebook's own and Python's
+    own containers and exceptions that the notebook has not rebound (a
     ``__new__`` that returned the shell, or ``object``, passed for the student's own: a red
     team's second look, round fifteen). Read by :func:`reaching`, :func:`own_methods` and
     :mod:`.unseen`. A part of a tree marked once is not marked again. Returns ``classes`` with
@@ -110,11 +118,20 @@ def mark(tree: ast.AST, classes: dict[str, set[str]] | None = None) -> dict[str,
             nodes.append(node)
             todo.extend(ast.iter_child_nodes(node))
     classes = dict(classes or {})
+    dataclasses = {id(a) for n in nodes if isinstance(n, ast.ImportFrom) and
+                   n.module == "dataclasses" and not n.level for a in n.names} | {
+        id(a) for n in nodes if isinstance(n, ast.Import) for a in n.names
+        if a.name == "dataclasses" and a.asname is None}
+    here = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(
+        n.ctx, ast.Store | ast.Del)} | {n.name for n in nodes if isinstance(
+            n, ast.FunctionDef | ast.AsyncFunctionDef)} | {
+        n.asname or n.name.split(".")[0] for n in nodes if isinstance(n, ast.alias)
+        and id(n) not in dataclasses}  # (from dataclasses import dataclass is Python's)
     for cls in sorted((n for n in nodes if isinstance(n, ast.ClassDef)),
                       key=lambda n: (n.lineno, n.col_offset)):  # a base before its subclass
-        if plain := plain_class(cls, classes):
+        if (plain := plain_class(cls, classes, set(bound) | here)) and cls.name not in here:
             classes[cls.name] = plain
-        else:
+        else:  # (_Q = lambda: sys after class _Q: round sixteen)
             classes.pop(cls.name, None)
     for node in nodes:  # Class.method: its self may be any object it is handed
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
@@ -128,13 +145,17 @@ def mark(tree: ast.AST, classes: dict[str, set[str]] | None = None) -> dict[str,
             *arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
             *([arguments.vararg] if arguments.vararg else []),
             *([arguments.kwarg] if arguments.kwarg else []))}
-        local -= {name for n in ast.walk(function) if isinstance(n, ast.Global | ast.Nonlocal)
-                  for name in n.names}
+        declared = {name for n in ast.walk(function) if isinstance(n, ast.Global | ast.Nonlocal)
+                    for name in n.names}
+        local -= declared
         for name in local:
             for node in names.get(name, ()):
                 setattr(node, LOCAL, True)
-        for name, assigned in values.items():
-            if (made := _made_by(assigned, classes)) and stored[name] == len(assigned):
+        parameters = Counter(a.arg for a in ast.walk(function) if isinstance(a, ast.arg))
+        for name, assigned in values.items():  # an own object: only ever assigned one, never
+            # a parameter (with a default: round sixteen), nor declared global
+            if (made := _made_by(assigned, classes)) and stored[name] == len(assigned) and \
+                    not parameters[name] and name not in declared:
                 for node in names.get(name, ()):
                     setattr(node, _OWN, classes[made])
     for cls in (n for n in nodes if isinstance(n, ast.ClassDef) and n.name in classes):
@@ -142,12 +163,14 @@ def mark(tree: ast.AST, classes: dict[str, set[str]] | None = None) -> dict[str,
         selves: list[ast.Name] = []
         for method in cls.body:
             if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef) or any(
-                    isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
-                    for d in method.decorator_list):
-                continue
+                    not (isinstance(d, ast.Name) and d.id == "property")
+                    for d in method.decorator_list):  # staticmethod under another name
+                continue  # (round sixteen): only a plain method's self is its object
             positional = [*method.args.posonlyargs, *method.args.args]
             names, stored, _ = _read_function(method)
-            if not positional or positional[0].arg in stored:
+            if not positional or positional[0].arg in stored or sum(
+                    a.arg == positional[0].arg for a in ast.walk(method)
+                    if isinstance(a, ast.arg)) > 1:  # def inner(self): another object
                 continue
             selves += names.get(positional[0].arg, [])
             for node in names.get(positional[0].arg, ()):
@@ -167,23 +190,39 @@ def mark(tree: ast.AST, classes: dict[str, set[str]] | None = None) -> dict[str,
     return classes
 
 
-def plain_class(cls: ast.ClassDef, classes: dict[str, set[str]]) -> set[str] | None:
+def plain_class(cls: ast.ClassDef, classes: dict[str, set[str]],
+                bound: set[str] | frozenset[str] = frozenset()) -> set[str] | None:
     """The methods of ``cls`` (its own and those of its bases) if it is a plain class of the
     notebook's own (see :func:`mark`), else None. Its static and class methods are not
-    counted: they take no instance."""
-    if cls.keywords or any(not (isinstance(b, ast.Name) and (b.id in classes or b.id == "object"))
-                           for b in cls.bases):
-        return None
+    counted: they take no instance. ``bound``: the names the notebook binds (a builtin base
+    such as ``list`` rebound is no longer Python's)."""
+    if cls.keywords or any(not _dataclass(d, bound) for d in cls.decorator_list) or any(
+            not (isinstance(b, ast.Name) and (b.id in classes or b.id in _BUILTIN_BASES
+                                              and b.id not in bound)) for b in cls.bases):
+        return None  # a decorator may return anything for the class (round sixteen)
     methods = {f.name for f in cls.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
                and not any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
                            for d in f.decorator_list)}
     if "__new__" in {f.name for f in cls.body if isinstance(f, ast.FunctionDef)} or any(
             isinstance(n, ast.Name) and n.id == "__new__" or isinstance(n, ast.Attribute)
-            and n.attr in ("__new__", "__class__") for n in ast.walk(cls)):
+            and (n.attr == "__new__" or n.attr == "__class__" and not isinstance(
+                n.ctx, ast.Load)) for n in ast.walk(cls)):  # self.__class__.__name__ is read
         return None
     for base in cls.bases:
         methods |= classes.get(getattr(base, "id", ""), set())
     return methods
+
+
+def _dataclass(decorator: ast.expr, bound: set[str] | frozenset[str]) -> bool:
+    """Whether ``decorator`` is ``dataclass``, ``dataclasses.dataclass`` or either called
+    (``@dataclass(frozen=True)``), the notebook never having bound that name: it hands back
+    the class it is given."""
+    if isinstance(decorator, ast.Call):
+        decorator = decorator.func
+    return isinstance(decorator, ast.Name) and decorator.id == "dataclass" and \
+        "dataclass" not in bound or isinstance(decorator, ast.Attribute) and \
+        decorator.attr == "dataclass" and isinstance(decorator.value, ast.Name) and \
+        decorator.value.id == "dataclasses" and "dataclasses" not in bound
 
 
 def _made_by(assigned: list[ast.expr], classes: dict[str, set[str]]) -> str:
@@ -234,6 +273,12 @@ def _read_function(function: ast.AST) -> tuple[dict[str, list[ast.Name]], Counte
         stored[name] += 1000
         values.pop(name, None)
     return names, stored, values
+
+
+def mark_own(node: ast.Name, methods: set[str]) -> None:
+    """Mark ``node`` as the student's own object, of a class with ``methods`` (a name of the
+    notebook's top level that the reader knows to hold one: :class:`.reading.Reader`)."""
+    setattr(node, _OWN, methods)
 
 
 def own_methods(node: ast.AST) -> set[str]:
@@ -348,7 +393,7 @@ def reaching(node: ast.AST) -> str:
         elif isinstance(part, ast.Name) and part.id == "gc" and isinstance(part.ctx, ast.Load) \
                 and not getattr(part, LOCAL, False):
             parent = parents.get(part)
-            if not (isinstance(parent, ast.Attribute) and parent.attr in _GC_HARMLESS):
+            if not (isinstance(parent, ast.Attribute) and parent.attr in GC_HARMLESS):
                 return REACHING["gc"]
         elif isinstance(part, ast.Call) and any(constant_text(a) == "gc" for a in part.args):
             func = part.func

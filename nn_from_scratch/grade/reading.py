@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..parsing import parse
+from .allowed import outside
 from .magics import QUIET_MAGICS, as_ipython_runs_it, magic
-from .reaching import LOCAL, REACHING, mark, own_methods, reaching
+from .reaching import LOCAL, REACHING, mark, mark_own, own_methods, reaching
 from .unseen import (
     BINDING_ATTRIBUTES,
     BINDING_CALLS,
@@ -104,6 +105,10 @@ class Reader:
         # and by "from x import f (as y)" of a reader of the standard library: y -> "x:f"
         self.readers_kept = True  # no statement yet could have replaced pprint.pprint & co.
         self.classes: dict[str, set[str]] = {}  # the notebook's own plain classes: methods
+        self.made: dict[str, str] = {}  # names of the top level last bound to an instance of
+        # the notebook's own plain class: name -> the class (history = Stack())
+        self.modules: dict[str, str] = {}  # names last bound by an import: name -> the
+        # module's top-level name (``from pickle import loads``: loads -> pickle)
 
     def resolve(self, node: ast.AST) -> Any:
         """The package object ``node`` (a name, an attribute chain, ``getattr`` with a constant
@@ -154,6 +159,14 @@ class Reader:
             self.plain.discard(name)
         self.when[name] = self.count
         self.imported.pop(name, None)
+        self.modules.pop(name, None)
+        if not isinstance(code, ast.ClassDef):  # a class's name bound again: no longer the
+            self.classes.pop(name, None)  # notebook's class (round sixteen)
+        self.made = {held: made for held, made in self.made.items()
+                     if held != name and made != name}
+        if student and isinstance(code, ast.Call) and isinstance(code.func, ast.Name) and \
+                code.func.id in self.classes:
+            self.made[name] = code.func.id
         self.by_student.discard(name)
         self.code.pop(name, None)
         if student:
@@ -168,7 +181,9 @@ class Reader:
             tree = as_ipython_runs_it(source)  # eight: one %%capture line hid a cell)
         if tree is None:
             return  # a cell that does not parse runs nothing
-        self.classes = mark(tree, self.classes)
+        self.classes = mark(tree, self.classes, {  # the names bound so far, but what was
+            name for name in self.when if self.modules.get(name) != "dataclasses"})  # imported
+        # from dataclasses
         for statement in tree.body:
             ran = magic(statement)
             if ran is not None:
@@ -177,6 +192,8 @@ class Reader:
                     continue
                 if code is not None:  # %time, %%capture...: the code they run, read as code
                     self.read(code, student)
+                    for target in getattr(statement, "targets", []):  # t = %timeit -o f(x):
+                        self._bind(target.id, None, student)  # what it measured
                     continue
                 self.count += 1
                 if student:  # any other magic may run anything
@@ -187,6 +204,9 @@ class Reader:
                 self.statement(statement, student)
                 continue
             self.readers_kept = self.readers_kept and not rebinds_a_reader(statement)
+            for node in _run_now(statement):  # history.push(x), history = Stack() above
+                if isinstance(node, ast.Name) and node.id in self.made:
+                    mark_own(node, self.classes[self.made[node.id]])
             if "gc" in self.plain and "gc" not in self.imported:  # the notebook's own variable
                 for node in ast.walk(statement):  # gc (a gradient check), no module
                     if isinstance(node, ast.Name) and node.id == "gc":
@@ -199,7 +219,8 @@ class Reader:
                 return hides_a_binding(part, set(self.when), self.plain, code_of,
                                        imported=self.imported if self.readers_kept else {})
 
-            self.always = self.always or lasting(statement) or hiding_methods(
+            self.always = self.always or lasting(statement, self.modules) or outside(
+                statement, self.modules) or hiding_methods(
                 statement, hides) or stashes_a_namespace(
                 statement, set(self.when), self.plain,
                 self.imported if self.readers_kept else {})
@@ -218,6 +239,7 @@ class Reader:
                 top = alias.name if alias.asname else alias.name.split(".")[0]
                 self._bind(alias.asname or top, _import(top), student)
                 self.imported[alias.asname or top] = top
+                self.modules[alias.asname or top] = alias.name.split(".")[0]
         elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
             module = _import(statement.module)
             if module is not None and any(alias.name == "*" for alias in statement.names):
@@ -229,6 +251,7 @@ class Reader:
                 if value is None and module is not None:
                     value = _import(f"{statement.module}.{alias.name}")
                 self._bind(alias.asname or alias.name, value, student)
+                self.modules[alias.asname or alias.name] = statement.module.split(".")[0]
                 if alias.name in READERS_OF.get(statement.module, ()):  # from pprint import pp
                     self.imported[alias.asname or alias.name] = f"{statement.module}:{alias.name}"
         elif isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -329,6 +352,19 @@ class Reader:
                 if found is not None:
                     return found
         return None
+
+
+def _run_now(statement: ast.stmt) -> list[ast.AST]:
+    """The nodes of ``statement`` that run when it runs, not later: none of a function's or a
+    lambda's body, nor of a class's methods (a name there may hold anything by then)."""
+    nodes: list[ast.AST] = []
+    todo: list[ast.AST] = [statement]
+    while todo:
+        node = todo.pop()
+        nodes.append(node)
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            todo.extend(ast.iter_child_nodes(node))
+    return nodes
 
 
 def _as_statement(code: ast.AST) -> ast.stmt:

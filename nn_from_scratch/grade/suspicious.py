@@ -57,7 +57,8 @@ SIGNS: tuple[tuple[str | None, str], ...] = (
     (r"\bInteractiveShell\b|\bns_table\b|\buser_module\b|\buser_ns(?:_hidden)?\b|"
      r"\buser_global_ns\b", "reaches IPython's shell and its namespaces"),
     # round seven: text run as code (a docstring's, IPython's input history), event hooks
-    (r"\b(?:exec|eval)\s*\(|(?<!\.)\bcompile\s*\(", "runs text as code (exec, eval, compile)"),
+    (r"(?<!\.)\b(?:exec|eval|compile)\s*\(", "runs text as code (exec, eval, compile)"),  # (a
+    # method named eval, tracker.eval(): a red team's false positive, round sixteen)
     (r"\b__doc__\b", "reads a docstring (__doc__) as data"),
     (r"\bIn\s*\[|\bOut\s*\[|\b_i(?:h|i{1,2}|\d+)\b|\b_oh\b",
      "reads IPython's input or output history"),

@@ -25,6 +25,7 @@ behind ``map``, a list and a method. ``exec`` and its kin kept or passed under a
 import ast
 from collections.abc import Callable, Mapping
 
+from .allowed import MODULES
 from .reaching import attribute_argument, constant_text, own_methods, reaching
 
 __all__ = ["BINDING_ATTRIBUTES", "BINDING_CALLS", "NAMESPACE_ATTRIBUTES", "NAMESPACE_CALLS",
@@ -36,6 +37,9 @@ __all__ = ["BINDING_ATTRIBUTES", "BINDING_CALLS", "NAMESPACE_ATTRIBUTES", "NAMES
 _READERS = {"print", "len", "sorted", "list", "tuple", "set", "frozenset", "dict", "repr", "str",
             "sum", "any", "all", "isinstance", "id", "enumerate", "zip", "reversed", "min",
             "max", "format"}
+# ...of which these hand back no object of what they are handed: a namespace's objects only
+# read (list(globals().values()) hands them on)
+_ONLY_READERS = {"print", "len", "repr", "str", "id", "any", "all", "format"}
 _READ_METHODS = {"get", "keys", "values", "items", "copy"}
 # functions of the standard library that only read what they are handed, by their module, when
 # the notebook's name for the module is an ``import`` of it: ``pprint.pprint(vars(f(x)))``
@@ -62,6 +66,8 @@ BINDING_ATTRIBUTES = {"__closure__", "__code__", "__getattribute__", "__setattr_
                       "ns_table", "user_module", "user_ns_hidden"}
 # IPython's shell's namespaces, by attribute: handed on, written through later
 _SHELL_NAMESPACES = {"ns_table", "user_ns", "user_global_ns", "user_module"}
+# a namespace's methods that hand out its objects, to code that may change them: lasting
+_HANDS_OUT = {"values", "items", "copy", "get", "pop", "popitem", "setdefault"}
 # names that ARE such a call when passed or kept under another name (run = exec; map(exec, ...))
 _ALIASED = {"exec", "eval", "compile", "__import__", "setattr", "delattr", "getattr", "globals",
             "vars", "locals"}
@@ -71,22 +77,26 @@ _LASTING_NAMES = {"builtins", "__builtins__"}
 
 
 def _only_read(node: ast.AST, parents: dict[ast.AST, ast.AST], rebound: set[str],
-               imported: Mapping[str, str]) -> bool:
+               imported: Mapping[str, str], objects: bool = False) -> bool:
     """Whether the namespace expression ``node`` is provably only read where it stands
     (``imported``: the notebook's names for the modules it imported, ``{"pp": "pprint"}``,
-    and for the readers it imported from them, ``{"show": "pprint:pprint"}``)."""
+    and for the readers it imported from them, ``{"show": "pprint:pprint"}``). ``objects``:
+    ``node`` gives the namespace's objects (``.values()``, an entry), which a loop hands to
+    code that may change them (red team, round sixteen: the grader's answering object found
+    by its type's name in ``globals().values()`` and patched)."""
     parent = parents.get(node)
     if isinstance(parent, ast.Expr | ast.FormattedValue):
         return True
     if isinstance(parent, ast.Compare):  # "relu" in globals(), vars(self) == vars(other)
         return True
     if isinstance(parent, ast.comprehension | ast.For):
-        return parent.iter is node
+        return parent.iter is node and not objects  # its names, not its objects
     if isinstance(parent, ast.Call) and node in parent.args:
         func = parent.func
         if isinstance(func, ast.Name):
             module, _, name = imported.get(func.id, "").partition(":")
-            return (func.id in _READERS and func.id not in rebound) or \
+            return (func.id in (_ONLY_READERS if objects else _READERS)
+                    and func.id not in rebound) or \
                 name in READERS_OF.get(module, ())
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
                 func.attr in READERS_OF.get(imported.get(func.value.id, ""), ()):
@@ -101,10 +111,10 @@ def _only_read(node: ast.AST, parents: dict[ast.AST, ast.AST], rebound: set[str]
             parent.attr in _READ_METHODS:  # .get(...), .keys(): read if what they give is
         call = parents.get(parent)
         return isinstance(call, ast.Call) and call.func is parent and \
-            _only_read(call, parents, rebound, imported)
+            _only_read(call, parents, rebound, imported, objects or parent.attr != "keys")
     if isinstance(parent, ast.Subscript) and parent.value is node and \
             isinstance(parent.ctx, ast.Load):  # an entry: read if it is only read
-        return _only_read(parent, parents, rebound, imported)
+        return _only_read(parent, parents, rebound, imported, True)
     return False
 
 
@@ -140,12 +150,22 @@ def _of_an_object(node: ast.AST, plain: frozenset[str] | set[str]) -> bool:
         bool(own_methods(target)) or target.id in plain and getattr(node, "attr", "") != "modules")
 
 
+def _sets_its_own(part: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Whether ``part`` is ``object.__setattr__`` called on the student's own object with a
+    name of constants (``object.__setattr__(self, "size", n)``, as a frozen dataclass sets
+    what it computes: round sixteen's false positive)."""
+    call = parents.get(part)
+    return isinstance(part, ast.Attribute) and part.attr == "__setattr__" and \
+        isinstance(call, ast.Call) and call.func is part and len(call.args) == 3 and \
+        bool(own_methods(call.args[0])) and constant_text(call.args[1]) is not None
+
+
 def _how(node: ast.AST, rebound: set[str], plain: frozenset[str] | set[str],
          imported: Mapping[str, str]) -> str:
     """The first thing in ``node`` that may bind a name unseen, or ""."""
     parents = {child: part for part in ast.walk(node) for child in ast.iter_child_nodes(part)}
     for part in ast.walk(node):
-        if _of_an_object(part, plain):
+        if _of_an_object(part, plain) or _sets_its_own(part, parents):
             continue
         if isinstance(part, ast.alias) and part.name == "__main__":
             return "import __main__"  # the notebook's namespace, as a module (round fifteen)
@@ -207,8 +227,10 @@ def stashes_a_namespace(statement: ast.stmt, rebound: set[str],
             node, parent = parent, parents.get(parent)
         kept_plainly = isinstance(parent, ast.Assign) and all(
             isinstance(t, ast.Name) for t in parent.targets)
+        handed_out = isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Load) \
+            or isinstance(parent, ast.Attribute) and parent.attr in _HANDS_OUT  # its objects
         written_or_read = isinstance(parent, ast.Subscript | ast.Attribute) and \
-            parent.value is node
+            parent.value is node and not handed_out
         if not kept_plainly and not written_or_read and not isinstance(parent, ast.Expr):
             return f"{part.func.id}()" if isinstance(part, ast.Call) and isinstance(
                 part.func, ast.Name) else getattr(part, "attr", "")
@@ -224,9 +246,13 @@ def binding_call(call: ast.Call, names: set[str]) -> str:
     name = func.id if isinstance(func, ast.Name) else \
         func.attr if isinstance(func, ast.Attribute) else ""
     if name not in names or isinstance(func, ast.Attribute) and name == "compile" or \
-            name in SHELL_METHODS and (isinstance(func, ast.Name) or isinstance(
-                func, ast.Attribute) and name in own_methods(func.value)):
-        return ""  # (round fifteen: stack.push(x) of the notebook's own class, too)
+            name in SHELL_METHODS and isinstance(func, ast.Name) or isinstance(
+                func, ast.Attribute) and name in own_methods(func.value):
+        return ""  # (round fifteen: stack.push(x) of the notebook's own class, too; round
+        # sixteen: tracker.eval(), a method of its own)
+    if name in ("setattr", "delattr") and isinstance(func, ast.Name) and call.args and \
+            own_methods(call.args[0]):
+        return ""  # setattr(self, key, value): the student's own object's attribute
     return name
 
 
@@ -331,21 +357,37 @@ def rebinds_a_reader(statement: ast.stmt) -> bool:
                and part.attr in readers for part in ast.walk(statement))
 
 
-def lasting(statement: ast.stmt) -> str:
+def _root_module(node: ast.AST, modules: Mapping[str, str]) -> str:
+    """The top-level module that ``node`` (``jax.nn``, ``np``) is an attribute of, by the
+    notebook's names for its imports; "" if it is none."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return modules.get(node.id, "") if isinstance(node, ast.Name) else ""
+
+
+def lasting(statement: ast.stmt, modules: Mapping[str, str] | None = None) -> str:
     """What in ``statement`` (all of it, a ``def``'s body too) may rebind names after any
     later cell (an IPython event hook, a tracer, ``builtins``), so that every name is in
     doubt from here on; "" if nothing. So does what reaches any object of the kernel, the
     grader's answering object included (:mod:`.reaching`), text run as code (``exec``), and
-    ``getattr``/``setattr`` of a name made at run time: either may patch the grader's object."""
+    ``getattr``/``setattr`` of a name made at run time: either may patch the grader's object,
+    unless it is the student's own object's (``setattr(self, key, value)``) or, for
+    ``getattr``, one of the modules an exercise may use (``getattr(jax.nn, name)``, a red
+    team's false positive, round sixteen; ``modules``: the notebook's names for the modules
+    it imported, each -> the module's top-level name)."""
     if how := reaching(statement):
         return how
+    modules = modules or {}
     for part in ast.walk(statement):
         if isinstance(part, ast.Call):  # text run as code may patch anything, the grader's
             if name := binding_call(part, _RUNS_TEXT):  # answering object included, for good
                 return f"{name}()"  # (a third look, round fifteen: 7/7 with stubs raising)
             argument = attribute_argument(part)
-            if argument is not None and constant_text(argument) is None:  # getattr(sys, a + "ules")
-                return f"{getattr(part.func, 'id', '')}() with a name made at run time"
+            if argument is not None and constant_text(argument) is None and not (
+                    own_methods(part.args[0]) or getattr(part.func, "id", "") == "getattr"
+                    and _root_module(part.args[0], modules) in MODULES - {"nn_from_scratch"}):
+                return f"{getattr(part.func, 'id', '')}() with a name made at run time"  # (getattr
+                # (sys, a + "ules"): a third look, round fifteen)
         if isinstance(part, ast.Attribute) and (part.attr in _LASTING_ATTRIBUTES or (
                 part.attr == "register" and isinstance(part.value, ast.Attribute)
                 and part.value.attr == "events")):  # get_ipython().events.register(...)

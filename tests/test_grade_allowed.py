@@ -1,0 +1,164 @@
+"""What an exercise's code may use (grade/allowed.py), and red team round sixteen's attacks:
+each earned 5 or 6 of lesson 07's 7 points with every stub raising, where a reading for what
+must not be done had no name for it; and the honest code that round found losing points."""
+import ast
+from pathlib import Path
+
+import nbformat
+import pytest
+from grading_fixtures import notebook, small_release
+
+from nn_from_scratch.grade.allowed import MODULES, outside, outside_how
+from nn_from_scratch.grade.copying import library_copies
+from nn_from_scratch.grade.rebuild import rebuild
+from nn_from_scratch.grade.release import RELEASE, load_release
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    return load_release("07_mlp_from_scratch", small_release(tmp_path_factory.mktemp("rel")))
+
+
+def doubts(release, *cells, exercise="def relu(x):\n    raise NotImplementedError"):
+    """Exercise -> (how, doubt) for a submission of added cells ``cells`` before 07.1's cell
+    ``exercise`` (its stub), each exercise's check after it."""
+    return {e: (c.how, c.doubt) for e, c in library_copies(rebuild(notebook(
+        *[("", source) for source in cells], ("exercise", exercise),
+        ("check", "check.relu(relu)")), release), release).items()}
+
+
+@pytest.mark.parametrize("code, how", [
+    ("import pickle", "the module pickle"), ("from timeit import timeit", "the module timeit"),
+    ("import os.path", "the module os.path"), ("from . import x", "the module ."),
+    ("import helper_mod", "the module helper_mod"),  # a module the notebook wrote itself
+    ("def f():\n    import cProfile", "the module cProfile"),
+    ("x = np.testing.sys", "the module sys"), ("f.__func__(other)", "the attribute __func__"),
+    ("getattr(f, '__fu' + 'nc__')", "the attribute __func__"),
+    ("x.__class__ = Other", "the attribute __class__"),
+    ("__import__('pickle')", "the module pickle"), ("__import__(name)", "the module named "
+                                                                         "at run time"),
+    ("pkgutil.resolve_name('nn_from_scratch.model')", "the module pkgutil"),
+    ("inspect.getmodule(f)", "the module inspect"), ("inspect.getsource(f)", ""),
+    ("from inspect import getsource", ""), ("from inspect import getmodule", "the module inspect"),
+    ("import gc\ngc.collect()", ""), ("x = self.__class__.__name__", ""),
+    ("super().__init__()", ""), ("print(jax.__version__)", ""),
+    ("import jax.numpy as jnp\nfrom functools import partial\nimport math, itertools", ""),
+])
+def test_what_an_exercise_may_use(code, how):
+    modules = {"np": "numpy", "inspect": "inspect", "pkgutil": "pkgutil", "jax": "jax"}
+    assert outside(ast.parse(code), modules) == how
+    assert outside_how(how) == bool(how)
+
+
+def test_every_module_a_lesson_imports_is_allowed():
+    """The lessons' own imports are what an exercise most likely copies: none is refused."""
+    imported = set()
+    for lesson in (ROOT / "lessons").glob("*.md"):
+        for block in lesson.read_text().split("```python")[1:]:
+            code = block.split("```")[0].partition("\n")[2]  # (after the fence's tags)
+            try:
+                tree = ast.parse(code)
+            except SyntaxError:  # a magic
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    imported |= {a.name.split(".")[0] for a in node.names}
+                elif isinstance(node, ast.ImportFrom) and not node.level:
+                    imported.add((node.module or "").split(".")[0])
+    assert imported and imported <= MODULES | {"inspect", "gc"}, imported - MODULES
+
+
+# what each of round sixteen's attacks comes down to (the graded notebooks wrapped these in
+# hex-encoded text, helpers and dead code); every one now puts every answer in doubt
+ROUND_SIXTEEN = [
+    # B: text run by the standard library's runners, a pickle, a module written to /tmp
+    "import cProfile\ncProfile.run(text)", "import timeit\ntimeit.timeit(text, number=1)",
+    "import pickle\npickle.loads(data)",
+    "import sys\nsys.path.insert(0, '/tmp')\nimport helper_mod",
+    "import inspect, pkgutil\nme = inspect.getmodule(f)\nme.relu = lambda x: lib.relu(x)",
+    # A: an "own object" that is not: a parameter with a default, a dead assignment, a
+    # decorator, a class name bound again, staticmethod under another name, __func__
+    "class _P:\n    def f(self): pass\n\ndef _bind(p=sys):\n    if False:\n        p = _P()\n"
+    "    p.modules['__main__'].relu = lambda x: m.relu(x)\n\n_bind()",
+    "class _P:\n    def f(self):\n        self.modules['__main__'].relu = 1\n\n_P().f.__func__(s)",
+    # a12: the grader's answering object found among a namespace's values and patched
+    "for v in list(globals().values()):\n    if type(v).__name__ == 'Answers':\n"
+    "        v.answer = lambda r: None",
+    "for k, v in vars(check).items():\n    v.patched = True",
+    "x = globals()['_nn_from_' + 'scratch_answers' * 0]\nx.answer = None",
+]
+
+
+@pytest.mark.parametrize("attack", ROUND_SIXTEEN)
+def test_round_sixteens_attacks_put_every_answer_in_doubt(release, attack):
+    found = doubts(release, "s = 1\nf = print\ntext = ''\ndata = b''\nlib = None", attack)
+    assert set(found) == {"07.1", "07.2", "07.3"}, found
+    assert all(doubt in ("outside", "anytime", "reaches") for _, doubt in found.values()), found
+
+
+@pytest.mark.parametrize("attack", [
+    "class _Q:\n    def f(self): pass\n\n_Q = lambda: box\n\ndef g():\n    p = _Q()\n"
+    "    p.push({'relu': 1})\n\ng()",  # the class's name bound again
+    "def _swap(c):\n    return lambda: box\n\n@_swap\nclass _P:\n    def push(self, x): pass\n\n"
+    "def g():\n    p = _P()\n    p.push({'relu': 1})\n\ng()",  # a decorator replaced it
+    "_sm = staticmethod\n\nclass _R:\n    @_sm\n    def push(self, x):\n"
+    "        self.push({'relu': 1})\n\n_R().push(box)",  # staticmethod under another name
+    "class _P:\n    def push(self, x): pass\n\np = _P()\n\ndef g(p):\n    p.push({'relu': 1})\n\n"
+    "g(box)",  # a parameter of the same name
+    "class _P:\n    def push(self, x): pass\n\ndef g():\n    global p\n    if False:\n"
+    "        p = _P()\n    p.push({'relu': 1})\n\np = box\ng()",  # global, dead assignment
+])
+def test_what_is_not_the_students_own_object_is_not_taken_for_one(release, attack):
+    """Round sixteen (A): ``push`` on what is not the student's own object is the shell's
+    ``push``, which binds names unseen: each attack's variable held IPython's shell (here,
+    ``box``: any object) while the reading took it for an instance of the notebook's class."""
+    found = doubts(release, "box = None", exercise="def relu(x):\n    return x\n\n" + attack)
+    assert found.get("07.1", ("", ""))[0] == "push()", found
+
+
+@pytest.mark.parametrize("honest", [
+    # round sixteen's false positives: each cost a solved notebook 0/7 or 6/7
+    "class Config:\n    def __init__(self, **settings):\n        for key, value in "
+    "settings.items():\n            setattr(self, key, value)\n\nconfig = Config(lr=0.1)\n"
+    "print(config.lr)",
+    "class Tracker:\n    def __init__(self):\n        self.training = True\n    def eval(self):\n"
+    "        self.training = False\n\ntracker = Tracker()\ntracker.eval()",
+    "for name in ('relu', 'gelu'):\n    activation = getattr(jax.nn, name)",
+    "from dataclasses import dataclass\n\n@dataclass(frozen=True)\nclass Layer:\n    m: int\n"
+    "    def __post_init__(self):\n        object.__setattr__(self, 'size', self.m + 1)\n\n"
+    "print(Layer(3).size)",
+    "class Scores:\n    def __init__(self):\n        self.best = 0.0\n"
+    "    def __getitem__(self, key):\n        return getattr(self, key)\n\nprint(Scores()['best'])",
+    "class Stack:\n    def __init__(self):\n        self.items = []\n    def push(self, x):\n"
+    "        self.items.append(x)\n    def __repr__(self):\n"
+    "        return f'{self.__class__.__name__}({self.items})'\n\nhistory = Stack()\n"
+    "history.push(1)\nprint(history)",
+    "timing = %timeit -n 1 -r 1 -o jnp.ones(3).block_until_ready()\nprint(timing.best)",
+    "class History(list):\n    def push(self, value):\n        self.append(float(value))\n\n"
+    "seen = History()\nseen.push(2.0)",
+    # honest uses of what is partly allowed
+    "import gc\ngc.collect()", "import inspect\nprint(inspect.getsource(jnp.maximum)[:10])",
+])
+def test_round_sixteens_honest_code_puts_nothing_in_doubt(release, honest):
+    assert doubts(release, "def relu(x):\n    return jnp.maximum(0, x)", honest) == {}
+
+
+def test_the_librarys_answer_under_another_name_earns_nothing():
+    """Round sixteen (d01): 07.6 answered with the library's count_params, named otherwise."""
+    release = load_release("07_mlp_from_scratch", RELEASE)
+    nb = nbformat.read(ROOT / "student" / "07_mlp_from_scratch.ipynb", 4)
+    cell = next(c for c in nb.cells if "def n_params" in c.source)
+    cell.source = ("def n_params(sizes):\n"
+                   "    return count_params(init_network_params(sizes, jax.random.key(0)))")
+    copied = library_copies(rebuild(nb, release), release)
+    assert copied["07.6"].name == "count_params", copied
+
+
+def test_a_method_named_eval_is_no_note_of_text_run_as_code():
+    """Round sixteen (f02): an honest tracker.eval() was noted as "runs text as code"."""
+    from nn_from_scratch.grade.suspicious import signs
+
+    assert "runs text as code (exec, eval, compile)" not in signs("tracker.eval()\nm.compile()")
+    assert "runs text as code (exec, eval, compile)" in signs("eval('relu')")
