@@ -45,9 +45,27 @@ def doubts(release, *cells, exercise="def relu(x):\n    raise NotImplementedErro
     ("import gc\ngc.collect()", ""), ("x = self.__class__.__name__", ""),
     ("super().__init__()", ""), ("print(jax.__version__)", ""),
     ("import jax.numpy as jnp\nfrom functools import partial\nimport math, itertools", ""),
+    # a second look at round sixteen: 7/7 each, every stub answered by the patched grader
+    ('getattr(typing, "get_type_hints")(f)', "the function get_type_hints"),
+    ("typing.get_type_hints(f)", "the function get_type_hints"),
+    ('getattr(getattr(dataclasses, "builtins"), "exec")', "the module builtins"),
+    ('getattr(getattr(np, "core").numeric, "builtins")', "the module builtins"),
+    ('inspect.signature(f, **{"eval_str": True})', "the module inspect"),
+    ('operator.attrgetter("__globals__")(f)', "the attribute __globals__"),
+    ("operator.attrgetter(name)(f)", "the function attrgetter"),
+    ("sys.modules", "the module sys"), ("sys.path.insert(0, '/tmp')", "the module sys"),
+    ('relu.__name__ = "x"', "the attribute __name__"),
+    # ...and its honest lines, that lost points
+    ('import warnings\nwarnings.filterwarnings("ignore")', ""), ("from tqdm import tqdm", ""),
+    ("import sys\nEPS = sys.float_info.epsilon", ""), ("print(1, file=sys.stderr)", ""),
+    ("from IPython.display import display\ndisplay(1)", ""), ('relu.__doc__ = "x"', ""),
+    ('operator.attrgetter("shape")(x)', ""), ("from pathlib import Path", ""),
+    ("import traceback\ntraceback.print_exc()", ""), ('hasattr(x, "__array_interface__")', ""),
 ])
 def test_what_an_exercise_may_use(code, how):
-    modules = {"np": "numpy", "inspect": "inspect", "pkgutil": "pkgutil", "jax": "jax"}
+    modules = {"np": "numpy", "inspect": "inspect", "pkgutil": "pkgutil", "jax": "jax",
+               "typing": "typing", "dataclasses": "dataclasses", "operator": "operator",
+               "sys": "sys", "display": "IPython.display"}
     assert outside(ast.parse(code), modules) == how
     assert outside_how(how) == bool(how)
 
@@ -88,6 +106,13 @@ ROUND_SIXTEEN = [
     "        v.answer = lambda r: None",
     "for k, v in vars(check).items():\n    v.patched = True",
     "x = globals()['_nn_from_' + 'scratch_answers' * 0]\nx.answer = None",
+    # text run as code by copy.copy through a class's __reduce__: exec handed on, not called
+    "import copy\n\nclass _X:\n    def __reduce__(self):\n        return (exec, (text,))\n\n"
+    "copy.copy(_X())",
+    # a second look: an annotation's string run by typing, or by inspect.signature(eval_str)
+    "import typing\n\ndef _f(x: 'relu'):\n    pass\n\ngetattr(typing, 'get_type_hints')(_f)",
+    "import inspect\n\ndef _f(x: 'relu'):\n    pass\n\n"
+    "inspect.signature(_f, **{'eval_str': True})",
 ]
 
 

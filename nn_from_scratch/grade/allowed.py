@@ -27,12 +27,21 @@ MODULES = frozenset({
     "functools", "itertools", "operator", "collections", "dataclasses", "typing",
     "typing_extensions", "enum", "abc", "copy", "heapq", "bisect", "array", "string", "re",
     "textwrap", "unicodedata", "pprint", "json", "time", "datetime", "contextlib", "platform",
-    "resource", "mmap", "__future__"})
+    "resource", "mmap", "__future__", "warnings", "pathlib", "tqdm"})
 # modules of which an exercise may use a few harmless functions, and nothing else (the rest of
 # gc is :mod:`.reaching`'s: a walk of every object)
 _PARTLY = {"gc": GC_HARMLESS,
            "inspect": frozenset({"getsource", "getsourcelines", "getdoc", "cleandoc",
-                                 "signature", "isfunction", "isclass", "ismethod"})}
+                                 "isfunction", "isclass", "ismethod"}),  # (not signature: its
+           # eval_str=True runs annotations as code, a second look at round sixteen)
+           "sys": frozenset({"version", "version_info", "float_info", "int_info", "maxsize",
+                             "stdout", "stderr", "platform", "byteorder", "getsizeof"}),
+           "traceback": frozenset({"print_exc", "format_exc", "print_exception",
+                                   "format_exception"}),
+           "logging": frozenset({"getLogger", "basicConfig", "debug", "info", "warning",
+                                 "error", "DEBUG", "INFO", "WARNING", "ERROR"}),
+           "IPython.display": frozenset({"display", "clear_output", "HTML", "Markdown", "Math",
+                                         "Latex", "Image", "SVG", "JSON"})}
 # Python's own attributes an exercise may read: names, values, operators, a base's __init__
 _DUNDERS = frozenset({
     "__name__", "__qualname__", "__doc__", "__module__", "__version__", "__class__", "__init__",
@@ -42,7 +51,8 @@ _DUNDERS = frozenset({
     "__rmul__", "__matmul__", "__rmatmul__", "__truediv__", "__rtruediv__", "__floordiv__",
     "__mod__", "__pow__", "__rpow__", "__neg__", "__pos__", "__abs__", "__array__",
     "__jax_array__", "__enter__", "__exit__", "__annotations__", "__dataclass_fields__",
-    "__post_init__", "__slots__"})
+    "__post_init__", "__slots__", "__array_priority__"})
+_SET_DUNDERS = frozenset({"__doc__"})  # ...and may set
 # attributes that are one of the standard library's modules no exercise needs, on whatever
 # object (``np.testing.sys``: a module imported by another is its attribute)
 _MODULE_ATTRIBUTES = frozenset({
@@ -51,7 +61,15 @@ _MODULE_ATTRIBUTES = frozenset({
     "codeop", "__main__", "IPython", "ipykernel"})
 # calls that import a module named by a string
 _IMPORTERS = frozenset({"__import__", "import_module", "resolve_name"})
-OUTSIDE = ("the module ", "the attribute ")  # how each of :func:`outside`'s answers begins
+# functions of allowed modules that run text as code (an annotation's string: typing's
+# get_type_hints, singledispatch's register) or reach attributes by strings
+_FUNCTIONS = frozenset({"get_type_hints", "ForwardRef", "singledispatch",
+                        "singledispatchmethod"})
+# ...and these, unless every attribute they are handed is a string of constants, read as an
+# attribute written out is (operator.attrgetter("shape"))
+_BY_STRINGS = frozenset({"attrgetter", "methodcaller", "__getattribute__", "__getattr__"})
+OUTSIDE = ("the module ", "the attribute ", "the function ")  # how :func:`outside`'s answers
+# begin
 # attributes :mod:`.unseen` and :mod:`.reaching` read in their own ways (a namespace written
 # through, a function's code replaced, a frame): their notes say more than this module's
 _READ_ELSEWHERE = frozenset({
@@ -63,7 +81,8 @@ def outside(statement: ast.stmt, modules: Mapping[str, str]) -> str:
     """What in ``statement`` (all of it, a ``def``'s body too) is outside what an exercise may
     use (see the module's docstring), as the feedback says it (``"the module pickle"``,
     ``"the attribute __func__"``); "" if nothing. ``modules``: the notebook's names for the
-    modules its cells imported, each name -> the module's top-level name (``{"np": "numpy"}``)."""
+    modules its cells imported and what it imported from them, each name -> the module
+    (``{"np": "numpy", "display": "IPython.display"}``)."""
     parents = {child: part for part in ast.walk(statement) for child in ast.iter_child_nodes(part)}
     for part in ast.walk(statement):
         if isinstance(part, ast.Import):
@@ -73,40 +92,74 @@ def outside(statement: ast.stmt, modules: Mapping[str, str]) -> str:
                     return f"the module {alias.name}"
         elif isinstance(part, ast.ImportFrom):
             top = (part.module or "").split(".")[0]
-            if part.level or top not in MODULES and not (top == part.module and all(
-                    a.name in _PARTLY.get(top, ()) for a in part.names)):
+            if part.level or top not in MODULES and not all(
+                    a.name in _PARTLY.get(part.module or "", ()) for a in part.names):
                 return f"the module {'.' * part.level}{part.module or ''}"
         elif isinstance(part, ast.Name) and isinstance(part.ctx, ast.Load) and \
-                modules.get(part.id, "") not in MODULES | {""} and \
+                (top := modules.get(part.id, "").split(".")[0]) not in MODULES | {""} and \
                 not getattr(part, LOCAL, False):
             parent = parents.get(part)  # gc.collect(), inspect.getsource(f): harmless
             if not (isinstance(parent, ast.Attribute) and parent.attr in _PARTLY.get(
                     modules[part.id], ())) and not _imported_harmless(part.id, modules):
-                return f"the module {modules[part.id]}"
-        elif isinstance(part, ast.Attribute):
-            if part.attr in _MODULE_ATTRIBUTES:
-                return f"the module {part.attr}"
-            if _dunder(part.attr) and part.attr not in _READ_ELSEWHERE and (
-                    part.attr not in _DUNDERS or not isinstance(part.ctx, ast.Load)):
-                return f"the attribute {part.attr}"
-        elif isinstance(part, ast.Call):
+                return f"the module {top}"
+        elif isinstance(part, ast.Name | ast.Attribute | ast.alias) and (
+                name := getattr(part, "id", getattr(part, "attr", getattr(part, "name", "")))
+        ) in _FUNCTIONS:
+            return f"the function {name}"
+        if isinstance(part, ast.Attribute) and (
+                how := _refused(part.attr, isinstance(part.ctx, ast.Load))):
+            return how
+        if isinstance(part, ast.Call):
             func = part.func
             name = func.id if isinstance(func, ast.Name) else \
                 func.attr if isinstance(func, ast.Attribute) else ""
+            if any(k.arg == "eval_str" for k in part.keywords):  # inspect.signature(f,
+                return f"the function {name}(eval_str=...)"  # eval_str=True) runs text
             if name in _IMPORTERS and part.args:
                 text = constant_text(part.args[0])
                 if text is None or text.split(".")[0].split(":")[0] not in MODULES:
                     return f"the module {text or 'named at run time'}"
-            argument = attribute_argument(part)
-            text = constant_text(argument) if argument is not None else None
-            if text and _dunder(text) and text not in _DUNDERS | _READ_ELSEWHERE:
-                return f"the attribute {text}"
+            for text in _asked_for(part, name):  # getattr(x, "builtins"): as x.builtins
+                if how := (f"the function {name}" if text is None else _refused(
+                        text, name != "setattr") or (f"the attribute {text}" if name in
+                                                     _BY_STRINGS and _dunder(text) and text
+                                                     not in _DUNDERS else "")):
+                    return how  # (a second look at round sixteen: 7/7 through getattr of
+                    # "builtins", "get_type_hints")
     return ""
+
+
+def _refused(attribute: str, read: bool = True) -> str:
+    """How :func:`outside` says that ``attribute``, read (or set) on any object, is more than
+    an exercise may use; "" if it is not."""
+    if attribute in _MODULE_ATTRIBUTES:
+        return f"the module {attribute}"
+    if attribute in _FUNCTIONS:
+        return f"the function {attribute}"
+    if _dunder(attribute) and attribute not in _READ_ELSEWHERE and (
+            attribute not in (_DUNDERS if read else _SET_DUNDERS)):
+        return f"the attribute {attribute}"
+    return ""
+
+
+def _asked_for(call: ast.Call, name: str) -> list[str | None]:
+    """The attributes ``call`` (calling ``name``) asks for by strings: ``getattr(x, "a")``,
+    ``setattr``, ``delattr``, ``attrgetter("a.b")``, ``methodcaller("a")``,
+    ``x.__getattribute__("a")``; None for one that is not a string of constants (``hasattr``
+    only answers True or False). A ``getattr`` by a name made at run time is
+    :func:`.unseen.lasting`'s."""
+    if (argument := attribute_argument(call)) is not None:
+        return [text] if (text := constant_text(argument)) is not None else []
+    if name not in _BY_STRINGS or not call.args:
+        return []
+    handed = call.args if name == "attrgetter" else call.args[:1]
+    texts = [constant_text(a) for a in handed]
+    return [part for text in texts for part in (text.split(".") if text else [None])]
 
 
 def _imported_harmless(name: str, modules: Mapping[str, str]) -> bool:
     """Whether ``name`` is one of :data:`_PARTLY`'s harmless functions, imported by its name
-    (``from inspect import getsource``)."""
+    (``from inspect import getsource``, ``from IPython.display import display``)."""
     return name in _PARTLY.get(modules.get(name, ""), ())
 
 

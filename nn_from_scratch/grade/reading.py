@@ -108,7 +108,8 @@ class Reader:
         self.made: dict[str, str] = {}  # names of the top level last bound to an instance of
         # the notebook's own plain class: name -> the class (history = Stack())
         self.modules: dict[str, str] = {}  # names last bound by an import: name -> the
-        # module's top-level name (``from pickle import loads``: loads -> pickle)
+        # module (``import numpy.linalg as la``: la -> numpy; ``from IPython.display import
+        # display``: display -> IPython.display)
 
     def resolve(self, node: ast.AST) -> Any:
         """The package object ``node`` (a name, an attribute chain, ``getattr`` with a constant
@@ -251,7 +252,7 @@ class Reader:
                 if value is None and module is not None:
                     value = _import(f"{statement.module}.{alias.name}")
                 self._bind(alias.asname or alias.name, value, student)
-                self.modules[alias.asname or alias.name] = statement.module.split(".")[0]
+                self.modules[alias.asname or alias.name] = statement.module
                 if alias.name in READERS_OF.get(statement.module, ()):  # from pprint import pp
                     self.imported[alias.asname or alias.name] = f"{statement.module}:{alias.name}"
         elif isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):

@@ -74,6 +74,7 @@ _ALIASED = {"exec", "eval", "compile", "__import__", "setattr", "delattr", "geta
 # hooks that run after any later cell, and Python's own builtins: every name is in doubt
 _LASTING_ATTRIBUTES = {"settrace", "setprofile", "addaudithook"}
 _LASTING_NAMES = {"builtins", "__builtins__"}
+_TEXT_RUNNERS = {"exec", "eval", "compile"}  # Python's own, by name
 
 
 def _only_read(node: ast.AST, parents: dict[ast.AST, ast.AST], rebound: set[str],
@@ -362,7 +363,7 @@ def _root_module(node: ast.AST, modules: Mapping[str, str]) -> str:
     notebook's names for its imports; "" if it is none."""
     while isinstance(node, ast.Attribute):
         node = node.value
-    return modules.get(node.id, "") if isinstance(node, ast.Name) else ""
+    return modules.get(node.id, "").split(".")[0] if isinstance(node, ast.Name) else ""
 
 
 def lasting(statement: ast.stmt, modules: Mapping[str, str] | None = None) -> str:
@@ -394,6 +395,9 @@ def lasting(statement: ast.stmt, modules: Mapping[str, str] | None = None) -> st
             return part.attr
         if isinstance(part, ast.Name) and part.id in _LASTING_NAMES:
             return part.id
+        if isinstance(part, ast.Name) and part.id in _TEXT_RUNNERS and isinstance(
+                part.ctx, ast.Load):  # handed on, it may run text later: (exec, (text,)) as
+            return part.id  # a __reduce__ that copy.copy calls (round sixteen)
         if isinstance(part, ast.alias) and part.name.split(".")[0] in _LASTING_NAMES or \
                 isinstance(part, ast.ImportFrom) and part.module in _LASTING_NAMES:
             return "builtins"  # from builtins import exec as run (round eight)
