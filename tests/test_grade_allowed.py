@@ -61,6 +61,11 @@ def doubts(release, *cells, exercise="def relu(x):\n    raise NotImplementedErro
     ("from IPython.display import display\ndisplay(1)", ""), ('relu.__doc__ = "x"', ""),
     ('operator.attrgetter("shape")(x)', ""), ("from pathlib import Path", ""),
     ("import traceback\ntraceback.print_exc()", ""), ('hasattr(x, "__array_interface__")', ""),
+    # annotations' strings, which typing and singledispatch's register run as code
+    ('def f(x: "exec(text)"):\n    pass', "the annotation 'exec(text)'"),
+    ('x: "(lambda: 1)()" = 1', "the annotation '(lambda: 1)()'"),
+    ('def f(x: "Node") -> "list[int] | None":\n    pass', ""),
+    ("f.__annotations__['x'] = text", "the attribute __annotations__"),
 ])
 def test_what_an_exercise_may_use(code, how):
     modules = {"np": "numpy", "inspect": "inspect", "pkgutil": "pkgutil", "jax": "jax",
@@ -113,6 +118,8 @@ ROUND_SIXTEEN = [
     "import typing\n\ndef _f(x: 'relu'):\n    pass\n\ngetattr(typing, 'get_type_hints')(_f)",
     "import inspect\n\ndef _f(x: 'relu'):\n    pass\n\n"
     "inspect.signature(_f, **{'eval_str': True})",
+    "import functools\n\n@functools.singledispatch\ndef _s(x):\n    pass\n\n"
+    "@_s.register\ndef _(x: 'exec(text) or int'):\n    pass",
 ]
 
 

@@ -50,7 +50,7 @@ _DUNDERS = frozenset({
     "__hash__", "__bool__", "__add__", "__radd__", "__sub__", "__rsub__", "__mul__",
     "__rmul__", "__matmul__", "__rmatmul__", "__truediv__", "__rtruediv__", "__floordiv__",
     "__mod__", "__pow__", "__rpow__", "__neg__", "__pos__", "__abs__", "__array__",
-    "__jax_array__", "__enter__", "__exit__", "__annotations__", "__dataclass_fields__",
+    "__jax_array__", "__enter__", "__exit__", "__dataclass_fields__",
     "__post_init__", "__slots__", "__array_priority__"})
 _SET_DUNDERS = frozenset({"__doc__"})  # ...and may set
 # attributes that are one of the standard library's modules no exercise needs, on whatever
@@ -63,13 +63,16 @@ _MODULE_ATTRIBUTES = frozenset({
 _IMPORTERS = frozenset({"__import__", "import_module", "resolve_name"})
 # functions of allowed modules that run text as code (an annotation's string: typing's
 # get_type_hints, singledispatch's register) or reach attributes by strings
-_FUNCTIONS = frozenset({"get_type_hints", "ForwardRef", "singledispatch",
-                        "singledispatchmethod"})
+_FUNCTIONS = frozenset({"get_type_hints", "ForwardRef"})  # (singledispatch's register reads
+# a function's annotations too: a string of one is read by :func:`_annotation`)
 # ...and these, unless every attribute they are handed is a string of constants, read as an
 # attribute written out is (operator.attrgetter("shape"))
 _BY_STRINGS = frozenset({"attrgetter", "methodcaller", "__getattribute__", "__getattr__"})
-OUTSIDE = ("the module ", "the attribute ", "the function ")  # how :func:`outside`'s answers
-# begin
+# what a string annotation may hold: a type's name, ``list[int]``, ``int | None``
+_TYPE_NODES = (ast.Name, ast.Attribute, ast.Subscript, ast.Tuple, ast.List, ast.BinOp,
+               ast.BitOr, ast.Constant, ast.Load)
+# how :func:`outside`'s answers begin
+OUTSIDE = ("the module ", "the attribute ", "the function ", "the annotation ")
 # attributes :mod:`.unseen` and :mod:`.reaching` read in their own ways (a namespace written
 # through, a function's code replaced, a frame): their notes say more than this module's
 _READ_ELSEWHERE = frozenset({
@@ -85,6 +88,8 @@ def outside(statement: ast.stmt, modules: Mapping[str, str]) -> str:
     (``{"np": "numpy", "display": "IPython.display"}``)."""
     parents = {child: part for part in ast.walk(statement) for child in ast.iter_child_nodes(part)}
     for part in ast.walk(statement):
+        if how := _annotation(part):
+            return how
         if isinstance(part, ast.Import):
             for alias in part.names:
                 if (top := alias.name.split(".")[0]) not in MODULES and not (
@@ -126,6 +131,24 @@ def outside(statement: ast.stmt, modules: Mapping[str, str]) -> str:
                                                      not in _DUNDERS else "")):
                     return how  # (a second look at round sixteen: 7/7 through getattr of
                     # "builtins", "get_type_hints")
+    return ""
+
+
+def _annotation(part: ast.AST) -> str:
+    """How :func:`outside` says that ``part`` (an argument, a ``def``, an annotated
+    assignment) is annotated with a string that is more than a type (``x: "exec(...)"``, which
+    ``typing`` and ``functools.singledispatch`` run as code); "" if it is not."""
+    annotations = [part.annotation] if isinstance(part, ast.arg | ast.AnnAssign) and \
+        part.annotation is not None else [part.returns] if isinstance(
+            part, ast.FunctionDef | ast.AsyncFunctionDef) and part.returns else []
+    for text in (n.value for a in annotations for n in ast.walk(a)
+                 if isinstance(n, ast.Constant) and isinstance(n.value, str)):
+        try:
+            tree = ast.parse(text, mode="eval")
+        except SyntaxError:
+            return f"the annotation {text[:40]!r}"
+        if any(not isinstance(n, _TYPE_NODES) for n in ast.walk(tree.body)):
+            return f"the annotation {text[:40]!r}"
     return ""
 
 
