@@ -107,10 +107,9 @@ def outside(statement: ast.stmt, modules: Mapping[str, str]) -> str:
             if not (isinstance(parent, ast.Attribute) and parent.attr in _PARTLY.get(
                     modules[part.id], ())) and not _imported_harmless(part.id, modules):
                 return f"the module {top}"
-        elif isinstance(part, ast.Name | ast.Attribute | ast.alias) and (
-                name := getattr(part, "id", getattr(part, "attr", getattr(part, "name", "")))
-        ) in _FUNCTIONS:
-            return f"the function {name}"
+        elif isinstance(part, ast.Name) and part.id in _FUNCTIONS or isinstance(
+                part, ast.alias) and part.name in _FUNCTIONS:  # (an attribute: _refused)
+            return f"the function {getattr(part, 'id', getattr(part, 'name', ''))}"
         if isinstance(part, ast.Attribute) and (
                 how := _refused(part.attr, isinstance(part.ctx, ast.Load))):
             return how
@@ -125,13 +124,22 @@ def outside(statement: ast.stmt, modules: Mapping[str, str]) -> str:
                 if text is None or text.split(".")[0].split(":")[0] not in MODULES:
                     return f"the module {text or 'named at run time'}"
             for text in _asked_for(part, name):  # getattr(x, "builtins"): as x.builtins
-                if how := (f"the function {name}" if text is None else _refused(
-                        text, name != "setattr") or (f"the attribute {text}" if name in
-                                                     _BY_STRINGS and _dunder(text) and text
-                                                     not in _DUNDERS else "")):
-                    return how  # (a second look at round sixteen: 7/7 through getattr of
-                    # "builtins", "get_type_hints")
+                if how := _by_string(name, text):  # (a second look at round sixteen: 7/7
+                    return how  # through getattr of "builtins", "get_type_hints")
     return ""
+
+
+def _by_string(name: str, text: str | None) -> str:
+    """How :func:`outside` says that ``name`` (``getattr``, ``attrgetter``...) asking for the
+    attribute ``text`` (None: a string made at run time) is more than an exercise may use;
+    "" if it is not. Asked for by a function of :data:`_BY_STRINGS`, a dunder that
+    :mod:`.unseen` reads in its own way only from ``getattr`` is refused here too."""
+    if text is None:
+        return f"the function {name}"
+    if how := _refused(text, name not in ("setattr", "delattr")):
+        return how
+    return f"the attribute {text}" if name in _BY_STRINGS and _dunder(text) and \
+        text not in _DUNDERS else ""
 
 
 def _annotation(part: ast.AST) -> str:
