@@ -74,7 +74,7 @@ _ALIASED = {"exec", "eval", "compile", "__import__", "setattr", "delattr", "geta
 # hooks that run after any later cell, and Python's own builtins: every name is in doubt
 _LASTING_ATTRIBUTES = {"settrace", "setprofile", "addaudithook"}
 _LASTING_NAMES = {"builtins", "__builtins__"}
-_TEXT_RUNNERS = {"exec", "eval", "compile"}  # Python's own, by name
+_TEXT_RUNNERS = _RUNS_TEXT & _ALIASED  # Python's own, by name: exec, eval, compile
 
 
 def _only_read(node: ast.AST, parents: dict[ast.AST, ast.AST], rebound: set[str],
