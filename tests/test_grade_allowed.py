@@ -66,9 +66,15 @@ def doubts(release, *cells, exercise="def relu(x):\n    raise NotImplementedErro
     ('x: "(lambda: 1)()" = 1', "the annotation '(lambda: 1)()'"),
     ('def f(x: "Node") -> "list[int] | None":\n    pass', ""),
     ("f.__annotations__['x'] = text", "the attribute __annotations__"),
+    # a third look: another module under another name, or a module's private name
+    ("from enum import bltns as b", "the module builtins"),
+    ("e = enum.bltns.exec", "the module builtins"), ("from random import _os", "the attribute _os"),
+    ("random._os.system('true')", "the attribute _os"), ("from pathlib import os", "the module os"),
+    ("np.linalg.norm(x)", ""), ("from jax import numpy as jnp", ""),
 ])
 def test_what_an_exercise_may_use(code, how):
     modules = {"np": "numpy", "inspect": "inspect", "pkgutil": "pkgutil", "jax": "jax",
+               "enum": "enum", "random": "random",
                "typing": "typing", "dataclasses": "dataclasses", "operator": "operator",
                "sys": "sys", "display": "IPython.display"}
     assert outside(ast.parse(code), modules) == how
@@ -120,6 +126,8 @@ ROUND_SIXTEEN = [
     "inspect.signature(_f, **{'eval_str': True})",
     "import functools\n\n@functools.singledispatch\ndef _s(x):\n    pass\n\n"
     "@_s.register\ndef _(x: 'exec(text) or int'):\n    pass",
+    # a third look: builtins as enum's bltns, its exec kept under a name and called
+    "from enum import bltns as b\ne = b.exec\ne(text)",
 ]
 
 

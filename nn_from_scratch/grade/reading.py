@@ -252,7 +252,9 @@ class Reader:
                 if value is None and module is not None:
                     value = _import(f"{statement.module}.{alias.name}")
                 self._bind(alias.asname or alias.name, value, student)
-                self.modules[alias.asname or alias.name] = statement.module
+                self.modules[alias.asname or alias.name] = value.__name__ if isinstance(
+                    value, types.ModuleType) else statement.module  # (from enum import bltns:
+                # builtins, a third look at round sixteen)
                 if alias.name in READERS_OF.get(statement.module, ()):  # from pprint import pp
                     self.imported[alias.asname or alias.name] = f"{statement.module}:{alias.name}"
         elif isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
