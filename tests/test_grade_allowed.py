@@ -69,7 +69,7 @@ def doubts(release, *cells, exercise="def relu(x):\n    raise NotImplementedErro
     # a third look: another module under another name, or a module's private name
     ("from enum import bltns as b", "the module builtins"),
     ("e = enum.bltns.exec", "the module builtins"), ("from random import _os", "the attribute _os"),
-    ("random._os.system('true')", "the attribute _os"), ("from pathlib import os", "the module os"),
+    ("random._os.system('true')", "the attribute _os"),
     ("np.linalg.norm(x)", ""), ("from jax import numpy as jnp", ""),
 ])
 def test_what_an_exercise_may_use(code, how):
@@ -202,3 +202,13 @@ def test_a_method_named_eval_is_no_note_of_text_run_as_code():
 
     assert "runs text as code (exec, eval, compile)" not in signs("tracker.eval()\nm.compile()")
     assert "runs text as code (exec, eval, compile)" in signs("eval('relu')")
+
+
+def test_a_module_imported_from_an_allowed_one_is_judged_as_itself():
+    """A third look at round sixteen: ``from pathlib import os`` is ``os`` where pathlib
+    imports it (Python 3.11; 3.13's pathlib does not, and the import fails there)."""
+    import pathlib
+    import types
+
+    held = isinstance(getattr(pathlib, "os", None), types.ModuleType)
+    assert outside(ast.parse("from pathlib import os"), {}) == ("the module os" if held else "")
