@@ -103,13 +103,10 @@ def outside(statement: ast.stmt, modules: Mapping[str, str]) -> str:
             if part.level or top not in MODULES and not all(
                     a.name in _PARTLY.get(part.module or "", ()) for a in part.names):
                 return f"the module {'.' * part.level}{part.module or ''}"
+            module = _module(part.module or "")
             for alias in part.names:  # from random import _os, from enum import bltns
-                value = getattr(_module(part.module or ""), alias.name, None)
-                if alias.name.startswith("_") and not _dunder(alias.name):
-                    return f"the attribute {alias.name}"
-                if isinstance(value, types.ModuleType) and \
-                        value.__name__.split(".")[0] not in MODULES:
-                    return f"the module {value.__name__.split('.')[0]}"
+                if how := _of_module(module, alias.name)[0]:
+                    return how
         elif isinstance(part, ast.Name) and isinstance(part.ctx, ast.Load) and \
                 (top := modules.get(part.id, "").split(".")[0]) not in MODULES | {""} and \
                 not getattr(part, LOCAL, False):
@@ -156,13 +153,23 @@ def _through_modules(node: ast.Attribute, modules: Mapping[str, str]) -> str:
     for attribute in chain:
         if not isinstance(value, types.ModuleType):
             return ""
-        if attribute.startswith("_") and not _dunder(attribute):
-            return f"the attribute {attribute}"  # a module's private name: jax._src, _os
-        value = getattr(value, attribute, None)
-        if isinstance(value, types.ModuleType) and \
-                (top := value.__name__.split(".")[0]) not in MODULES:
-            return f"the module {top}"
+        how, value = _of_module(value, attribute)
+        if how:
+            return how
     return ""
+
+
+def _of_module(module: Any, attribute: str) -> tuple[str, Any]:
+    """How :func:`outside` says that ``attribute`` of ``module`` (imported from it, or read
+    off it) is more than an exercise may use (a private name: ``jax._src``, ``random._os``; a
+    module it may not use: ``enum.bltns``, which is builtins), or ""; and its value."""
+    if attribute.startswith("_") and not _dunder(attribute):
+        return f"the attribute {attribute}", None
+    value = getattr(module, attribute, None)
+    if isinstance(value, types.ModuleType) and \
+            (top := value.__name__.split(".")[0]) not in MODULES:
+        return f"the module {top}", value
+    return "", value
 
 
 def _module(name: str) -> Any:
