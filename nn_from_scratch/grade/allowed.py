@@ -18,7 +18,9 @@ import types
 from collections.abc import Mapping
 from typing import Any
 
-from .reaching import GC_HARMLESS, LOCAL, attribute_argument, constant_text
+from .own import LOCAL
+from .reaching import GC_HARMLESS
+from .spelt import attribute_argument, constant_text
 
 __all__ = ["MODULES", "OUTSIDE", "outside", "outside_how"]
 

@@ -19,7 +19,8 @@ from typing import Any
 from ..parsing import parse
 from .allowed import outside
 from .magics import QUIET_MAGICS, as_ipython_runs_it, magic
-from .reaching import LOCAL, REACHING, mark, mark_own, own_methods, reaching
+from .own import LOCAL, mark, mark_own, own_methods
+from .reaching import REACHING, reaching
 from .unseen import (
     BINDING_ATTRIBUTES,
     BINDING_CALLS,

@@ -26,7 +26,9 @@ import ast
 from collections.abc import Callable, Mapping
 
 from .allowed import MODULES
-from .reaching import attribute_argument, constant_text, own_methods, reaching
+from .own import own_methods
+from .reaching import reaching
+from .spelt import attribute_argument, constant_text
 
 __all__ = ["BINDING_ATTRIBUTES", "BINDING_CALLS", "NAMESPACE_ATTRIBUTES", "NAMESPACE_CALLS",
            "READERS_OF", "binding_call", "declared_global", "hides_a_binding",
@@ -242,7 +244,7 @@ def binding_call(call: ast.Call, names: set[str]) -> str:
     """The name ``call`` calls if it is one of ``names`` that may run text or bind names: not
     a method named ``compile`` (``jax.jit(f).lower(x).compile()``), nor a plain call of one of
     :data:`SHELL_METHODS` (the student's own function) or one called on an object of the
-    notebook's own class that has that method (:func:`.reaching.mark`); "" otherwise."""
+    notebook's own class that has that method (:func:`.own.mark`); "" otherwise."""
     func = call.func
     name = func.id if isinstance(func, ast.Name) else \
         func.attr if isinstance(func, ast.Attribute) else ""
