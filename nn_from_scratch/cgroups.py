@@ -15,6 +15,9 @@ affinity change nothing.
   ``memory.swap.max`` 0); past it the kernel reclaims caches, then kills, and
   ``oom_kills`` counts it.
 - Processes: ``pids.max`` (the sandbox's process limit, threads included).
+- Cores, where the ``cpuset`` controller is there: ``set_cpus`` keeps every process
+  of the group to some cores, which no affinity it asks for can widen
+  (:mod:`.share` gives each live sandbox cores of its own).
 
 Where: cgroup v1 (one hierarchy per controller: a group beside the grader's own
 in each), or v2 (a folder of the grader's, ``nn-from-scratch-PID``, under the
@@ -34,7 +37,8 @@ __all__ = ["Group", "Hierarchy", "hierarchy"]
 
 ROOT = Path("/sys/fs/cgroup")
 PREFIX = "nn-from-scratch"
-_NEEDED = ("cpu", "memory")  # without both, no cgroup at all; pids is used where it is there
+_NEEDED = ("cpu", "memory")  # without both, no cgroup at all; these where they are there:
+_OPTIONAL = ("pids", "cpuset")
 
 
 @dataclass(frozen=True)
@@ -73,7 +77,7 @@ def _own_paths() -> dict[str, str]:
 
 def _v1(root: Path) -> Hierarchy | None:
     own, parents = _own_paths(), {}
-    for controller in (*_NEEDED, "pids"):
+    for controller in (*_NEEDED, *_OPTIONAL):
         parent = root / controller / own.get(controller, "/").lstrip("/")
         probe = parent / f"{PREFIX}-{os.getpid()}-probe"
         try:
@@ -94,7 +98,7 @@ def _v2(root: Path) -> Hierarchy | None:
         if not os.access(top, os.W_OK):
             continue
         _sweep(top)
-        for controller in (*_NEEDED, "pids"):  # refused where top holds processes: then above
+        for controller in (*_NEEDED, *_OPTIONAL):  # refused where top holds processes: above
             _write(top / "cgroup.subtree_control", f"+{controller}")
         ours = top / f"{PREFIX}-{os.getpid()}"
         try:
@@ -103,7 +107,7 @@ def _v2(root: Path) -> Hierarchy | None:
             continue
         if set(_NEEDED) <= set(_read(ours / "cgroup.controllers").split()):
             for controller in _read(ours / "cgroup.controllers").split():
-                if controller in (*_NEEDED, "pids"):
+                if controller in (*_NEEDED, *_OPTIONAL):
                     _write(ours / "cgroup.subtree_control", f"+{controller}")
             atexit.register(_rmdir, ours)
             return Hierarchy(2, {"": ours})
@@ -167,6 +171,10 @@ class Group:
             raise
         if "pids" in self.dirs or self.version == 2:
             _write(self._dir("pids") / "pids.max", str(processes))
+        if "cpuset" in self.dirs:  # v1: a new cpuset is empty, and takes no process until set
+            parent = where.parents["cpuset"]
+            for name in ("cpuset.cpus", "cpuset.mems"):
+                _write(self.dirs["cpuset"] / name, _read(parent / name).strip())
         if self.version == 2:
             _write(self._dir("memory") / "memory.oom.group", "1")  # one killed: all killed
 
@@ -189,6 +197,14 @@ class Group:
         if (memory / "memory.memsw.limit_in_bytes").exists():  # swap accounting is on
             done = _write(memory / "memory.memsw.limit_in_bytes", str(cap)) and done
         return done
+
+    def set_cpus(self, cpus: list[int]) -> bool:
+        """Keep every process of the group, now and later, to ``cpus`` (its cpuset: no process
+        in it can leave, whatever affinity it asks for); False where there is no cpuset."""
+        folder = self.dirs.get("cpuset") if self.version == 1 else self.dirs[""]
+        if folder is None or not (folder / "cpuset.cpus").exists():
+            return False
+        return _write(folder / "cpuset.cpus", ",".join(map(str, cpus)))
 
     def oom_kills(self) -> int:
         """How many of its processes the kernel has killed for passing the memory cap."""

@@ -2,6 +2,7 @@
 a lesson needs, cannot write what it can see, reaches no network and no other process, is held to
 its limits, and leaves nothing behind. Each property is a real attempt from the kernel's side."""
 import asyncio
+import json
 import os
 import socket
 import threading
@@ -311,6 +312,34 @@ def test_every_process_it_starts_is_in_its_own_cgroup_and_the_group_goes_with_it
     assert not any(folder.exists() for folder in
                    [memory, *(parent / memory.name for parent in cgroups.hierarchy().parents
                               .values())])
+
+
+def test_with_cgroups_two_sandboxes_keep_to_cores_of_their_own_and_one_gets_them_all(private):
+    """Red team, round seventeen: 16 busy processes and 16 busy threads in one sandbox, beside
+    a classmate of lesson 07 (--jobs 2), took it from 23 s alone to 50-57 s: equal cgroup
+    weights share the CPU's time, but a classmate's checks wait on hundreds of wake-ups, each
+    behind the loops. With a cpuset each (``share._rebalance``), two sandboxes keep to a core
+    each, which nothing inside can leave; one alone gets every core."""
+    where = cgroups.hierarchy()
+    cores = sorted(os.sched_getaffinity(0))
+    if where is None or len(cores) < 2 or not (
+            "cpuset" in where.parents or (where.parents.get("") or Path("/")).joinpath(
+                "cpuset.cpus").exists()):
+        pytest.skip("no cpuset this process may make, or one core")
+    first = Box(private, kernel_env(sandboxed=True), LIMITS)
+    kernel = Live(Box(private, kernel_env(sandboxed=True), LIMITS))
+    try:
+        said = kernel.run(f"try:\n    os.sched_setaffinity(0, {set(cores)})\nexcept OSError:\n"
+                          f"    pass\nprint(sorted(os.sched_getaffinity(0)))")
+        mine = json.loads(said)
+        assert 0 < len(mine) < len(cores), said  # asked for every core: kept to its own
+        first.remove()
+        said = kernel.run("import threading\nthreading.Event().wait(0.2)\n"
+                          "print(sorted(os.sched_getaffinity(0)))")
+        assert json.loads(said) == cores  # alone now: every core
+    finally:
+        kernel.close()
+        first.remove()
 
 
 def test_without_a_cgroup_sessions_affinity_and_uncounted_memory_are_refused(private,
