@@ -71,12 +71,21 @@ def doubts(release, *cells, exercise="def relu(x):\n    raise NotImplementedErro
     ("e = enum.bltns.exec", "the module builtins"), ("from random import _os", "the attribute _os"),
     ("random._os.system('true')", "the attribute _os"),
     ("np.linalg.norm(x)", ""), ("from jax import numpy as jnp", ""),
+    # a fourth look: functions of allowed modules that run a string, a file or a pickle
+    ("np.testing.runstring(text, {})", "the function runstring"),
+    ("from numpy.testing import measure", "the function measure"),
+    ('getattr(getattr(np, "testing"), "rundocs")(path)', "the function rundocs"),
+    ("string.Formatter().get_field('0.__globals__', (f,), {})", "the function Formatter"),
+    ("np.load(path, allow_pickle=True)", "the function load(allow_pickle=...)"),
+    ("np.load(path, allow_pickle=ok)", "the function load(allow_pickle=...)"),
+    ("np.load(path, allow_pickle=False)", ""), ("np.testing.assert_allclose(x, y)", ""),
+    ("def measure(f):\n    return f()\nmeasure(print)", ""), ("string.ascii_letters", ""),
 ])
 def test_what_an_exercise_may_use(code, how):
     modules = {"np": "numpy", "inspect": "inspect", "pkgutil": "pkgutil", "jax": "jax",
                "enum": "enum", "random": "random",
                "typing": "typing", "dataclasses": "dataclasses", "operator": "operator",
-               "sys": "sys", "display": "IPython.display"}
+               "sys": "sys", "display": "IPython.display", "string": "string"}
     assert outside(ast.parse(code), modules) == how
     assert outside_how(how) == bool(how)
 
@@ -182,6 +191,38 @@ def test_what_is_not_the_students_own_object_is_not_taken_for_one(release, attac
     "import gc\ngc.collect()", "import inspect\nprint(inspect.getsource(jnp.maximum)[:10])",
 ])
 def test_round_sixteens_honest_code_puts_nothing_in_doubt(release, honest):
+    assert doubts(release, "def relu(x):\n    return jnp.maximum(0, x)", honest) == {}
+
+
+# red team, round seventeen: 07.6 (which no run-time check of the library's own function
+# catches) answered by the library with every stub raising, 1/7 each
+ROUND_SEVENTEEN = [
+    "import functools\nrelu = functools.reduce(getattr, [str('ledom'[::-1]), 'relu'], pkg)",
+    "import functools\nf = functools.partial(getattr, pkg)",
+    "found = next(map(getattr, [pkg], [name]))",
+]
+
+
+@pytest.mark.parametrize("attack", ROUND_SEVENTEEN)
+def test_round_seventeens_attacks_put_every_answer_in_doubt(release, attack):
+    found = doubts(release, "pkg = None\nname = 'model'", attack)
+    assert set(found) == {"07.1", "07.2", "07.3"}, found
+
+
+def test_config_is_read_for_the_code_its_value_runs(release):
+    """Round seventeen: ``%config A.b = value`` runs ``cfg.A.b = value`` in the notebook's
+    namespace; read as a magic that runs nothing, it bound 07.6's answer unseen."""
+    found = doubts(release, exercise="def relu(x):\n    raise NotImplementedError\n\n"
+                   "%config A.b = globals().update(relu=nn_from_scratch.model.relu)")
+    assert found["07.1"] == ("globals()", "after"), found
+
+
+@pytest.mark.parametrize("honest", [
+    "%config InlineBackend.figure_format = 'retina'", "%config InlineBackend",
+    "import numpy as np\nnp.save('w.npy', np.ones(3))\nw = np.load('w.npy', allow_pickle=False)",
+    "value = getattr(jax.nn, 'relu')",
+])
+def test_round_seventeens_honest_lines_put_nothing_in_doubt(release, honest):
     assert doubts(release, "def relu(x):\n    return jnp.maximum(0, x)", honest) == {}
 
 

@@ -13,6 +13,7 @@ standard library's modules for numbers, text, collections and time) and, of Pyth
 checked after it in doubt: it earns nothing, and the feedback says what to leave out.
 """
 import ast
+import functools
 import importlib
 import types
 from collections.abc import Mapping
@@ -64,6 +65,13 @@ _MODULE_ATTRIBUTES = frozenset({
     "sys", "os", "inspect", "gc", "builtins", "importlib", "pkgutil", "pickle", "marshal",
     "ctypes", "ctypeslib", "cProfile", "timeit", "pdb", "runpy", "subprocess", "atexit",
     "codeop", "__main__", "IPython", "ipykernel"})
+# functions of modules an exercise may use that run a string or a file as code, or read
+# attributes by a string (a fourth look at round sixteen: numpy.testing's runstring and measure
+# exec a string, rundocs a file's doctests; string.Formatter().get_field follows "0.__globals__"),
+# known by the objects themselves, whatever path or name reaches them
+_RUNNERS = (("numpy.testing", ("runstring", "rundocs", "measure")), ("string", ("Formatter",)))
+# a keyword that lets a loader run code (np.load's allow_pickle: a pickle calls what it names)
+_RUNS_CODE_KEYWORDS = frozenset({"allow_pickle"})
 # calls that import a module named by a string
 _IMPORTERS = frozenset({"__import__", "import_module", "resolve_name"})
 # functions of allowed modules that run text as code (an annotation's string: typing's
@@ -129,6 +137,10 @@ def outside(statement: ast.stmt, modules: Mapping[str, str]) -> str:
                 func.attr if isinstance(func, ast.Attribute) else ""
             if any(k.arg == "eval_str" for k in part.keywords):  # inspect.signature(f,
                 return f"the function {name}(eval_str=...)"  # eval_str=True) runs text
+            for keyword in part.keywords:  # np.load(f, allow_pickle=True) unpickles
+                if keyword.arg in _RUNS_CODE_KEYWORDS and not (isinstance(
+                        keyword.value, ast.Constant) and keyword.value.value is False):
+                    return f"the function {name}({keyword.arg}=...)"
             if name in _IMPORTERS and part.args:
                 text = constant_text(part.args[0])
                 if text is None or text.split(".")[0].split(":")[0] not in MODULES:
@@ -136,19 +148,26 @@ def outside(statement: ast.stmt, modules: Mapping[str, str]) -> str:
             for text in _asked_for(part, name):  # getattr(x, "builtins"): as x.builtins
                 if how := _by_string(name, text):  # (a second look at round sixteen: 7/7
                     return how  # through getattr of "builtins", "get_type_hints")
+            if _got_by_constant(part) is not None and (how := _through_modules(part, modules)):
+                return how  # getattr(np.testing, "runstring")
     return ""
 
 
-def _through_modules(node: ast.Attribute, modules: Mapping[str, str]) -> str:
+def _through_modules(node: ast.AST, modules: Mapping[str, str]) -> str:
     """How :func:`outside` says that ``node``, an attribute of a module an exercise may use
     (``random._os``, ``enum.bltns``: another module under another name, a third look at round
-    sixteen), is a module it may not, or one of the module's private names; "" if neither.
+    sixteen), is a module it may not, one of the module's private names or one of
+    :data:`_RUNNERS`; "" if none. ``getattr`` by a string of constants is read as written out.
     The chain is followed on the modules themselves, in the grader's process."""
     chain: list[str] = []
     root: ast.AST = node
-    while isinstance(root, ast.Attribute):
-        chain.insert(0, root.attr)
-        root = root.value
+    while isinstance(root, ast.Attribute) or _got_by_constant(root) is not None:
+        if isinstance(root, ast.Attribute):  # (getattr(getattr(np, "testing"), "a"): as
+            chain.insert(0, root.attr)  # np.testing.a written out)
+            root = root.value
+        else:
+            chain.insert(0, _got_by_constant(root) or "")
+            root = root.args[0]  # type: ignore[attr-defined]
     if not isinstance(root, ast.Name) or root.id not in modules:
         return ""
     value: Any = _module(modules[root.id])
@@ -161,6 +180,14 @@ def _through_modules(node: ast.Attribute, modules: Mapping[str, str]) -> str:
     return ""
 
 
+def _got_by_constant(node: ast.AST) -> str | None:
+    """The attribute ``node`` gets by a string of constants, if it is ``getattr(x, "a")``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+            node.func.id == "getattr" and (argument := attribute_argument(node)) is not None:
+        return constant_text(argument)
+    return None
+
+
 def _of_module(module: Any, attribute: str) -> tuple[str, Any]:
     """How :func:`outside` says that ``attribute`` of ``module`` (imported from it, or read
     off it) is more than an exercise may use (a private name: ``jax._src``, ``random._os``; a
@@ -171,7 +198,16 @@ def _of_module(module: Any, attribute: str) -> tuple[str, Any]:
     if isinstance(value, types.ModuleType) and \
             (top := value.__name__.split(".")[0]) not in MODULES:
         return f"the module {top}", value
+    if any(value is runner for runner in _runners()):
+        return f"the function {attribute}", value
     return "", value
+
+
+@functools.cache
+def _runners() -> tuple[Any, ...]:
+    """The functions of :data:`_RUNNERS` that this Python has."""
+    return tuple(value for name, functions in _RUNNERS if (module := _module(name)) is not None
+                 for function in functions if (value := getattr(module, function, None)))
 
 
 def _module(name: str) -> Any:

@@ -6,8 +6,9 @@ library's function in an exercise cell). The kernel turns such a cell into Pytho
 runs it (``%time x = f()`` -> ``get_ipython().run_line_magic('time', 'x = f()')``);
 :func:`as_ipython_runs_it` does the same, and :func:`magic` says what each magic runs: the
 code of ``%time``, ``%timeit``, ``%prun`` and ``%%capture`` (read as code, binding what it
-binds), nothing for the quiet ones (``%matplotlib``), anything for the others (the reader
-puts every name bound before them in doubt).
+binds) and the value ``%config A.b = value`` sets (code too), nothing for the quiet ones
+(``%matplotlib``), anything for the others (the reader puts every name bound before them in
+doubt).
 """
 import ast
 import re
@@ -17,9 +18,9 @@ from ..parsing import parse
 __all__ = ["CODE_MAGICS", "QUIET_MAGICS", "as_ipython_runs_it", "magic"]
 
 # magics that run no code of the notebook's; and those whose argument (or cell) is code
-QUIET_MAGICS = {"matplotlib", "xmode", "precision", "pprint", "config", "who", "whos", "pwd",
+QUIET_MAGICS = {"matplotlib", "xmode", "precision", "pprint", "who", "whos", "pwd",
                  "ls", "pinfo", "pinfo2", "psearch", "history", "lsmagic", "magic"}
-CODE_MAGICS = {"time", "timeit", "capture", "prun"}
+CODE_MAGICS = {"time", "timeit", "capture", "prun", "config"}
 
 
 def as_ipython_runs_it(source: str) -> ast.Module | None:
@@ -51,5 +52,10 @@ def magic(statement: ast.stmt) -> tuple[str, str | None] | None:
     name, *rest = [str(a.value) for a in call.args]  # type: ignore[attr-defined]
     if name not in CODE_MAGICS or not rest:
         return name, None
+    if name == "config":  # %config A.b = value runs exec("cfg." + line) in the notebook's
+        # namespace: the value is any code (red team, round seventeen: 07.6 answered by the
+        # library through %config A.b = globals().update(...), read as quiet); without "=" it
+        # only shows the settings
+        return name, f"cfg.{rest[0]}" if "=" in rest[0] else None
     line = re.sub(r"^(?:\s*-[A-Za-z]+(?:\s+\d+)?)*\s*", "", rest[0])  # %timeit -n 10 ...
     return name, rest[1] if call.func.attr == "run_cell_magic" and len(rest) > 1 else line

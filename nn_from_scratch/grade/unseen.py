@@ -77,6 +77,7 @@ _ALIASED = {"exec", "eval", "compile", "__import__", "setattr", "delattr", "geta
 _LASTING_ATTRIBUTES = {"settrace", "setprofile", "addaudithook"}
 _LASTING_NAMES = {"builtins", "__builtins__"}
 _TEXT_RUNNERS = _RUNS_TEXT & _ALIASED  # Python's own, by name: exec, eval, compile
+_BY_NAME = {"getattr", "setattr", "delattr", "__import__"}  # ...and those of attributes
 
 
 def _only_read(node: ast.AST, parents: dict[ast.AST, ast.AST], rebound: set[str],
@@ -381,6 +382,7 @@ def lasting(statement: ast.stmt, modules: Mapping[str, str] | None = None) -> st
     if how := reaching(statement):
         return how
     modules = modules or {}
+    called = {id(part.func) for part in ast.walk(statement) if isinstance(part, ast.Call)}
     for part in ast.walk(statement):
         if isinstance(part, ast.Call):  # text run as code may patch anything, the grader's
             if name := binding_call(part, _RUNS_TEXT):  # answering object included, for good
@@ -400,6 +402,11 @@ def lasting(statement: ast.stmt, modules: Mapping[str, str] | None = None) -> st
         if isinstance(part, ast.Name) and part.id in _TEXT_RUNNERS and isinstance(
                 part.ctx, ast.Load):  # handed on, it may run text later: (exec, (text,)) as
             return part.id  # a __reduce__ that copy.copy calls (round sixteen)
+        if isinstance(part, ast.Name) and part.id in _BY_NAME and isinstance(
+                part.ctx, ast.Load) and id(part) not in called:  # handed on, it is called
+            # with names made at run time (functools.reduce(getattr, names, package): the
+            # library's count_params for 07.6, red team round seventeen)
+            return f"{part.id} handed on, with names made at run time"
         if isinstance(part, ast.alias) and part.name.split(".")[0] in _LASTING_NAMES or \
                 isinstance(part, ast.ImportFrom) and part.module in _LASTING_NAMES:
             return "builtins"  # from builtins import exec as run (round eight)
