@@ -140,14 +140,17 @@ class CellRun:
 def kernel_env(sandboxed: bool = False) -> dict[str, str]:
     """Offline, with matplotlib's inline backend, and importing this very copy of the package.
 
-    ``sandboxed``: only those (and the checks' language), none of this process's own variables.
+    ``sandboxed``: only those (and the checks' language), none of this process's own variables,
+    and no working folder on ``sys.path`` (``PYTHONSAFEPATH``, which IPython follows): the
+    kernel's HOME, which the notebook may write, holds no module that anything imports by name
+    (``matplotlib.use("module://...")`` imports one; a fourth look at red team round sixteen).
     """
     package_root = str(Path(__file__).resolve().parent.parent)
     own = {"NN_FROM_SCRATCH_OFFLINE": "1",
            "JAX_PPRINT_USE_COLOR": "false"}  # jaxprs without colour codes in the saved outputs
     if sandboxed:
         language = {ENV: os.environ[ENV]} if ENV in os.environ else {}
-        return {**own, **language, "PYTHONPATH": package_root}
+        return {**own, **language, "PYTHONPATH": package_root, "PYTHONSAFEPATH": "1"}
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
     return {**env, **own}
@@ -243,6 +246,11 @@ def _bounded_parsing(client: Any) -> Any:
         except RecursionError:
             raise MessageTooBig(_("the kernel sent a message nested too deep to read: "
                                   "refused")) from None
+        except ValueError as err:  # not JSON, or a number past Python's 4,300 digits (red
+            # team, round seventeen: a solved notebook's row said only "could not be run")
+            raise MessageTooBig(_("the kernel sent a message that is not JSON the grader "
+                                  "reads ({error}): refused").format(
+                                    error=str(err).splitlines()[0][:120])) from None
 
     client.session.unpack, client.session.deserialize = bounded, counted
     return client

@@ -749,6 +749,11 @@ MESSAGE_FLOODS = {
     # at 1.5-1.9x its time); 600,000 here: past a cell's 1,000 the grader reads them at its own
     # pace (notebook_runner.PACE) and ZeroMQ drops what it has no room for; before the pace, it
     # read them as fast as they came, until the 100,000 parts it takes from a notebook
+    # a number of 6,000 digits, past what Python's JSON reads (red team, round seventeen:
+    # the row said only "could not be run (ValueError...)")
+    "c_number_too_long": attack(first=RAW_SEND + (
+        "_long = b'{\"name\": \"stdout\", \"text\": \"hi\", \"n\": ' + b'9' * 6000 + b'}'\n"
+        "_k.session.send(_k.iopub_socket, 'stream', content=_long, parent=_k.get_parent())")),
     "e_tiny_messages": attack(first=RAW_SEND + (
         "for _ in range(600_000):\n"
         "    _k.session.send(_k.iopub_socket, 'stream', content={'name': 'stdout', 'text': '.'},"
@@ -874,7 +879,8 @@ def test_messages_of_millions_of_values_are_refused_unread(floods):
     assert floods["peak"] < 600 * 2**20, f"the grader grew to {floods['peak'] / 2**20:.0f} MB"
     for name, says in (("a_million_dicts", "the grader reads at most 1,000,000"),
                        ("b_many_under_the_cap", "a notebook: the rest refused unread"),
-                       ("c_deep_message", "nested too deep to read")):
+                       ("c_deep_message", "nested too deep to read"),
+                       ("c_number_too_long", "not JSON the grader reads")):
         rows = floods["rows"][name]["rows"]
         assert len(rows) == 1 and rows[0]["status"] == "error", (name, rows)
         assert says in rows[0]["message"], (name, rows[0]["message"])

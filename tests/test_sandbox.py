@@ -92,6 +92,21 @@ def test_the_package_and_the_python_environment_are_read_only(live):
     assert live.run("open('alice.ipynb', 'w')").startswith(("OSError", "PermissionError"))
 
 
+def test_a_module_it_writes_cannot_be_imported_by_name(live):
+    """A fourth look at red team round sixteen: a module written to the kernel's HOME (its
+    working folder) and imported by name, by the notebook or by a library
+    (``%matplotlib module://mybackend``), would run code the grader's reading never saw. The
+    working folder is not on ``sys.path`` (``PYTHONSAFEPATH``)."""
+    said = live.run("import sys\nfrom pathlib import Path\n"
+                    "Path('mybackend.py').write_text('print(\"ran\")')\n"
+                    "print('' in sys.path, os.getcwd() in sys.path)\n"
+                    "try:\n    import mybackend\nexcept ImportError as err:\n"
+                    "    print(type(err).__name__)\n"
+                    "import matplotlib.pyplot as plt\ntry:\n    plt.switch_backend('module://mybackend')\n"
+                    "except ImportError as err:\n    print(type(err).__name__)")
+    assert said == "False False\nModuleNotFoundError\nModuleNotFoundError", said
+
+
 def test_it_has_no_environment_of_the_graders(live):
     names = set(live.run("import os; print(' '.join(sorted(os.environ)))").split())
     assert "NN_FROM_SCRATCH_TEST_SECRET" not in names
