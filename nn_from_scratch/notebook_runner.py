@@ -97,6 +97,12 @@ SEND_TIMEOUT_MS = 10_000  # a request to a kernel that cannot be delivered in th
 # so lessons that configure devices in their first cell still can.
 T = TypeVar("T")
 WARM_UP = "import numpy, jax, jax.numpy, nn_from_scratch, nn_from_scratch.exercises"
+# A sandboxed kernel makes itself not dumpable before any of its notebook runs: no other
+# process of its sandbox may then trace it or read or write its memory (ptrace,
+# /proc/PID/mem), which Linux checks against that flag. A child process started through a
+# library (red team, round seventeen) runs code the grader's reading never saw; it must not
+# reach into the kernel, as it no longer can through the kernel's sockets (relay.py).
+SEAL = "import ctypes as _c\n_c.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0\ndel _c"
 
 
 @dataclass(frozen=True)
@@ -306,6 +312,9 @@ class Kernel:
             kernel._watch("iopub")
             kernel._watch("shell")
             await kernel.client.wait_for_ready(timeout=60)
+            if box:
+                await kernel.client.execute_interactive(SEAL, silent=True,
+                                                        store_history=False, timeout=60)
             if warm:
                 await kernel.client.execute_interactive(WARM_UP, silent=True,
                                                         store_history=False, timeout=60)

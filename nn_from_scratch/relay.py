@@ -281,7 +281,8 @@ def _pinned(path: str, deadline: float) -> str:
     a symbolic link past the sandbox's root. (ZeroMQ connects anew when a connection drops: a
     kernel that put in its sockets' place symbolic links to a socket of the machine, outside
     its sandbox, had this process, the grader's user, connect to it: red team, round
-    fourteen.) Anything else there (a link, a file) ends the relay before it is ready."""
+    fourteen.) Anything else there (a link, a file) ends the relay before it is ready. In a
+    sandbox the path is then removed: the socket takes no connection but this process's."""
     names = path.strip("/").split("/")
     root = "/"  # (the stand-in kernels of the relay's tests are not in a sandbox)
     if len(names) > 3 and names[0] == "proc" and names[2] == "root":
@@ -293,6 +294,11 @@ def _pinned(path: str, deadline: float) -> str:
                 opened.append(os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW,
                                       dir_fd=opened[-1]))
             found = os.open(names[-1], os.O_PATH | os.O_NOFOLLOW, dir_fd=opened[-1])
+            if root != "/" and stat.S_ISSOCK(os.fstat(found).st_mode):
+                os.unlink(names[-1], dir_fd=opened[-1])  # no process of the sandbox can
+                # connect to it now: a child that read the connection file ran code in its
+                # own kernel, unread, through the kernel's requests' channel (red team,
+                # round seventeen); this process's address names the socket, not the path
         except FileNotFoundError:  # not bound yet
             if time.monotonic() > deadline:
                 raise

@@ -107,12 +107,43 @@ def test_a_module_it_writes_cannot_be_imported_by_name(live):
     assert said == "False False\nModuleNotFoundError\nModuleNotFoundError", said
 
 
+def test_a_process_it_starts_cannot_reach_its_own_kernel(live):
+    """Red team round seventeen's question: a child process (any library that starts one:
+    ``matplotlib.testing.subprocess_run_for_testing``) reads the kernel's connection file and
+    sends the kernel code of its own, which the grader's reading never saw. Before, the kernel
+    ran it (``hacked`` was 42); now its sockets' paths are gone once the grader's relay holds
+    them, and the kernel answers the relay alone."""
+    child = ("import sys\nfrom jupyter_client import BlockingKernelClient\n"
+             "c = BlockingKernelClient(connection_file=sys.argv[1])\nc.load_connection_file()\n"
+             "c.start_channels()\ntry:\n    c.execute_interactive('hacked = 42', timeout=5)\n"
+             "    print('ran')\nexcept TimeoutError:\n    print('no reply')\n")
+    said = live.run(f"import subprocess, sys\nconn = sys.argv[sys.argv.index('-f') + 1]\n"
+                    f"print(subprocess.run([sys.executable, '-c', {child!r}, conn], "
+                    f"capture_output=True, text=True, timeout=60).stdout.strip())")
+    assert said == "no reply", said
+    assert live.run("print(globals().get('hacked'))") == "None"
+
+
+def test_no_process_it_starts_can_trace_the_kernel_or_touch_its_memory(live):
+    """...nor through ptrace or /proc/PID/mem: the kernel is not dumpable (notebook_runner.SEAL),
+    which Linux checks before either. The kernel still reads its own."""
+    child = ("import ctypes, os\npid = os.getppid()\ntry:\n"
+             "    open(f'/proc/{pid}/mem', 'rb').close()\n    print('read')\n"
+             "except PermissionError:\n    print('refused')\n"
+             "libc = ctypes.CDLL(None, use_errno=True)\n"
+             "print(libc.ptrace(16, pid, 0, 0), ctypes.get_errno())  # PTRACE_ATTACH\n")
+    said = live.run(f"import subprocess, sys\nprint(subprocess.run([sys.executable, '-c', "
+                    f"{child!r}], capture_output=True, text=True, timeout=60).stdout.strip())\n"
+                    f"print(len(open('/proc/self/status').read()) > 0)")
+    assert said == "refused\n-1 1\nTrue", said  # EPERM
+
+
 def test_it_has_no_environment_of_the_graders(live):
     names = set(live.run("import os; print(' '.join(sorted(os.environ)))").split())
     assert "NN_FROM_SCRATCH_TEST_SECRET" not in names
     assert names <= {"HOME", "USER", "LOGNAME", "LANG", "TMPDIR", "PATH", "JAX_PLATFORMS", "PWD",
                      "NN_FROM_SCRATCH_OFFLINE", "NN_FROM_SCRATCH_LANG", "JAX_PPRINT_USE_COLOR",
-                     "PYTHONPATH", "SHLVL", "_",
+                     "PYTHONPATH", "PYTHONSAFEPATH", "SHLVL", "_",
                      # what ipykernel sets for its own output
                      "PYDEVD_USE_FRAME_EVAL", "TERM", "CLICOLOR", "FORCE_COLOR", "CLICOLOR_FORCE",
                      "PAGER", "GIT_PAGER", "MPLBACKEND", "TF_CPP_MIN_LOG_LEVEL",
@@ -329,7 +360,8 @@ def test_every_process_it_starts_is_in_its_own_cgroup_and_the_group_goes_with_it
                               .values())])
 
 
-def test_with_cgroups_two_sandboxes_keep_to_cores_of_their_own_and_one_gets_them_all(private):
+def test_with_cgroups_two_sandboxes_keep_to_cores_of_their_own_and_one_gets_them_all(
+        private, monkeypatch):
     """Red team, round seventeen: 16 busy processes and 16 busy threads in one sandbox, beside
     a classmate of lesson 07 (--jobs 2), took it from 23 s alone to 50-57 s: equal cgroup
     weights share the CPU's time, but a classmate's checks wait on hundreds of wake-ups, each
@@ -341,20 +373,22 @@ def test_with_cgroups_two_sandboxes_keep_to_cores_of_their_own_and_one_gets_them
             "cpuset" in where.parents or (where.parents.get("") or Path("/")).joinpath(
                 "cpuset.cpus").exists()):
         pytest.skip("no cpuset this process may make, or one core")
-    first = Box(private, kernel_env(sandboxed=True), LIMITS)
-    kernel = Live(Box(private, kernel_env(sandboxed=True), LIMITS))
-    try:
-        said = kernel.run(f"try:\n    os.sched_setaffinity(0, {set(cores)})\nexcept OSError:\n"
-                          f"    pass\nprint(sorted(os.sched_getaffinity(0)))")
-        mine = json.loads(said)
-        assert 0 < len(mine) < len(cores), said  # asked for every core: kept to its own
-        first.remove()
-        said = kernel.run("import threading\nthreading.Event().wait(0.2)\n"
-                          "print(sorted(os.sched_getaffinity(0)))")
-        assert json.loads(said) == cores  # alone now: every core
-    finally:
-        kernel.close()
-        first.remove()
+    with monkeypatch.context() as patched:
+        patched.setattr(share, "_LIVE", {})  # this test's sandboxes alone (the module's own
+        first = Box(private, kernel_env(sandboxed=True), LIMITS)  # kernel keeps its cores)
+        kernel = Live(Box(private, kernel_env(sandboxed=True), LIMITS))
+        try:
+            said = kernel.run(f"try:\n    os.sched_setaffinity(0, {set(cores)})\n"
+                              f"except OSError:\n    pass\nprint(sorted(os.sched_getaffinity(0)))")
+            mine = json.loads(said)
+            assert 0 < len(mine) < len(cores), said  # asked for every core: kept to its own
+            first.remove()
+            said = kernel.run("print(sorted(os.sched_getaffinity(0)))")
+            assert json.loads(said) == cores  # alone now: every core
+        finally:
+            kernel.close()
+            first.remove()
+    share._rebalance()
 
 
 def test_without_a_cgroup_sessions_affinity_and_uncounted_memory_are_refused(private,
