@@ -313,8 +313,11 @@ class Kernel:
             kernel._watch("shell")
             await kernel.client.wait_for_ready(timeout=60)
             if box:
-                await kernel.client.execute_interactive(SEAL, silent=True,
-                                                        store_history=False, timeout=60)
+                sealed = await kernel.client.execute_interactive(SEAL, silent=True,
+                                                                 store_history=False, timeout=60)
+                if sealed["content"]["status"] != "ok":  # never graded open to its children
+                    raise RuntimeError("the sandboxed kernel could not make itself not "
+                                       f"dumpable: {sealed['content'].get('evalue', '')}")
             if warm:
                 await kernel.client.execute_interactive(WARM_UP, silent=True,
                                                         store_history=False, timeout=60)

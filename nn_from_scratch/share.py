@@ -172,16 +172,11 @@ def _rebalance() -> None:
     sandboxes than cores share them, round the cores, by their groups' equal weights."""
     cores = sorted(os.sched_getaffinity(0))
     grouped = [share for share in _LIVE.values() if share.group is not None]
+    per = max(1, len(cores) // max(1, len(grouped)))
     for i, share in enumerate(grouped):
         assert share.group is not None
-        if len(grouped) <= 1:
-            mine = cores
-        elif len(grouped) <= len(cores):
-            per = len(cores) // len(grouped)
-            mine = cores[i * per:(i + 1) * per] if i < len(grouped) - 1 else cores[i * per:]
-        else:
-            mine = [cores[i % len(cores)]]
-        share.group.set_cpus(mine)
+        share.group.set_cpus(cores[i * per:] if i == len(grouped) - 1 and i * per < len(cores)
+                             else cores[i * per % len(cores):][:per])
 
 
 def _least_used_core() -> int:
