@@ -80,12 +80,29 @@ def doubts(release, *cells, exercise="def relu(x):\n    raise NotImplementedErro
     ("np.load(path, allow_pickle=ok)", "the function load(allow_pickle=...)"),
     ("np.load(path, allow_pickle=False)", ""), ("np.testing.assert_allclose(x, y)", ""),
     ("def measure(f):\n    return f()\nmeasure(print)", ""), ("string.ascii_letters", ""),
+    # a second look at round seventeen: names written into the notebook's namespace by enum
+    # and functools (6/7 and 1/7 with every stub raising), and three honest lines (0/7 each)
+    ("enum.global_enum(Tools)", "the function global_enum"),
+    ("@enum.global_enum\nclass T(enum.Enum):\n    a = 1", "the function global_enum"),
+    ("T._convert_('T', '__main__', str.isupper)", "the function _convert_"),
+    ("functools.update_wrapper(f, C, assigned=(), updated=('__globals__',))",
+     "the function update_wrapper(assigned/updated=...)"),
+    ("functools.update_wrapper(f, C, (), names)",
+     "the function update_wrapper(assigned/updated=...)"),
+    ("class Shelf:\n    __globals__ = {}", "the attribute __globals__"),
+    ("functools.update_wrapper(wrapper, f)", ""), ("@functools.wraps(f)\ndef g():\n    pass", ""),
+    ("from types import SimpleNamespace\ncfg = SimpleNamespace(lr=0.1)", ""),
+    ("sys.setrecursionlimit(5000)", ""), ("import timeit\nstart = timeit.default_timer()", ""),
+    ("import types\nf = types.FunctionType(code, {})", "the module types"),
+    ("import timeit\ntimeit.timeit(text)", "the module timeit"),
 ])
 def test_what_an_exercise_may_use(code, how):
     modules = {"np": "numpy", "inspect": "inspect", "pkgutil": "pkgutil", "jax": "jax",
                "enum": "enum", "random": "random",
                "typing": "typing", "dataclasses": "dataclasses", "operator": "operator",
-               "sys": "sys", "display": "IPython.display", "string": "string"}
+               "sys": "sys", "display": "IPython.display", "string": "string",
+               "functools": "functools", "SimpleNamespace": "types", "types": "types",
+               "timeit": "timeit"}
     assert outside(ast.parse(code), modules) == how
     assert outside_how(how) == bool(how)
 
@@ -207,6 +224,20 @@ ROUND_SEVENTEEN = [
 def test_round_seventeens_attacks_put_every_answer_in_doubt(release, attack):
     found = doubts(release, "pkg = None\nname = 'model'", attack)
     assert set(found) == {"07.1", "07.2", "07.3"}, found
+
+
+@pytest.mark.parametrize("attack", [
+    "import enum\n\nclass Tools(enum.Enum):\n    relu = enum.member(lib.relu)\n\n"
+    "enum.global_enum(Tools)",
+    "import functools\n\nclass Shelf:\n    __globals__ = {'relu': lib.relu}\n\n"
+    "def f():\n    pass\n\nfunctools.update_wrapper(f, Shelf, assigned=(), "
+    "updated=('__globals__',))",
+])
+def test_names_written_into_the_namespace_by_enum_or_functools_earn_nothing(release, attack):
+    """A second look at round seventeen: the library's relu bound after a raising stub."""
+    found = doubts(release, "lib = None",
+                   exercise="def relu(x):\n    raise ValueError\n\n" + attack)
+    assert found["07.1"][1] in ("outside", "anytime"), found
 
 
 def test_config_is_read_for_the_code_its_value_runs(release):

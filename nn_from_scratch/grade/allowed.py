@@ -41,13 +41,17 @@ _PARTLY = {"gc": GC_HARMLESS,
                                  "isfunction", "isclass", "ismethod"}),  # (not signature: its
            # eval_str=True runs annotations as code, a second look at round sixteen)
            "sys": frozenset({"version", "version_info", "float_info", "int_info", "maxsize",
-                             "stdout", "stderr", "platform", "byteorder", "getsizeof"}),
+                             "stdout", "stderr", "platform", "byteorder", "getsizeof",
+                             "getrecursionlimit", "setrecursionlimit"}),
            "traceback": frozenset({"print_exc", "format_exc", "print_exception",
                                    "format_exception"}),
            "logging": frozenset({"getLogger", "basicConfig", "debug", "info", "warning",
                                  "error", "DEBUG", "INFO", "WARNING", "ERROR"}),
            "IPython.display": frozenset({"display", "clear_output", "HTML", "Markdown", "Math",
-                                         "Latex", "Image", "SVG", "JSON"})}
+                                         "Latex", "Image", "SVG", "JSON"}),
+           # (a second look at round seventeen: three honest lines lost every point)
+           "types": frozenset({"SimpleNamespace", "MappingProxyType"}),
+           "timeit": frozenset({"default_timer"})}
 # Python's own attributes an exercise may read: names, values, operators, a base's __init__
 _DUNDERS = frozenset({
     "__name__", "__qualname__", "__doc__", "__module__", "__version__", "__class__", "__init__",
@@ -70,13 +74,25 @@ _MODULE_ATTRIBUTES = frozenset({
 # exec a string, rundocs a file's doctests; string.Formatter().get_field follows "0.__globals__"),
 # known by the objects themselves, whatever path or name reaches them
 _RUNNERS = (("numpy.testing", ("runstring", "rundocs", "measure")), ("string", ("Formatter",)))
+# functions that set or update the attributes they are given by name, given any (the most
+# positional arguments before them, and their keywords): functools.update_wrapper(f, C,
+# updated=("__globals__",)) updated the notebook's namespace (a second look at round seventeen)
+_BY_NAMES_GIVEN = {"update_wrapper": (2, frozenset({"assigned", "updated"})),
+                   "wraps": (1, frozenset({"assigned", "updated"}))}
+# Python's namespaces and code, named by a string or as a class's own attribute: no honest
+# notebook spells them so (functools and format strings read attributes by such strings)
+_NAMESPACE_NAMES = frozenset({"__globals__", "__builtins__", "__code__", "__closure__"})
 # a keyword that lets a loader run code (np.load's allow_pickle: a pickle calls what it names)
 _RUNS_CODE_KEYWORDS = frozenset({"allow_pickle"})
 # calls that import a module named by a string
 _IMPORTERS = frozenset({"__import__", "import_module", "resolve_name"})
 # functions of allowed modules that run text as code (an annotation's string: typing's
 # get_type_hints, singledispatch's register) or reach attributes by strings
-_FUNCTIONS = frozenset({"get_type_hints", "ForwardRef"})  # (singledispatch's register reads
+_FUNCTIONS = frozenset({"get_type_hints", "ForwardRef",  # (singledispatch's register reads
+                        # ...and these write a class's members into a module's namespace, the
+                        # notebook's: enum.global_enum bound the library's relu unseen, 6/7
+                        # with every stub raising (a second look at round seventeen)
+                        "global_enum", "_convert_"})
 # a function's annotations too: a string of one is read by :func:`_annotation`)
 # ...and these, unless every attribute they are handed is a string of constants, read as an
 # attribute written out is (operator.attrgetter("shape"))
@@ -127,6 +143,10 @@ def outside(statement: ast.stmt, modules: Mapping[str, str]) -> str:
         elif isinstance(part, ast.Name) and part.id in _FUNCTIONS or isinstance(
                 part, ast.alias) and part.name in _FUNCTIONS:  # (an attribute: _refused)
             return f"the function {getattr(part, 'id', getattr(part, 'name', ''))}"
+        if isinstance(part, ast.Constant | ast.BinOp | ast.JoinedStr) and (
+                text := constant_text(part)) in _NAMESPACE_NAMES or isinstance(
+                part, ast.Name) and (text := part.id) in _NAMESPACE_NAMES - {"__builtins__"}:
+            return f"the attribute {text}"  # ("__builtins__" as a name: unseen's, lasting)
         if isinstance(part, ast.Attribute) and (
                 how := _refused(part.attr, isinstance(part.ctx, ast.Load))
                 or _through_modules(part, modules)):
@@ -137,6 +157,11 @@ def outside(statement: ast.stmt, modules: Mapping[str, str]) -> str:
                 func.attr if isinstance(func, ast.Attribute) else ""
             if any(k.arg == "eval_str" for k in part.keywords):  # inspect.signature(f,
                 return f"the function {name}(eval_str=...)"  # eval_str=True) runs text
+            if name in _BY_NAMES_GIVEN:
+                most, keywords = _BY_NAMES_GIVEN[name]
+                if len(part.args) > most or any(k.arg is None or k.arg in keywords
+                                                for k in part.keywords):
+                    return f"the function {name}({'/'.join(sorted(keywords))}=...)"
             for keyword in part.keywords:  # np.load(f, allow_pickle=True) unpickles
                 if keyword.arg in _RUNS_CODE_KEYWORDS and not (isinstance(
                         keyword.value, ast.Constant) and keyword.value.value is False):
