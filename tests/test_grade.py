@@ -290,3 +290,50 @@ def test_notes_come_one_a_kind_the_library_first_and_quoted_so_they_cannot_be_sp
     assert notes[1].endswith("runs code in other threads (and so do 300 other cells the "
                              "student added)"), notes
     assert "(`" not in notes[1] and repr(spoof)[:40] in notes[1], notes
+
+
+def test_a_notebook_slow_to_read_never_holds_the_one_before_it(monkeypatch, tmp_path):
+    """A second look at red team round seventeen: a worker read its next notebook (up to a
+    minute each, apart) before it ran the one whose kernel it had started, so notebooks slow to
+    read queued behind a classmate held its kernel idle. Now the next is read while this one
+    runs: the classmate's run begins before the slow read ends."""
+    import asyncio
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from nn_from_scratch.grade import batch
+
+    events, read_done = [], threading.Event()
+
+    def prepare(submission, release_dir, lesson):
+        if submission.path == "slow.ipynb":
+            time.sleep(1.0)  # what a notebook of 5,000 helpers costs to read, shortened
+            read_done.set()
+        return SimpleNamespace(submission=submission, release=SimpleNamespace(lesson="07"))
+
+    async def run(prepared, kernel, limits, notes, checkers):
+        events.append((prepared.submission.path, read_done.is_set()))
+        return SimpleNamespace()
+
+    async def kernel(*args, **kwargs):
+        return object()
+
+    class Checkers:
+        async def start(self):
+            pass
+
+        async def stop(self):
+            pass
+
+    monkeypatch.setattr(batch, "prepare_apart", prepare)
+    monkeypatch.setattr(batch, "run_prepared", run)
+    monkeypatch.setattr(batch, "CheckerProcess", Checkers)
+    monkeypatch.setattr(batch.Kernel, "start", kernel)
+    submissions = [SimpleNamespace(path=name, digest="", copy=None)
+                   for name in ("classmate.ipynb", "slow.ipynb")]
+    run_class = batch._Class(submissions, tmp_path, Limits(), False, None, None, {},
+                             lambda *args: None, None)
+    monkeypatch.setattr(run_class, "finish", lambda index, submission, graded: None)
+    asyncio.run(run_class.worker())
+    assert events == [("classmate.ipynb", False), ("slow.ipynb", True)], events

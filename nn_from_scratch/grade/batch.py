@@ -112,16 +112,21 @@ class _Class:
             Path(submission.path).name, submission.copy.read_bytes()))
         return asyncio.create_task(Kernel.start(box=box))
 
+    async def ahead(self) -> "tuple[tuple[int, Prepared] | None, asyncio.Task[Kernel] | None]":
+        """The next notebook that needs a kernel, read, and its kernel starting."""
+        job = await self.next_job()
+        return job, self.start(job)
+
     async def worker(self) -> None:
         checkers = CheckerProcess()  # this worker's checks, in a process that can be stopped
         starting = asyncio.create_task(checkers.start())  # while the first kernel starts
         try:
-            job = await self.next_job()
-            kernel = self.start(job)
+            job, kernel = await self.ahead()
             while job is not None and kernel is not None:
-                following = await self.next_job()
-                upcoming = self.start(following)  # starts while this notebook runs
-                index, prepared = job
+                ahead = asyncio.create_task(self.ahead())  # read and started while this
+                index, prepared = job  # notebook runs, never before it: a notebook slow to
+                # read (up to a minute) held a started kernel idle (a second look at red
+                # team round seventeen)
                 try:
                     graded = await run_prepared(prepared, await kernel, self.limits, self.notes,
                                                 checkers)
@@ -129,7 +134,7 @@ class _Class:
                     graded = failed(prepared.submission.path, f"could not be run "
                                     f"({type(err).__name__}: {err})", prepared.release.lesson)
                 self.finish(index, prepared.submission, graded)
-                job, kernel = following, upcoming
+                job, kernel = await ahead
         finally:
             await asyncio.gather(starting, return_exceptions=True)  # a failed start: its rows
             await checkers.stop()                                     # already say so
