@@ -87,13 +87,11 @@ _RUNS_CODE_KEYWORDS = frozenset({"allow_pickle"})
 # calls that import a module named by a string
 _IMPORTERS = frozenset({"__import__", "import_module", "resolve_name"})
 # functions of allowed modules that run text as code (an annotation's string: typing's
-# get_type_hints, singledispatch's register) or reach attributes by strings
-_FUNCTIONS = frozenset({"get_type_hints", "ForwardRef",  # (singledispatch's register reads
-                        # ...and these write a class's members into a module's namespace, the
-                        # notebook's: enum.global_enum bound the library's relu unseen, 6/7
-                        # with every stub raising (a second look at round seventeen)
-                        "global_enum", "_convert_"})
-# a function's annotations too: a string of one is read by :func:`_annotation`)
+# get_type_hints; singledispatch's register reads a function's annotations too, and a string of
+# one is read by :func:`_annotation`), and those that write a class's members into a module's
+# namespace, the notebook's (enum.global_enum bound the library's relu unseen, 6/7 with every
+# stub raising: a second look at round seventeen)
+_FUNCTIONS = frozenset({"get_type_hints", "ForwardRef", "global_enum", "_convert_"})
 # ...and these, unless every attribute they are handed is a string of constants, read as an
 # attribute written out is (operator.attrgetter("shape"))
 _BY_STRINGS = frozenset({"attrgetter", "methodcaller", "__getattribute__", "__getattr__"})
@@ -186,13 +184,15 @@ def _through_modules(node: ast.AST, modules: Mapping[str, str]) -> str:
     The chain is followed on the modules themselves, in the grader's process."""
     chain: list[str] = []
     root: ast.AST = node
-    while isinstance(root, ast.Attribute) or _got_by_constant(root) is not None:
-        if isinstance(root, ast.Attribute):  # (getattr(getattr(np, "testing"), "a"): as
-            chain.insert(0, root.attr)  # np.testing.a written out)
+    while True:  # (getattr(getattr(np, "testing"), "a"): as np.testing.a written out)
+        if isinstance(root, ast.Attribute):
+            chain.insert(0, root.attr)
             root = root.value
+        elif isinstance(root, ast.Call) and (text := _got_by_constant(root)) is not None:
+            chain.insert(0, text)
+            root = root.args[0]
         else:
-            chain.insert(0, _got_by_constant(root) or "")
-            root = root.args[0]  # type: ignore[attr-defined]
+            break
     if not isinstance(root, ast.Name) or root.id not in modules:
         return ""
     value: Any = _module(modules[root.id])
