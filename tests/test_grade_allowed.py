@@ -157,9 +157,19 @@ ROUND_SIXTEEN = [
 ]
 
 
-@pytest.mark.parametrize("attack", ROUND_SIXTEEN)
-def test_round_sixteens_attacks_put_every_answer_in_doubt(release, attack):
-    found = doubts(release, "s = 1\nf = print\ntext = ''\ndata = b''\nlib = None", attack)
+# red team, round seventeen: 07.6 (which no run-time check of the library's own function
+# catches) answered by the library with every stub raising, 1/7 each
+ROUND_SEVENTEEN = [
+    "import functools\nrelu = functools.reduce(getattr, [str('ledom'[::-1]), 'relu'], pkg)",
+    "import functools\nf = functools.partial(getattr, pkg)",
+    "found = next(map(getattr, [pkg], [name]))",
+]
+
+
+@pytest.mark.parametrize("attack", ROUND_SIXTEEN + ROUND_SEVENTEEN)
+def test_each_rounds_attacks_put_every_answer_in_doubt(release, attack):
+    found = doubts(release, "s = 1\nf = print\ntext = ''\ndata = b''\nlib = None\npkg = None\n"
+                   "name = 'model'", attack)
     assert set(found) == {"07.1", "07.2", "07.3"}, found
     assert all(doubt in ("outside", "anytime", "reaches") for _, doubt in found.values()), found
 
@@ -185,7 +195,8 @@ def test_what_is_not_the_students_own_object_is_not_taken_for_one(release, attac
 
 
 @pytest.mark.parametrize("honest", [
-    # round sixteen's false positives: each cost a solved notebook 0/7 or 6/7
+    # round sixteen's false positives: each cost a solved notebook 0/7 or 6/7 (and below, honest
+    # lines beside round seventeen's fixes)
     "class Config:\n    def __init__(self, **settings):\n        for key, value in "
     "settings.items():\n            setattr(self, key, value)\n\nconfig = Config(lr=0.1)\n"
     "print(config.lr)",
@@ -206,24 +217,13 @@ def test_what_is_not_the_students_own_object_is_not_taken_for_one(release, attac
     "seen = History()\nseen.push(2.0)",
     # honest uses of what is partly allowed
     "import gc\ngc.collect()", "import inspect\nprint(inspect.getsource(jnp.maximum)[:10])",
+    # round seventeen's
+    "%config InlineBackend.figure_format = 'retina'", "%config InlineBackend",
+    "import numpy as np\nnp.save('w.npy', np.ones(3))\nw = np.load('w.npy', allow_pickle=False)",
+    "value = getattr(jax.nn, 'relu')",
 ])
-def test_round_sixteens_honest_code_puts_nothing_in_doubt(release, honest):
+def test_each_rounds_honest_code_puts_nothing_in_doubt(release, honest):
     assert doubts(release, "def relu(x):\n    return jnp.maximum(0, x)", honest) == {}
-
-
-# red team, round seventeen: 07.6 (which no run-time check of the library's own function
-# catches) answered by the library with every stub raising, 1/7 each
-ROUND_SEVENTEEN = [
-    "import functools\nrelu = functools.reduce(getattr, [str('ledom'[::-1]), 'relu'], pkg)",
-    "import functools\nf = functools.partial(getattr, pkg)",
-    "found = next(map(getattr, [pkg], [name]))",
-]
-
-
-@pytest.mark.parametrize("attack", ROUND_SEVENTEEN)
-def test_round_seventeens_attacks_put_every_answer_in_doubt(release, attack):
-    found = doubts(release, "pkg = None\nname = 'model'", attack)
-    assert set(found) == {"07.1", "07.2", "07.3"}, found
 
 
 @pytest.mark.parametrize("attack", [
@@ -246,15 +246,6 @@ def test_config_is_read_for_the_code_its_value_runs(release):
     found = doubts(release, exercise="def relu(x):\n    raise NotImplementedError\n\n"
                    "%config A.b = globals().update(relu=nn_from_scratch.model.relu)")
     assert found["07.1"] == ("globals()", "after"), found
-
-
-@pytest.mark.parametrize("honest", [
-    "%config InlineBackend.figure_format = 'retina'", "%config InlineBackend",
-    "import numpy as np\nnp.save('w.npy', np.ones(3))\nw = np.load('w.npy', allow_pickle=False)",
-    "value = getattr(jax.nn, 'relu')",
-])
-def test_round_seventeens_honest_lines_put_nothing_in_doubt(release, honest):
-    assert doubts(release, "def relu(x):\n    return jnp.maximum(0, x)", honest) == {}
 
 
 def test_the_librarys_answer_under_another_name_earns_nothing():
