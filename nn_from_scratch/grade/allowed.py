@@ -67,23 +67,27 @@ _SET_DUNDERS = frozenset({"__doc__"})  # ...and may set
 # object (``np.testing.sys``: a module imported by another is its attribute)
 _MODULE_ATTRIBUTES = frozenset({
     "sys", "os", "inspect", "gc", "builtins", "importlib", "pkgutil", "pickle", "marshal",
+    "serialize_executable",
     "ctypes", "ctypeslib", "cProfile", "timeit", "pdb", "runpy", "subprocess", "atexit",
     "codeop", "__main__", "IPython", "ipykernel"})
 # functions of modules an exercise may use that run a string or a file as code, or read
 # attributes by a string (a fourth look at round sixteen: numpy.testing's runstring and measure
 # exec a string, rundocs a file's doctests; string.Formatter().get_field follows "0.__globals__"),
 # known by the objects themselves, whatever path or name reaches them
-_RUNNERS = (("numpy.testing", ("runstring", "rundocs", "measure")), ("string", ("Formatter",)))
-# functions that set or update the attributes they are given by name, given any (the most
-# positional arguments before them, and their keywords): functools.update_wrapper(f, C,
-# updated=("__globals__",)) updated the notebook's namespace (a second look at round seventeen)
-_BY_NAMES_GIVEN = {"update_wrapper": (2, frozenset({"assigned", "updated"})),
-                   "wraps": (1, frozenset({"assigned", "updated"}))}
+_RUNNERS = (("numpy.testing", ("runstring", "rundocs", "measure")), ("string", ("Formatter",)),
+            ("tqdm.cli", ("cast",)))  # (cast evals its text: a third look at round seventeen)
+# functions that read attributes by the names they are given, given any that are not strings of
+# constants (the most positional arguments before them, and their keywords): jax.tree_util.
+# register_dataclass(type(module), data_fields=[a name made at run time]) flattened a module
+# into the library's relu (a third look at round seventeen)
+_BY_NAMES_GIVEN = {"register_dataclass": (1, frozenset({"data_fields", "meta_fields"}))}
 # Python's namespaces and code, named by a string or as a class's own attribute: no honest
 # notebook spells them so (functools and format strings read attributes by such strings)
 _NAMESPACE_NAMES = frozenset({"__globals__", "__builtins__", "__code__", "__closure__"})
-# a keyword that lets a loader run code (np.load's allow_pickle: a pickle calls what it names)
+# a keyword that lets a loader run code (np.load's allow_pickle: a pickle calls what it names),
+# and where the loaders that take it take it by position (np.load(f, None, True): a third look)
 _RUNS_CODE_KEYWORDS = frozenset({"allow_pickle"})
+_RUNS_CODE_POSITIONS = {"load": 2, "read_array": 1}
 # calls that import a module named by a string
 _IMPORTERS = frozenset({"__import__", "import_module", "resolve_name"})
 # functions of allowed modules that run text as code (an annotation's string: typing's
@@ -91,7 +95,11 @@ _IMPORTERS = frozenset({"__import__", "import_module", "resolve_name"})
 # one is read by :func:`_annotation`), and those that write a class's members into a module's
 # namespace, the notebook's (enum.global_enum bound the library's relu unseen, 6/7 with every
 # stub raising: a second look at round seventeen)
-_FUNCTIONS = frozenset({"get_type_hints", "ForwardRef", "global_enum", "_convert_"})
+_FUNCTIONS = frozenset({"get_type_hints", "ForwardRef", "global_enum", "_convert_",
+                        # ...and these copy what they wrap (its __dict__, __globals__ if asked)
+                        # onto the wrapper: functools.update_wrapper(f, nn_from_scratch.model)
+                        # made f.relu the library's, 5/7 (a third look at round seventeen)
+                        "update_wrapper", "wraps", "deserialize_and_load"})
 # ...and these, unless every attribute they are handed is a string of constants, read as an
 # attribute written out is (operator.attrgetter("shape"))
 _BY_STRINGS = frozenset({"attrgetter", "methodcaller", "__getattribute__", "__getattr__"})
@@ -157,13 +165,16 @@ def outside(statement: ast.stmt, modules: Mapping[str, str]) -> str:
                 return f"the function {name}(eval_str=...)"  # eval_str=True) runs text
             if name in _BY_NAMES_GIVEN:
                 most, keywords = _BY_NAMES_GIVEN[name]
-                if len(part.args) > most or any(k.arg is None or k.arg in keywords
-                                                for k in part.keywords):
+                given = part.args[most:] + [k.value for k in part.keywords
+                                            if k.arg is None or k.arg in keywords]
+                if any(not _strings(value) for value in given):
                     return f"the function {name}({'/'.join(sorted(keywords))}=...)"
-            for keyword in part.keywords:  # np.load(f, allow_pickle=True) unpickles
-                if keyword.arg in _RUNS_CODE_KEYWORDS and not (isinstance(
-                        keyword.value, ast.Constant) and keyword.value.value is False):
-                    return f"the function {name}({keyword.arg}=...)"
+            loading = [k.value for k in part.keywords if k.arg in _RUNS_CODE_KEYWORDS] + (
+                part.args[_RUNS_CODE_POSITIONS[name]:][:1] if name in _RUNS_CODE_POSITIONS
+                else [])  # np.load(f, allow_pickle=True) unpickles
+            if any(not (isinstance(value, ast.Constant) and value.value is False)
+                   for value in loading):
+                return f"the function {name}(allow_pickle=...)"
             if name in _IMPORTERS and part.args:
                 text = constant_text(part.args[0])
                 if text is None or text.split(".")[0].split(":")[0] not in MODULES:
@@ -203,6 +214,12 @@ def _through_modules(node: ast.AST, modules: Mapping[str, str]) -> str:
         if how:
             return how
     return ""
+
+
+def _strings(node: ast.AST) -> bool:
+    """Whether ``node`` is a list or tuple of strings of constants, or one."""
+    items = node.elts if isinstance(node, ast.List | ast.Tuple) else [node]
+    return all(constant_text(item) is not None for item in items)
 
 
 def _got_by_constant(node: ast.AST) -> str | None:
