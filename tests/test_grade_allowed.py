@@ -98,6 +98,7 @@ def doubts(release, *cells, exercise="def relu(x):\n    raise NotImplementedErro
     ("@jax.tree_util.register_dataclass\n@dataclass\nclass L:\n    w: int", ""),
     ("np.load(path, None, True)", "the function load(allow_pickle=...)"),
     ("np.load(path, None, False)", ""), ("np.load(path, 'r')", ""),
+    ("def load(a, b, c):\n    return a\nload(1, 2, True)", ""),
     ("from jax.experimental.serialize_executable import deserialize_and_load",
      "the function deserialize_and_load"),
     ("from types import SimpleNamespace\ncfg = SimpleNamespace(lr=0.1)", ""),
