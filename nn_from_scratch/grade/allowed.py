@@ -23,7 +23,7 @@ from .own import LOCAL
 from .reaching import GC_HARMLESS
 from .spelt import attribute_argument, constant_text
 
-__all__ = ["MODULES", "OUTSIDE", "outside", "outside_how"]
+__all__ = ["MODULES", "OUTSIDE", "outside", "outside_how", "root_module"]
 
 # the modules (by their top-level name) an exercise's cell may import or use
 MODULES = frozenset({
@@ -171,7 +171,7 @@ def outside(statement: ast.stmt, modules: Mapping[str, str]) -> str:
                     return f"the function {name}({'/'.join(sorted(keywords))}=...)"
             loading = [k.value for k in part.keywords if k.arg in _RUNS_CODE_KEYWORDS] + (
                 part.args[_RUNS_CODE_POSITIONS[name]:][:1] if name in _RUNS_CODE_POSITIONS
-                and _root(func, modules) in ("numpy", "jax") else [])  # np.load(f,
+                and root_module(func, modules) in ("numpy", "jax") else [])  # np.load(f,
             # allow_pickle=True) unpickles (a load of the student's own takes what it takes)
             if any(not (isinstance(value, ast.Constant) and value.value is False)
                    for value in loading):
@@ -217,12 +217,13 @@ def _through_modules(node: ast.AST, modules: Mapping[str, str]) -> str:
     return ""
 
 
-def _root(func: ast.AST, modules: Mapping[str, str]) -> str:
-    """The top-level module ``func`` (``np.lib.format.read_array``, ``load`` imported from
-    numpy) comes from, by the notebook's names for its imports; "" if none."""
-    while isinstance(func, ast.Attribute):
-        func = func.value
-    return modules.get(func.id, "").split(".")[0] if isinstance(func, ast.Name) else ""
+def root_module(node: ast.AST, modules: Mapping[str, str]) -> str:
+    """The top-level module that ``node`` (``jax.nn``, ``np.lib.format.read_array``, ``load``
+    imported from numpy) is, or is an attribute of, by the notebook's names for its imports;
+    "" if it is none."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return modules.get(node.id, "").split(".")[0] if isinstance(node, ast.Name) else ""
 
 
 def _strings(node: ast.AST) -> bool:

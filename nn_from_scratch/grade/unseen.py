@@ -25,7 +25,7 @@ behind ``map``, a list and a method. ``exec`` and its kin kept or passed under a
 import ast
 from collections.abc import Callable, Mapping
 
-from .allowed import MODULES
+from .allowed import MODULES, root_module
 from .own import own_methods
 from .reaching import reaching
 from .spelt import attribute_argument, constant_text
@@ -361,14 +361,6 @@ def rebinds_a_reader(statement: ast.stmt) -> bool:
                and part.attr in readers for part in ast.walk(statement))
 
 
-def _root_module(node: ast.AST, modules: Mapping[str, str]) -> str:
-    """The top-level module that ``node`` (``jax.nn``, ``np``) is an attribute of, by the
-    notebook's names for its imports; "" if it is none."""
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return modules.get(node.id, "").split(".")[0] if isinstance(node, ast.Name) else ""
-
-
 def lasting(statement: ast.stmt, modules: Mapping[str, str] | None = None) -> str:
     """What in ``statement`` (all of it, a ``def``'s body too) may rebind names after any
     later cell (an IPython event hook, a tracer, ``builtins``), so that every name is in
@@ -390,7 +382,7 @@ def lasting(statement: ast.stmt, modules: Mapping[str, str] | None = None) -> st
             argument = attribute_argument(part)
             if argument is not None and constant_text(argument) is None and not (
                     own_methods(part.args[0]) or getattr(part.func, "id", "") == "getattr"
-                    and _root_module(part.args[0], modules) in MODULES - {"nn_from_scratch"}):
+                    and root_module(part.args[0], modules) in MODULES - {"nn_from_scratch"}):
                 return f"{getattr(part.func, 'id', '')}() with a name made at run time"  # (getattr
                 # (sys, a + "ules"): a third look, round fifteen)
         if isinstance(part, ast.Attribute) and (part.attr in _LASTING_ATTRIBUTES or (
