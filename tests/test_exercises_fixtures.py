@@ -2,7 +2,7 @@
 answer runs under Python's profiler on its inputs' shapes (``jax.eval_shape``), and on their
 numbers where that cannot show everything. Red team, round nine: each answer below had the
 library compute its result and earned the point, or (the honest ones) lost it; each is kept
-beside the honest answer that must still pass, in class, in Chinese and graded."""
+beside the honest answer that must still pass, in class (in Chinese) and graded (in English)."""
 import functools
 
 import jax
