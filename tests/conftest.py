@@ -33,7 +33,8 @@ simulate_cpu_devices(4)
 # The test run's own folder of compiled programs (JAX's persistent compilation cache), in this
 # process and its pytest-xdist workers only (kernels: tools/notebooks.py, compilation_cache):
 # a checker's tests run it in two modes, each compiling the same functions anew (checks of
-# lessons 13 and 16, then in three modes: 179 CPU-s without, 97 with). Off for the tests marked "times_a_compile".
+# lessons 13 and 16, then in three modes: 179 CPU-s without, 97 with). Off for the tests
+# marked "times_a_compile".
 jax.config.update("jax_compilation_cache_dir", os.environ["NN_FROM_SCRATCH_COMPILE_CACHE"])
 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
 jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
