@@ -591,6 +591,8 @@ async def run_cells(nb: Any, kernel: Kernel, limits: Limits = DEFAULT_LIMITS,
     deadline = time.monotonic() + limits.timeout
     broken: CellRun | None = None  # once the kernel can run nothing more: what later cells get
     hooks = hooks or {}
+    if kernel.box is not None:
+        kernel.box.share.run()  # the notebook's code begins: cores of its own from now on
     try:
         async with client.async_setup_kernel(cleanup_kc=False), watch:
             if prologue:

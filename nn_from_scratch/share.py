@@ -6,7 +6,7 @@ the sandbox gets its own: the launcher that starts ``bwrap`` writes itself into
 it before anything of the kernel's runs, and everything the sandbox starts stays
 in it. Then CPU is shared by weight between sandboxes and, where the group has a
 cpuset, by cores: two sandboxes on two cores keep to one each, one alone gets
-them all (:func:`_rebalance`, as sandboxes come and go); and every byte it holds
+them all (:func:`_rebalance`, as notebooks start and end running); and every byte it holds
 (``memfd`` files, System V shared memory, its ``tmpfs`` folders) counts against
 the memory cap that :mod:`.memory_watch` sets. (Weights alone shared the time
 but not the wake-ups: a classmate's checks, hundreds of round trips each waiting
@@ -96,6 +96,7 @@ class Share:
         self.cores: set[int] | None = None
         self.refused: tuple[str, ...] = ()
         self._seen_root: str | None = None
+        self.running = False  # its notebook's code has begun: cores of its own (see run)
         where = cgroups.hierarchy()
         if where is not None:
             try:
@@ -110,6 +111,15 @@ class Share:
                 self.cores = {_least_used_core()}
             _say_fallback(autogroups)
         _LIVE[token] = self
+        _rebalance()
+
+    def run(self) -> None:
+        """Its notebook's code is about to run: from now on, cores of its own. Until then (a
+        kernel started ahead, while the worker's notebook before it runs, has run nothing of
+        the student's yet) it takes none from the running sandboxes: with --jobs 1, the
+        kernel started ahead held one of two cores, and the running notebook took 1.37x its
+        time without the sandbox (benchmarks/grade_throughput.py, 2026-11-30)."""
+        self.running = True
         _rebalance()
 
     def launcher(self, command: list[str]) -> list[str]:
@@ -166,17 +176,24 @@ class Share:
 
 
 def _rebalance() -> None:
-    """Give each live sandbox with a group cores of its own, as evenly as the machine's cores
-    allow: one sandbox gets them all; two on two cores, one each (a core of its own keeps its
-    wake-ups quick however many loops its neighbour runs: red team, round seventeen); more
-    sandboxes than cores share them, round the cores, by their groups' equal weights."""
+    """Give each running sandbox with a group cores of its own, as evenly as the machine's
+    cores allow: one running sandbox gets them all; two on two cores, one each (a core of its
+    own keeps its wake-ups quick however many loops its neighbour runs: red team, round
+    seventeen); more sandboxes than cores share them, round the cores, by their groups' equal
+    weights. A sandbox whose notebook has not begun (:meth:`Share.run`) runs only the
+    grader's start of its kernel: it may use any core, and holds none."""
     cores = sorted(os.sched_getaffinity(0))
     grouped = [share for share in _LIVE.values() if share.group is not None]
-    per = max(1, len(cores) // max(1, len(grouped)))
-    for i, share in enumerate(grouped):
+    running = [share for share in grouped if share.running]
+    per = max(1, len(cores) // max(1, len(running)))
+    for i, share in enumerate(running):
         assert share.group is not None
-        share.group.set_cpus(cores[i * per:] if i == len(grouped) - 1 and i * per < len(cores)
+        share.group.set_cpus(cores[i * per:] if i == len(running) - 1 and i * per < len(cores)
                              else cores[i * per % len(cores):][:per])
+    for share in grouped:
+        if not share.running:
+            assert share.group is not None
+            share.group.set_cpus(cores)
 
 
 def _least_used_core() -> int:
