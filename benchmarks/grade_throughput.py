@@ -18,11 +18,22 @@ notebook with it / without it, at the same --jobs), and --jobs 2 / --jobs 1 in t
 
     .venv/bin/python benchmarks/grade_throughput.py                       # 40 notebooks, 1 round
     .venv/bin/python benchmarks/grade_throughput.py --copies 8 --rounds 3 # steadier on a busy box
+
+``--against DIR`` compares this grader with another checkout of the repository instead (an older
+commit, say, in a ``git worktree``): in each round, ``--jobs 1`` and ``--jobs 2`` in the sandbox,
+each grader grades a class made from its own lessons, in a process of its own (the same code
+starts both), in turn, the order swapped every round; it prints seconds per notebook and per
+exercise for each, and this grader's time over the other's.
+
+    git worktree add --detach /tmp/then <commit>
+    .venv/bin/python benchmarks/grade_throughput.py --against /tmp/then --copies 8 --rounds 3
 """
 import argparse
+import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,7 +44,9 @@ import nbformat
 from nn_from_scratch.grade import grade_paths
 from nn_from_scratch.notebook_runner import Limits
 
-ROOT = Path(__file__).resolve().parent.parent
+# The checkout whose lessons make the class: this one, or with --one, the one being measured
+# (the package imported is the one on PYTHONPATH, which --against sets to it).
+ROOT = Path(os.environ.get("GRADE_THROUGHPUT_CHECKOUT", Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(ROOT / "tools"))
 import notebooks  # noqa: E402
 
@@ -68,13 +81,70 @@ def spread(values: list[float]) -> str:
             f"{len(values)} round(s))")
 
 
+def one_grading(copies: int, jobs: int) -> None:
+    """--one: grade a class of ``copies`` in the sandbox, ``jobs`` at a time, with the package
+    on PYTHONPATH and ROOT's lessons; print what --against reads, as one JSON line."""
+    with tempfile.TemporaryDirectory() as tmp:
+        make_class(Path(tmp), copies)
+        start = time.monotonic()
+        graded = grade_paths([Path(tmp)], Limits(memory=4 * 2**30), jobs=jobs)
+        seconds = time.monotonic() - start
+    rows = [r for g in graded for r in g.rows]
+    print(json.dumps({"seconds": seconds, "notebooks": len(graded), "exercises": len(rows),
+                      "passed": sum(r.status == "passed" for r in rows)}))
+
+
+def against(other: Path, copies: int, rounds: int) -> None:
+    """This grader and ``other``'s, side by side (see the module's docstring)."""
+    here = ROOT
+    times: dict[tuple[Path, int], list[float]] = {}
+    ratios: dict[int, list[float]] = {1: [], 2: []}
+    loads = []
+    for round_ in range(rounds):
+        for jobs in (1, 2):
+            order = [here, other] if round_ % 2 == 0 else [other, here]
+            per_notebook = {}
+            for checkout in order:
+                env = {**os.environ, "PYTHONPATH": str(checkout),
+                       "GRADE_THROUGHPUT_CHECKOUT": str(checkout)}
+                out = subprocess.run(
+                    [sys.executable, __file__, "--one", str(jobs), "--copies", str(copies)],
+                    env=env, cwd=checkout, capture_output=True, text=True, check=True)
+                result = json.loads(out.stdout.strip().splitlines()[-1])
+                per_notebook[checkout] = result["seconds"] / result["notebooks"]
+                times.setdefault((checkout, jobs), []).append(per_notebook[checkout])
+                loads.append(os.getloadavg()[0])
+                print(f"round {round_ + 1}, --jobs {jobs}, {checkout}: "
+                      f"{per_notebook[checkout]:.2f} s a notebook, {result['exercises']} "
+                      f"exercises, {result['passed']} passed (load {loads[-1]:.2f})", flush=True)
+            ratios[jobs].append(per_notebook[here] / per_notebook[other])
+    print(f"\n{copies} notebooks of lesson 07 (each checkout's own), {rounds} round(s); load "
+          f"average {min(loads):.2f}-{max(loads):.2f} after each grading")
+    for jobs in (1, 2):
+        print(f"--jobs {jobs}: this grader {statistics.median(times[here, jobs]):.2f} s a "
+              f"notebook, the other {statistics.median(times[other, jobs]):.2f} s; this / the "
+              f"other: {spread(ratios[jobs])}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=40, help="notebooks in the class folder")
     parser.add_argument("--rounds", type=int, default=1, help="interleaved rounds of each")
+    parser.add_argument("--against", type=Path, metavar="DIR",
+                        help="another checkout of this repository: compare with its grader")
+    parser.add_argument("--one", type=int, metavar="JOBS", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one:
+        one_grading(args.copies, args.one)
+        return
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}; load average {os.getloadavg()[0]:.2f} at the start")
+    if args.against:
+        if not (args.against / "nn_from_scratch" / "grade").is_dir():
+            parser.error(f"--against {args.against}: no nn_from_scratch/grade there; give a "
+                         f"checkout of this repository (git worktree add --detach DIR COMMIT)")
+        against(args.against.resolve(), args.copies, args.rounds)
+        return
     rates: dict[tuple[int, bool], list[float]] = {s: [] for s in SETTINGS}
     parts: dict[tuple[int, bool], list[dict[str, float]]] = {s: [] for s in SETTINGS}
     loads = []
