@@ -118,7 +118,7 @@ class Share:
         kernel started ahead, while the worker's notebook before it runs, has run nothing of
         the student's yet) it takes none from the running sandboxes: with --jobs 1, the
         kernel started ahead held one of two cores, and the running notebook took 1.37x its
-        time without the sandbox (benchmarks/grade_throughput.py, 2026-11-30)."""
+        time without the sandbox (benchmarks/grade_throughput.py, 2026-12-01)."""
         self.running = True
         _rebalance()
 
