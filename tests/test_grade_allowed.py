@@ -105,6 +105,21 @@ def doubts(release, *cells, exercise="def relu(x):\n    raise NotImplementedErro
     ("sys.setrecursionlimit(5000)", ""), ("import timeit\nstart = timeit.default_timer()", ""),
     ("import types\nf = types.FunctionType(code, {})", "the module types"),
     ("import timeit\ntimeit.timeit(text)", "the module timeit"),
+    # round eighteen: a wrapper that copies what it wraps (functools.wraps inside) given a
+    # module kept the library's names (6/7, every stub raising); loaders given allow_pickle
+    # through *args, **kwargs or NpzFile's position unpickled (6/7)
+    ("_w = contextlib.contextmanager(nn_from_scratch.model)",
+     "the module nn_from_scratch.model as a value"),
+    ("_m = nn_from_scratch.model\n_w = functools.singledispatch(_m)",
+     "the module nn_from_scratch.model as a value"),
+    ("_w = functools.singledispatch([nn_from_scratch.params][0])",
+     "the module nn_from_scratch.params as a value"),
+    ("print(nn_from_scratch.model)\nhelp(np)\nx = np.linalg.norm(v)", ""),
+    ("@contextlib.contextmanager\ndef timer():\n    yield", ""),
+    ("np.lib.npyio.NpzFile(path, False, True)", "the function NpzFile(allow_pickle=...)"),
+    ("np.load(path, **options)", "the function load(allow_pickle=...)"),
+    ("np.load(path, *more)", "the function load(allow_pickle=...)"),
+    ("np.load(path, mmap_mode='r')", ""),
 ])
 def test_what_an_exercise_may_use(code, how):
     modules = {"np": "numpy", "inspect": "inspect", "pkgutil": "pkgutil", "jax": "jax",
@@ -112,9 +127,21 @@ def test_what_an_exercise_may_use(code, how):
                "typing": "typing", "dataclasses": "dataclasses", "operator": "operator",
                "sys": "sys", "display": "IPython.display", "string": "string",
                "functools": "functools", "SimpleNamespace": "types", "types": "types",
-               "timeit": "timeit"}
+               "timeit": "timeit", "contextlib": "contextlib",
+               "nn_from_scratch": "nn_from_scratch"}
     assert outside(ast.parse(code), modules) == how
     assert outside_how(how) == bool(how)
+
+
+def test_a_name_imported_from_a_module_is_not_that_module():
+    """``from jax.sharding import PartitionSpec as P``: the reader's names for its imports map
+    ``P`` to ``jax.sharding``, but only ``module_names`` are bound to a module itself, and a
+    function or class imported from one is handed on freely (lesson 12's ``P`` put every answer
+    in doubt before the reader said which)."""
+    modules = {"jax": "jax", "P": "jax.sharding", "nn_from_scratch": "nn_from_scratch"}
+    assert outside(ast.parse("spec = P('data')\nf(P)"), modules, {"jax", "nn_from_scratch"}) == ""
+    assert outside(ast.parse("f(nn_from_scratch)"), modules, {"jax", "nn_from_scratch"}) == \
+        "the module nn_from_scratch as a value"
 
 
 def test_every_module_a_lesson_imports_is_allowed():
@@ -175,8 +202,23 @@ ROUND_SEVENTEEN = [
     "found = next(map(getattr, [pkg], [name]))",
 ]
 
+# red team, round eighteen: the library's module kept by a wrapper that copies its __dict__
+# (functools.wraps inside), 6/7 with every stub raising; a pickle through np.load's *args,
+# **kwargs or NpzFile's position (each 6/7)
+ROUND_EIGHTEEN = [
+    "import contextlib, nn_from_scratch.model\n"
+    "_w = contextlib.contextmanager(nn_from_scratch.model)",
+    "import functools, nn_from_scratch.params\n_p = nn_from_scratch.params\n"
+    "_sd = functools.singledispatch(_p)",
+    "import functools, nn_from_scratch.model\n"
+    "_sd = functools.singledispatch([nn_from_scratch.model][0])",
+    "import numpy as np\n_z = np.lib.npyio.NpzFile('/tmp/w.npz', False, True)",
+    "import numpy as np\n_opts = {'allow_pickle': True}\nnp.load('/tmp/w.npy', **_opts)",
+    "import numpy as np\n_more = (None, True)\nnp.load('/tmp/w.npy', *_more)",
+]
 
-@pytest.mark.parametrize("attack", ROUND_SIXTEEN + ROUND_SEVENTEEN)
+
+@pytest.mark.parametrize("attack", ROUND_SIXTEEN + ROUND_SEVENTEEN + ROUND_EIGHTEEN)
 def test_each_rounds_attacks_put_every_answer_in_doubt(release, attack):
     found = doubts(release, "s = 1\nf = print\ntext = ''\ndata = b''\nlib = None\npkg = None\n"
                    "name = 'model'", attack)

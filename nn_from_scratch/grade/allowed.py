@@ -16,7 +16,7 @@ import ast
 import functools
 import importlib
 import types
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from .own import LOCAL
@@ -87,7 +87,14 @@ _NAMESPACE_NAMES = frozenset({"__globals__", "__builtins__", "__code__", "__clos
 # a keyword that lets a loader run code (np.load's allow_pickle: a pickle calls what it names),
 # and where the loaders that take it take it by position (np.load(f, None, True): a third look)
 _RUNS_CODE_KEYWORDS = frozenset({"allow_pickle"})
-_RUNS_CODE_POSITIONS = {"load": 2, "read_array": 1}
+_RUNS_CODE_POSITIONS = {"load": 2, "read_array": 1, "NpzFile": 2}
+# calls that may be handed a module, as a value: they only show or look at it. Any other call
+# given one may keep what it holds: contextlib.contextmanager(nn_from_scratch.model) and
+# functools.singledispatch(...) copy the module's __dict__ onto their wrapper (functools.wraps
+# inside), whose .relu was then the library's, 6/7 with every stub raising (round eighteen)
+_SHOW_A_MODULE = frozenset({"print", "repr", "str", "dir", "help", "type", "id", "isinstance",
+                            "hasattr", "getattr", "vars", "getsource", "getdoc", "getmembers",
+                            "ismodule", "display", "listing", "pprint"})
 # calls that import a module named by a string
 _IMPORTERS = frozenset({"__import__", "import_module", "resolve_name"})
 # functions of allowed modules that run text as code (an annotation's string: typing's
@@ -115,13 +122,17 @@ _READ_ELSEWHERE = frozenset({
     "__setattr__", "__setitem__", "__self__", "__subclasses__"})
 
 
-def outside(statement: ast.stmt, modules: Mapping[str, str]) -> str:
+def outside(statement: ast.stmt, modules: Mapping[str, str],
+            module_names: Collection[str] | None = None) -> str:
     """What in ``statement`` (all of it, a ``def``'s body too) is outside what an exercise may
     use (see the module's docstring), as the feedback says it (``"the module pickle"``,
     ``"the attribute __func__"``); "" if nothing. ``modules``: the notebook's names for the
     modules its cells imported and what it imported from them, each name -> the module
-    (``{"np": "numpy", "display": "IPython.display"}``)."""
+    (``{"np": "numpy", "display": "IPython.display"}``); ``module_names``: those of them bound
+    to the module itself (``np``, not ``display``; None: all of them)."""
     parents = {child: part for part in ast.walk(statement) for child in ast.iter_child_nodes(part)}
+    bound_to_modules = modules if module_names is None else {
+        name: module for name, module in modules.items() if name in module_names}
     for part in ast.walk(statement):
         if how := _annotation(part):
             return how
@@ -149,6 +160,10 @@ def outside(statement: ast.stmt, modules: Mapping[str, str]) -> str:
         elif isinstance(part, ast.Name) and part.id in _FUNCTIONS or isinstance(
                 part, ast.alias) and part.name in _FUNCTIONS:  # (an attribute: _refused)
             return f"the function {getattr(part, 'id', getattr(part, 'name', ''))}"
+        if isinstance(part, ast.Name | ast.Attribute) and isinstance(part.ctx, ast.Load) and \
+                not getattr(part, LOCAL, False) and (how := _module_as_value(
+                    part, parents, bound_to_modules)):
+            return how
         if isinstance(part, ast.Constant | ast.BinOp | ast.JoinedStr) and (
                 text := constant_text(part)) in _NAMESPACE_NAMES or isinstance(
                 part, ast.Name) and (text := part.id) in _NAMESPACE_NAMES - {"__builtins__"}:
@@ -169,13 +184,17 @@ def outside(statement: ast.stmt, modules: Mapping[str, str]) -> str:
                                             if k.arg is None or k.arg in keywords]
                 if any(not _strings(value) for value in given):
                     return f"the function {name}({'/'.join(sorted(keywords))}=...)"
-            loading = [k.value for k in part.keywords if k.arg in _RUNS_CODE_KEYWORDS] + (
-                part.args[_RUNS_CODE_POSITIONS[name]:][:1] if name in _RUNS_CODE_POSITIONS
-                and root_module(func, modules) in ("numpy", "jax") else [])  # np.load(f,
-            # allow_pickle=True) unpickles (a load of the student's own takes what it takes)
+            loader = name in _RUNS_CODE_POSITIONS and root_module(func, modules) in (
+                "numpy", "jax")  # (a load of the student's own takes what it takes)
+            loading = [k.value for k in part.keywords if k.arg in _RUNS_CODE_KEYWORDS or (
+                loader and k.arg is None)] + ([a for a in part.args if isinstance(a, ast.Starred)]
+                                              + part.args[_RUNS_CODE_POSITIONS[name]:][:1]
+                                              if loader else [])  # np.load(f, allow_pickle=True)
+            # unpickles, and so do np.load(f, *more), np.load(f, **options) (round eighteen)
             if any(not (isinstance(value, ast.Constant) and value.value is False)
                    for value in loading):
                 return f"the function {name}(allow_pickle=...)"
+
             if name in _IMPORTERS and part.args:
                 text = constant_text(part.args[0])
                 if text is None or text.split(".")[0].split(":")[0] not in MODULES:
@@ -194,17 +213,7 @@ def _through_modules(node: ast.AST, modules: Mapping[str, str]) -> str:
     sixteen), is a module it may not, one of the module's private names or one of
     :data:`_RUNNERS`; "" if none. ``getattr`` by a string of constants is read as written out.
     The chain is followed on the modules themselves, in the grader's process."""
-    chain: list[str] = []
-    root: ast.AST = node
-    while True:  # (getattr(getattr(np, "testing"), "a"): as np.testing.a written out)
-        if isinstance(root, ast.Attribute):
-            chain.insert(0, root.attr)
-            root = root.value
-        elif isinstance(root, ast.Call) and (text := _got_by_constant(root)) is not None:
-            chain.insert(0, text)
-            root = root.args[0]
-        else:
-            break
+    root, chain = _chain(node)
     if not isinstance(root, ast.Name) or root.id not in modules:
         return ""
     value: Any = _module(modules[root.id])
@@ -215,6 +224,54 @@ def _through_modules(node: ast.AST, modules: Mapping[str, str]) -> str:
         if how:
             return how
     return ""
+
+
+def _module_as_value(node: ast.Name | ast.Attribute, parents: Mapping[ast.AST, ast.AST],
+                     modules: Mapping[str, str]) -> str:
+    """How :func:`outside` says that ``node``, a module, is used as a value: anything but
+    reading its attributes or showing it (:data:`_SHOW_A_MODULE`) may keep what it holds
+    (``contextlib.contextmanager(nn_from_scratch.model)``, ``m = nn_from_scratch.model`` then
+    ``functools.singledispatch(m)``: a wrapper with the module's names); "" if it is not."""
+    parent = parents.get(node)
+    if isinstance(parent, ast.Attribute) or not isinstance(
+            _on_modules(node, modules), types.ModuleType):
+        return ""  # np.array, and the outermost attribute of a chain is looked at alone
+    if isinstance(parent, ast.Call) and node is not parent.func:
+        func = parent.func
+        name = func.id if isinstance(func, ast.Name) else \
+            func.attr if isinstance(func, ast.Attribute) else ""
+        if name in _SHOW_A_MODULE:
+            return ""
+    return f"the module {ast.unparse(node)} as a value"
+
+
+def _chain(node: ast.AST) -> tuple[ast.AST, list[str]]:
+    """``node``'s root and the attributes read from it: ``(np, ["testing", "a"])`` for
+    ``np.testing.a`` and for ``getattr(getattr(np, "testing"), "a")``, as written out."""
+    chain: list[str] = []
+    while True:
+        if isinstance(node, ast.Attribute):
+            chain.insert(0, node.attr)
+            node = node.value
+        elif isinstance(node, ast.Call) and (text := _got_by_constant(node)) is not None:
+            chain.insert(0, text)
+            node = node.args[0]
+        else:
+            return node, chain
+
+
+def _on_modules(node: ast.AST, modules: Mapping[str, str]) -> Any:
+    """What ``node`` (a module the notebook imported, or attributes read from one) is, looked
+    up on the modules themselves in the grader's process; None where it is none of those."""
+    root, chain = _chain(node)
+    if not isinstance(root, ast.Name) or root.id not in modules:
+        return None
+    value: Any = _module(modules[root.id])
+    for attribute in chain:
+        if not isinstance(value, types.ModuleType):
+            return None
+        value = getattr(value, attribute, None)
+    return value
 
 
 def root_module(node: ast.AST, modules: Mapping[str, str]) -> str:

@@ -111,6 +111,7 @@ class Reader:
         self.modules: dict[str, str] = {}  # names last bound by an import: name -> the
         # module (``import numpy.linalg as la``: la -> numpy; ``from IPython.display import
         # display``: display -> IPython.display)
+        self.module_names: set[str] = set()  # those of them bound to the module itself
 
     def resolve(self, node: ast.AST) -> Any:
         """The package object ``node`` (a name, an attribute chain, ``getattr`` with a constant
@@ -162,6 +163,7 @@ class Reader:
         self.when[name] = self.count
         self.imported.pop(name, None)
         self.modules.pop(name, None)
+        self.module_names.discard(name)
         if not isinstance(code, ast.ClassDef):  # a class's name bound again: no longer the
             self.classes.pop(name, None)  # notebook's class (round sixteen)
         self.made = {held: made for held, made in self.made.items()
@@ -222,7 +224,7 @@ class Reader:
                                        imported=self.imported if self.readers_kept else {})
 
             self.always = self.always or lasting(statement, self.modules) or outside(
-                statement, self.modules) or hiding_methods(
+                statement, self.modules, self.module_names) or hiding_methods(
                 statement, hides) or stashes_a_namespace(
                 statement, set(self.when), self.plain,
                 self.imported if self.readers_kept else {})
@@ -242,6 +244,7 @@ class Reader:
                 self._bind(alias.asname or top, _import(top), student)
                 self.imported[alias.asname or top] = top
                 self.modules[alias.asname or top] = alias.name.split(".")[0]
+                self.module_names.add(alias.asname or top)
         elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
             module = _import(statement.module)
             if module is not None and any(alias.name == "*" for alias in statement.names):
@@ -256,6 +259,8 @@ class Reader:
                 self.modules[alias.asname or alias.name] = value.__name__ if isinstance(
                     value, types.ModuleType) else statement.module  # (from enum import bltns:
                 # builtins, a third look at round sixteen)
+                if isinstance(value, types.ModuleType):
+                    self.module_names.add(alias.asname or alias.name)
                 if alias.name in READERS_OF.get(statement.module, ()):  # from pprint import pp
                     self.imported[alias.asname or alias.name] = f"{statement.module}:{alias.name}"
         elif isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
