@@ -114,6 +114,8 @@ def doubts(release, *cells, exercise="def relu(x):\n    raise NotImplementedErro
      "the module nn_from_scratch.model as a value"),
     ("_w = functools.singledispatch([nn_from_scratch.params][0])",
      "the module nn_from_scratch.params as a value"),
+    ("_w = contextlib.contextmanager(getattr(nn_from_scratch, 'model'))",
+     "the module getattr(nn_from_scratch, 'model') as a value"),
     ("print(nn_from_scratch.model)\nhelp(np)\nx = np.linalg.norm(v)", ""),
     ("@contextlib.contextmanager\ndef timer():\n    yield", ""),
     ("np.lib.npyio.NpzFile(path, False, True)", "the function NpzFile(allow_pickle=...)"),

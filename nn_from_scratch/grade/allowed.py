@@ -160,10 +160,10 @@ def outside(statement: ast.stmt, modules: Mapping[str, str],
         elif isinstance(part, ast.Name) and part.id in _FUNCTIONS or isinstance(
                 part, ast.alias) and part.name in _FUNCTIONS:  # (an attribute: _refused)
             return f"the function {getattr(part, 'id', getattr(part, 'name', ''))}"
-        if isinstance(part, ast.Name | ast.Attribute) and isinstance(part.ctx, ast.Load) and \
-                not getattr(part, LOCAL, False) and (how := _module_as_value(
-                    part, parents, bound_to_modules)):
-            return how
+        if (isinstance(part, ast.Name | ast.Attribute) and isinstance(part.ctx, ast.Load)
+                and not getattr(part, LOCAL, False) or _got_by_constant(part) is not None) and (
+                how := _module_as_value(part, parents, bound_to_modules)):
+            return how  # (getattr(nn_from_scratch, "model") is the module too)
         if isinstance(part, ast.Constant | ast.BinOp | ast.JoinedStr) and (
                 text := constant_text(part)) in _NAMESPACE_NAMES or isinstance(
                 part, ast.Name) and (text := part.id) in _NAMESPACE_NAMES - {"__builtins__"}:
@@ -194,7 +194,6 @@ def outside(statement: ast.stmt, modules: Mapping[str, str],
             if any(not (isinstance(value, ast.Constant) and value.value is False)
                    for value in loading):
                 return f"the function {name}(allow_pickle=...)"
-
             if name in _IMPORTERS and part.args:
                 text = constant_text(part.args[0])
                 if text is None or text.split(".")[0].split(":")[0] not in MODULES:
@@ -226,7 +225,7 @@ def _through_modules(node: ast.AST, modules: Mapping[str, str]) -> str:
     return ""
 
 
-def _module_as_value(node: ast.Name | ast.Attribute, parents: Mapping[ast.AST, ast.AST],
+def _module_as_value(node: ast.AST, parents: Mapping[ast.AST, ast.AST],
                      modules: Mapping[str, str]) -> str:
     """How :func:`outside` says that ``node``, a module, is used as a value: anything but
     reading its attributes or showing it (:data:`_SHOW_A_MODULE`) may keep what it holds
@@ -234,8 +233,9 @@ def _module_as_value(node: ast.Name | ast.Attribute, parents: Mapping[ast.AST, a
     ``functools.singledispatch(m)``: a wrapper with the module's names); "" if it is not."""
     parent = parents.get(node)
     if isinstance(parent, ast.Attribute) or not isinstance(
-            _on_modules(node, modules), types.ModuleType):
-        return ""  # np.array, and the outermost attribute of a chain is looked at alone
+            _on_modules(node, modules), types.ModuleType) or _through_modules(node, modules):
+        return ""  # np.array; the outermost attribute of a chain is looked at alone, and a
+    # module no exercise may use (np.core.numeric.builtins) is said as such
     if isinstance(parent, ast.Call) and node is not parent.func:
         func = parent.func
         name = func.id if isinstance(func, ast.Name) else \
