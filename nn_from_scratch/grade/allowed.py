@@ -131,8 +131,6 @@ def outside(statement: ast.stmt, modules: Mapping[str, str],
     (``{"np": "numpy", "display": "IPython.display"}``); ``module_names``: those of them bound
     to the module itself (``np``, not ``display``; None: all of them)."""
     parents = {child: part for part in ast.walk(statement) for child in ast.iter_child_nodes(part)}
-    bound_to_modules = modules if module_names is None else {
-        name: module for name, module in modules.items() if name in module_names}
     for part in ast.walk(statement):
         if how := _annotation(part):
             return how
@@ -162,7 +160,7 @@ def outside(statement: ast.stmt, modules: Mapping[str, str],
             return f"the function {getattr(part, 'id', getattr(part, 'name', ''))}"
         if (isinstance(part, ast.Name | ast.Attribute) and isinstance(part.ctx, ast.Load)
                 and not getattr(part, LOCAL, False) or _got_by_constant(part) is not None) and (
-                how := _module_as_value(part, parents, bound_to_modules)):
+                how := _module_as_value(part, parents, modules, module_names)):
             return how  # (getattr(nn_from_scratch, "model") is the module too)
         if isinstance(part, ast.Constant | ast.BinOp | ast.JoinedStr) and (
                 text := constant_text(part)) in _NAMESPACE_NAMES or isinstance(
@@ -226,12 +224,16 @@ def _through_modules(node: ast.AST, modules: Mapping[str, str]) -> str:
 
 
 def _module_as_value(node: ast.AST, parents: Mapping[ast.AST, ast.AST],
-                     modules: Mapping[str, str]) -> str:
+                     modules: Mapping[str, str], module_names: Collection[str] | None) -> str:
     """How :func:`outside` says that ``node``, a module, is used as a value: anything but
     reading its attributes or showing it (:data:`_SHOW_A_MODULE`) may keep what it holds
     (``contextlib.contextmanager(nn_from_scratch.model)``, ``m = nn_from_scratch.model`` then
     ``functools.singledispatch(m)``: a wrapper with the module's names); "" if it is not."""
     parent = parents.get(node)
+    root = _chain(node)[0]
+    if not isinstance(root, ast.Name) or root.id not in modules or (
+            module_names is not None and root.id not in module_names):
+        return ""  # not a name bound to a module itself (display, from IPython.display)
     if isinstance(parent, ast.Attribute) or not isinstance(
             _on_modules(node, modules), types.ModuleType) or _through_modules(node, modules):
         return ""  # np.array; the outermost attribute of a chain is looked at alone, and a
