@@ -21,7 +21,7 @@ from typing import Any
 
 from .own import LOCAL
 from .reaching import GC_HARMLESS
-from .spelt import attribute_argument, constant_text
+from .spelt import attribute_argument, called_name, constant_text
 
 __all__ = ["MODULES", "OUTSIDE", "outside", "outside_how", "root_module"]
 
@@ -172,8 +172,7 @@ def outside(statement: ast.stmt, modules: Mapping[str, str],
             return how
         if isinstance(part, ast.Call):
             func = part.func
-            name = func.id if isinstance(func, ast.Name) else \
-                func.attr if isinstance(func, ast.Attribute) else ""
+            name = called_name(func)
             if any(k.arg == "eval_str" for k in part.keywords):  # inspect.signature(f,
                 return f"the function {name}(eval_str=...)"  # eval_str=True) runs text
             if name in _BY_NAMES_GIVEN:
@@ -230,20 +229,18 @@ def _module_as_value(node: ast.AST, parents: Mapping[ast.AST, ast.AST],
     (``contextlib.contextmanager(nn_from_scratch.model)``, ``m = nn_from_scratch.model`` then
     ``functools.singledispatch(m)``: a wrapper with the module's names); "" if it is not."""
     parent = parents.get(node)
-    root = _chain(node)[0]
+    root, chain = _chain(node)
     if not isinstance(root, ast.Name) or root.id not in modules or (
             module_names is not None and root.id not in module_names):
         return ""  # not a name bound to a module itself (display, from IPython.display)
     if isinstance(parent, ast.Attribute) or not isinstance(
-            _on_modules(node, modules), types.ModuleType) or _through_modules(node, modules):
+            _on_modules(modules[root.id], chain), types.ModuleType) or _through_modules(
+                node, modules):
         return ""  # np.array; the outermost attribute of a chain is looked at alone, and a
     # module no exercise may use (np.core.numeric.builtins) is said as such
-    if isinstance(parent, ast.Call) and node is not parent.func:
-        func = parent.func
-        name = func.id if isinstance(func, ast.Name) else \
-            func.attr if isinstance(func, ast.Attribute) else ""
-        if name in _SHOW_A_MODULE:
-            return ""
+    if isinstance(parent, ast.Call) and node is not parent.func and \
+            called_name(parent.func) in _SHOW_A_MODULE:
+        return ""
     return f"the module {ast.unparse(node)} as a value"
 
 
@@ -262,13 +259,10 @@ def _chain(node: ast.AST) -> tuple[ast.AST, list[str]]:
             return node, chain
 
 
-def _on_modules(node: ast.AST, modules: Mapping[str, str]) -> Any:
-    """What ``node`` (a module the notebook imported, or attributes read from one) is, looked
-    up on the modules themselves in the grader's process; None where it is none of those."""
-    root, chain = _chain(node)
-    if not isinstance(root, ast.Name) or root.id not in modules:
-        return None
-    value: Any = _module(modules[root.id])
+def _on_modules(module: str, chain: list[str]) -> Any:
+    """What the attributes ``chain`` read from the module named ``module`` are, looked up on
+    the modules themselves in the grader's process; None where one is not a module's."""
+    value: Any = _module(module)
     for attribute in chain:
         if not isinstance(value, types.ModuleType):
             return None

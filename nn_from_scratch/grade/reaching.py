@@ -37,7 +37,7 @@ import ast
 from pathlib import Path
 
 from .own import LOCAL, mark, own_methods, through_its_class
-from .spelt import attribute_argument, constant_text
+from .spelt import attribute_argument, called_name, constant_text
 
 __all__ = ["GC_HARMLESS", "REACHING", "reached", "reaching"]
 
@@ -93,8 +93,7 @@ def _attribute_named(part: ast.AST) -> str | None:
     if not isinstance(part, ast.Call) or not part.args:
         return None
     func = part.func
-    name = func.id if isinstance(func, ast.Name) else \
-        func.attr if isinstance(func, ast.Attribute) else ""
+    name = called_name(func)
     if (argument := attribute_argument(part)) is not None:  # (hasattr only answers True or
         return constant_text(argument)  # False)
     if name in ("attrgetter", "__getattribute__", "__getattr__"):
@@ -136,8 +135,7 @@ def reaching(node: ast.AST) -> str:
                 return REACHING["gc"]
         elif isinstance(part, ast.Call) and any(constant_text(a) == "gc" for a in part.args):
             func = part.func
-            name = func.id if isinstance(func, ast.Name) else \
-                func.attr if isinstance(func, ast.Attribute) else ""
+            name = called_name(func)
             if name in ("__import__", "import_module"):
                 return REACHING["gc"]
     return ""

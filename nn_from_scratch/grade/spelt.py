@@ -50,6 +50,13 @@ def _texts(nodes: list[ast.expr]) -> tuple[str, ...] | None:
     return None if None in texts else tuple(t or "" for t in texts)
 
 
+def called_name(func: ast.AST) -> str:
+    """The name a call's ``func`` calls by: ``f`` for ``f(...)``, ``load`` for ``np.load(...)``;
+    "" for anything else (``f()(...)``, ``fs[0](...)``)."""
+    return func.id if isinstance(func, ast.Name) else \
+        func.attr if isinstance(func, ast.Attribute) else ""
+
+
 def attribute_argument(call: ast.AST) -> ast.expr | None:
     """The name argument of ``getattr``, ``setattr`` or ``delattr`` called by ``call``
     (``getattr(x, name)``: ``name``), or None for any other call."""

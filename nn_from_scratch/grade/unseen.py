@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from .allowed import MODULES, root_module
 from .own import own_methods
 from .reaching import reaching
-from .spelt import attribute_argument, constant_text
+from .spelt import attribute_argument, called_name, constant_text
 
 __all__ = ["BINDING_ATTRIBUTES", "BINDING_CALLS", "NAMESPACE_ATTRIBUTES", "NAMESPACE_CALLS",
            "READERS_OF", "binding_call", "declared_global", "hides_a_binding",
@@ -183,8 +183,7 @@ def _how(node: ast.AST, rebound: set[str], plain: frozenset[str] | set[str],
             return part.id  # round eight: run = exec; run(...), map(exec, [...])
         if isinstance(part, ast.Call):
             func = part.func
-            name = func.id if isinstance(func, ast.Name) else \
-                func.attr if isinstance(func, ast.Attribute) else ""
+            name = called_name(func)
             if name in NAMESPACE_CALLS and not _only_read(part, parents, rebound, imported):
                 return f"{name}()"
             if binding_call(part, BINDING_CALLS):
@@ -247,8 +246,7 @@ def binding_call(call: ast.Call, names: set[str]) -> str:
     :data:`SHELL_METHODS` (the student's own function) or one called on an object of the
     notebook's own class that has that method (:func:`.own.mark`); "" otherwise."""
     func = call.func
-    name = func.id if isinstance(func, ast.Name) else \
-        func.attr if isinstance(func, ast.Attribute) else ""
+    name = called_name(func)
     if name not in names or isinstance(func, ast.Attribute) and name == "compile" or \
             name in SHELL_METHODS and isinstance(func, ast.Name) or isinstance(
                 func, ast.Attribute) and name in own_methods(func.value):
