@@ -303,7 +303,9 @@ def test_a_child_process_counts_toward_the_memory_cap(private, groups, monkeypat
 
 def test_outputs_past_the_limits_are_dropped_and_said(private):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in (
-        "for _ in range(64):\n    print('x' * 2**20)",  # 64 MB, printed
+        # 64 MB printed, a message each (unflushed, the kernel sends it as one message
+        # over MAX_MESSAGE, and no output of the cell is kept: the per-cell cap goes untried)
+        "for _ in range(64):\n    print('x' * 2**20, flush=True)",
         "from IPython.display import display\ndisplay({'text/plain': 'y' * 2**20}, raw=True)",
         "raise ValueError('first line\\n' + 'z' * 10**6)",
         "print('w' * 100 * 2**20)",  # one message past MAX_MESSAGE: the connection ends
@@ -320,7 +322,7 @@ def test_outputs_past_the_limits_are_dropped_and_said(private):
     finally:
         loop.close()
     kept = [sum(len(str(o)) for o in cell.outputs) for cell in nb.cells]
-    assert kept[0] <= 4 * 2**20 + 10**4 and sum(kept) <= 6 * 2**20 + 10**4, kept
+    assert 2**21 < kept[0] <= 4 * 2**20 + 10**4 and sum(kept) <= 6 * 2**20 + 10**4, kept
     assert [r.cut for r in runs] == [True, False, False, True, False] and kept[1] > 2**20
     assert runs[2].status == "error" and runs[2].error == "ValueError: first line"
     assert nb.cells[4].outputs[0]["text"] == "after\n"  # connected anew
