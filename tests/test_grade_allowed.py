@@ -219,8 +219,42 @@ ROUND_EIGHTEEN = [
     "import numpy as np\n_more = (None, True)\nnp.load('/tmp/w.npy', *_more)",
 ]
 
+ROUND_NINETEEN = [
+    # (1) the AttributeError of an attribute the package does not have holds the module: 6/7
+    "import nn_from_scratch\ntry:\n    nn_from_scratch.no_such_thing\n"
+    "except AttributeError as err:\n    lib = err.obj",
+    "import nn_from_scratch.model as m\ntry:\n    getattr(m, 'nope')\n"
+    "except AttributeError as err:\n    lib = err.obj",
+    # (2) a function of the notebook's own named like one that shows a module: 7/7
+    "import nn_from_scratch.model\n\ndef getmembers(thing):\n    return thing\n\n"
+    "lib = getmembers(nn_from_scratch.model)",
+    "import nn_from_scratch.model\n\ndef look():\n    def print(m):\n        return m\n"
+    "    return print(nn_from_scratch.model)\n\nlib = look()",
+    "from IPython.display import HTML as display\nimport nn_from_scratch.model\n"
+    "lib = display(nn_from_scratch.model).data",
+    "import nn_from_scratch.model\nprint = lambda m: m\nlib = print(nn_from_scratch.model)",
+    # (3) the module as getattr's default, which getattr hands back: 7/7
+    "import numpy as np, nn_from_scratch.model\n"
+    "lib = getattr(np, 'not_a_numpy_name', nn_from_scratch.model)",
+    "import nn_from_scratch.model\nlib = print('x', file=nn_from_scratch.model)",
+    # (4) an unpickling loader under another name: 6/6, no note
+    "import numpy as np\nld = np.load\nlib = ld('/tmp/lib.npy', None, True)",
+    "from numpy import load as ld\nlib = ld('/tmp/lib.npy', None, True)",
+    "import functools\nimport numpy as np\nlib = functools.partial(np.load)('/tmp/l.npy', None, True)",
+    "import numpy as np\nlib = np.load.__call__('/tmp/lib.npy', None, True)",
+    "import numpy as np\nloaders = {'l': np.load}",
+    "import numpy as np\nlib = getattr(np, 'load')('/tmp/lib.npy', None, True)",
+    "import jax.numpy as jnp\nlib = jnp.load('/tmp/lib.npy', None, True)",
+    # (5) the library run in a child process, whose code the reading never sees: 2 of 2
+    "from matplotlib.testing import subprocess_run_for_testing",
+    "import matplotlib.testing",
+    "import matplotlib\nrun = matplotlib.testing.subprocess_run_helper",
+    "from matplotlib import testing",
+]
 
-@pytest.mark.parametrize("attack", ROUND_SIXTEEN + ROUND_SEVENTEEN + ROUND_EIGHTEEN)
+
+@pytest.mark.parametrize("attack", ROUND_SIXTEEN + ROUND_SEVENTEEN + ROUND_EIGHTEEN
+                         + ROUND_NINETEEN)
 def test_each_rounds_attacks_put_every_answer_in_doubt(release, attack):
     found = doubts(release, "s = 1\nf = print\ntext = ''\ndata = b''\nlib = None\npkg = None\n"
                    "name = 'model'", attack)
@@ -275,6 +309,18 @@ def test_what_is_not_the_students_own_object_is_not_taken_for_one(release, attac
     "%config InlineBackend.figure_format = 'retina'", "%config InlineBackend",
     "import numpy as np\nnp.save('w.npy', np.ones(3))\nw = np.load('w.npy', allow_pickle=False)",
     "value = getattr(jax.nn, 'relu')",
+    # beside round nineteen's fixes: showing a module, loading arrays, code for older JAX
+    "import nn_from_scratch\nprint(nn_from_scratch.model)\nhelp(nn_from_scratch)\n"
+    "print(hasattr(nn_from_scratch, 'model'), getattr(nn_from_scratch, 'model'))",
+    "from inspect import getsource\nimport nn_from_scratch.model\n"
+    "print(getsource(nn_from_scratch.model))",
+    "from IPython.display import display\nimport nn_from_scratch\ndisplay(nn_from_scratch)",
+    "import numpy as np\nfrom numpy import load\nx = load('/tmp/x.npy')\n"
+    "with np.load('/tmp/a.npz') as f:\n    w = f['w']\nprint(np.load.__name__)",
+    "def display(x):\n    print(x)\n\ndisplay(3)",
+    "try:\n    tree_map = jax.tree_map\nexcept AttributeError:\n    tree_map = jax.tree.map",
+    "import nn_from_scratch.model as m\nprint(m.relu(jnp.ones(2)), m.__name__)",
+    "import matplotlib.pyplot as plt\nimport matplotlib\nmatplotlib.rcParams['figure.dpi'] = 80",
 ])
 def test_each_rounds_honest_code_puts_nothing_in_doubt(release, honest):
     assert doubts(release, "def relu(x):\n    return jnp.maximum(0, x)", honest) == {}
@@ -311,6 +357,27 @@ def test_the_librarys_answer_under_another_name_earns_nothing():
                    "    return count_params(init_network_params(sizes, jax.random.key(0)))")
     copied = library_copies(rebuild(nb, release), release)
     assert copied["07.6"].name == "count_params", copied
+
+
+def test_the_librarys_function_that_computes_the_answer_earns_nothing():
+    """Round nineteen (a03): 07.4's predict answered by the library's batched_predict (which is
+    ``vmap(predict)``) of one row, 1 point. The twins of an exercise are also the package's
+    functions whose code reaches its function; a function it calls is still the student's to
+    use (07.5's ``vmap`` over the library's predict), and an attribute named like a function
+    is not a call of it (autodiff's backward sets ``root.grad``, and is no twin of grad)."""
+    from nn_from_scratch import autodiff, model
+    from nn_from_scratch.grade.copying import twins
+
+    release = load_release("07_mlp_from_scratch", RELEASE)
+    nb = nbformat.read(ROOT / "student" / "07_mlp_from_scratch.ipynb", 4)
+    cell = next(c for c in nb.cells if "def predict" in c.source)
+    cell.source = ("def predict(params, image):\n"
+                   "    return nn_from_scratch.model.batched_predict(params, image[None])[0]")
+    copied = library_copies(rebuild(nb, release), release)
+    assert copied["07.4"].name == "batched_predict", copied
+    assert model.batched_predict in twins({"predict"})
+    assert model.predict not in twins({"batched_predict"})
+    assert autodiff.grad in twins({"backward"}) and autodiff.backward not in twins({"grad"})
 
 
 def test_a_method_named_eval_is_no_note_of_text_run_as_code():

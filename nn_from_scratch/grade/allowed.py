@@ -13,17 +13,18 @@ standard library's modules for numbers, text, collections and time) and, of Pyth
 checked after it in doubt: it earns nothing, and the feedback says what to leave out.
 """
 import ast
+import builtins
 import functools
 import importlib
 import types
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from .own import LOCAL
 from .reaching import GC_HARMLESS
 from .spelt import attribute_argument, called_name, constant_text
 
-__all__ = ["MODULES", "OUTSIDE", "outside", "outside_how", "root_module"]
+__all__ = ["MODULES", "OUTSIDE", "imported", "outside", "outside_how", "root_module"]
 
 # the modules (by their top-level name) an exercise's cell may import or use
 MODULES = frozenset({
@@ -63,6 +64,7 @@ _DUNDERS = frozenset({
     "__jax_array__", "__enter__", "__exit__", "__dataclass_fields__",
     "__post_init__", "__slots__", "__array_priority__"})
 _SET_DUNDERS = frozenset({"__doc__"})  # ...and may set
+_NAMES = frozenset({"__name__", "__qualname__", "__doc__", "__module__"})  # what only names
 # attributes that are one of the standard library's modules no exercise needs, on whatever
 # object (``np.testing.sys``: a module imported by another is its attribute)
 _MODULE_ATTRIBUTES = frozenset({
@@ -88,13 +90,30 @@ _NAMESPACE_NAMES = frozenset({"__globals__", "__builtins__", "__code__", "__clos
 # and where the loaders that take it take it by position (np.load(f, None, True): a third look)
 _RUNS_CODE_KEYWORDS = frozenset({"allow_pickle"})
 _RUNS_CODE_POSITIONS = {"load": 2, "read_array": 1, "NpzFile": 2}
-# calls that may be handed a module, as a value: they only show or look at it. Any other call
-# given one may keep what it holds: contextlib.contextmanager(nn_from_scratch.model) and
-# functools.singledispatch(...) copy the module's __dict__ onto their wrapper (functools.wraps
-# inside), whose .relu was then the library's, 6/7 with every stub raising (round eighteen)
-_SHOW_A_MODULE = frozenset({"print", "repr", "str", "dir", "help", "type", "id", "isinstance",
-                            "hasattr", "getattr", "vars", "getsource", "getdoc", "getmembers",
-                            "ismodule", "display", "listing", "pprint"})
+# ...those loaders, as "module:attribute" (known by the objects themselves: under another name,
+# ld = np.load, then ld(f, None, True), 6/6 with no note: round nineteen), which an exercise
+# may call but not hand on as a value (functools.partial(np.load), a dict of loaders)
+_LOADERS = ("numpy:load", "numpy.lib.format:read_array", "numpy.lib.npyio:NpzFile",
+            "jax.numpy:load")
+# the functions that may be handed a module, as a value (as "module:attribute"): they only
+# show or look at it. Any other call given one may keep what it holds:
+# contextlib.contextmanager(nn_from_scratch.model) and functools.singledispatch(...) copy the
+# module's __dict__ onto their wrapper (functools.wraps inside), whose .relu was then the
+# library's, 6/7 with every stub raising (round eighteen). Known by the objects themselves, and
+# given the module only positionally (getattr and hasattr: as the object they read): a def of
+# the notebook's own named getmembers, and getattr(np, "x", nn_from_scratch.model), handed the
+# module back (round nineteen, 7/7 each)
+_SHOW_A_MODULE = ("builtins:print", "builtins:repr", "builtins:str", "builtins:dir",
+                  "builtins:help", "builtins:type", "builtins:id", "builtins:isinstance",
+                  "builtins:hasattr", "builtins:getattr", "builtins:vars", "inspect:getsource",
+                  "inspect:getsourcelines", "inspect:getdoc", "inspect:ismodule",
+                  "IPython.display:display", "pprint:pprint", "pprint:pp",
+                  "nn_from_scratch.listing:listing")
+_READ_FIRST = ("builtins:getattr", "builtins:hasattr")  # ...the module as their first argument
+# the modules an exercise may not use of packages it may: they start processes, whose code the
+# reading never sees (matplotlib.testing's subprocess_run_for_testing ran the library's relu in
+# a child Python, 2 of 2 tried: round nineteen), or build and load code (numpy.f2py)
+_REFUSED_MODULES = ("matplotlib.testing", "numpy.f2py")
 # calls that import a module named by a string
 _IMPORTERS = frozenset({"__import__", "import_module", "resolve_name"})
 # functions of allowed modules that run text as code (an annotation's string: typing's
@@ -123,26 +142,36 @@ _READ_ELSEWHERE = frozenset({
 
 
 def outside(statement: ast.stmt, modules: Mapping[str, str],
-            module_names: Collection[str] | None = None) -> str:
+            module_names: Collection[str] | None = None, imports: Mapping[str, Any] | None = None,
+            own: Collection[str] = ()) -> str:
     """What in ``statement`` (all of it, a ``def``'s body too) is outside what an exercise may
     use (see the module's docstring), as the feedback says it (``"the module pickle"``,
     ``"the attribute __func__"``); "" if nothing. ``modules``: the notebook's names for the
     modules its cells imported and what it imported from them, each name -> the module
     (``{"np": "numpy", "display": "IPython.display"}``); ``module_names``: those of them bound
-    to the module itself (``np``, not ``display``; None: all of them)."""
+    to the module itself (``np``, not ``display``; None: all of them); ``imports``: what each
+    of those names is, the object itself (None: taken from ``modules``); ``own``: the names the
+    notebook bound to something of its own (a ``def getmembers``: not inspect's)."""
     parents = {child: part for part in ast.walk(statement) for child in ast.iter_child_nodes(part)}
+    imports, own = _names_within(statement, dict(imports if imports is not None else
+                                                  _assumed_imports(modules)), set(own))
+
+    def value_of(node: ast.AST) -> Any:
+        return _value(node, modules, imports, own)
+
     for part in ast.walk(statement):
         if how := _annotation(part):
             return how
         if isinstance(part, ast.Import):
             for alias in part.names:
                 if (top := alias.name.split(".")[0]) not in MODULES and not (
-                        top in _PARTLY and alias.name == top):
+                        top in _PARTLY and alias.name == top) or _refused_module(alias.name):
                     return f"the module {alias.name}"
         elif isinstance(part, ast.ImportFrom):
             top = (part.module or "").split(".")[0]
             if part.level or top not in MODULES and not all(
-                    a.name in _PARTLY.get(part.module or "", ()) for a in part.names):
+                    a.name in _PARTLY.get(part.module or "", ()) for a in part.names) or \
+                    _refused_module(part.module or ""):
                 return f"the module {'.' * part.level}{part.module or ''}"
             module = _module(part.module or "")
             for alias in part.names:  # from random import _os, from enum import bltns
@@ -160,7 +189,9 @@ def outside(statement: ast.stmt, modules: Mapping[str, str],
             return f"the function {getattr(part, 'id', getattr(part, 'name', ''))}"
         if (isinstance(part, ast.Name | ast.Attribute) and isinstance(part.ctx, ast.Load)
                 and not getattr(part, LOCAL, False) or _got_by_constant(part) is not None) and (
-                how := _module_as_value(part, parents, modules, module_names)):
+                how := _module_as_value(part, parents, modules, module_names, value_of)
+                or _loader_as_value(part, parents, value_of)
+                or _not_in_the_package(part, modules, imports)):
             return how  # (getattr(nn_from_scratch, "model") is the module too)
         if isinstance(part, ast.Constant | ast.BinOp | ast.JoinedStr) and (
                 text := constant_text(part)) in _NAMESPACE_NAMES or isinstance(
@@ -181,12 +212,15 @@ def outside(statement: ast.stmt, modules: Mapping[str, str],
                                             if k.arg is None or k.arg in keywords]
                 if any(not _strings(value) for value in given):
                     return f"the function {name}({'/'.join(sorted(keywords))}=...)"
-            loader = name in _RUNS_CODE_POSITIONS and root_module(func, modules) in (
-                "numpy", "jax")  # (a load of the student's own takes what it takes)
+            position = _loader_position(value_of(func)) if not (
+                name in _RUNS_CODE_POSITIONS and root_module(func, modules) in ("numpy", "jax")) \
+                else _RUNS_CODE_POSITIONS[name]  # (a load of the student's own takes what it
+            loader = position is not None  # takes)
             loading = [k.value for k in part.keywords if k.arg in _RUNS_CODE_KEYWORDS or (
                 loader and k.arg is None)] + ([a for a in part.args if isinstance(a, ast.Starred)]
-                                              + part.args[_RUNS_CODE_POSITIONS[name]:][:1]
-                                              if loader else [])  # np.load(f, allow_pickle=True)
+                                              + part.args[position:][:1]
+                                              if position is not None else [])
+            # np.load(f, allow_pickle=True)
             # unpickles, and so do np.load(f, *more), np.load(f, **options) (round eighteen)
             if any(not (isinstance(value, ast.Constant) and value.value is False)
                    for value in loading):
@@ -223,11 +257,13 @@ def _through_modules(node: ast.AST, modules: Mapping[str, str]) -> str:
 
 
 def _module_as_value(node: ast.AST, parents: Mapping[ast.AST, ast.AST],
-                     modules: Mapping[str, str], module_names: Collection[str] | None) -> str:
+                     modules: Mapping[str, str], module_names: Collection[str] | None,
+                     value_of: Callable[[ast.AST], Any]) -> str:
     """How :func:`outside` says that ``node``, a module, is used as a value: anything but
     reading its attributes or showing it (:data:`_SHOW_A_MODULE`) may keep what it holds
     (``contextlib.contextmanager(nn_from_scratch.model)``, ``m = nn_from_scratch.model`` then
-    ``functools.singledispatch(m)``: a wrapper with the module's names); "" if it is not."""
+    ``functools.singledispatch(m)``: a wrapper with the module's names); "" if it is not.
+    ``value_of``: what a piece of code stands for (:func:`_value`)."""
     parent = parents.get(node)
     root, chain = _chain(node)
     if not isinstance(root, ast.Name) or root.id not in modules or (
@@ -238,10 +274,52 @@ def _module_as_value(node: ast.AST, parents: Mapping[ast.AST, ast.AST],
                 node, modules):
         return ""  # np.array; the outermost attribute of a chain is looked at alone, and a
     # module no exercise may use (np.core.numeric.builtins) is said as such
-    if isinstance(parent, ast.Call) and node is not parent.func and \
-            called_name(parent.func) in _SHOW_A_MODULE:
+    if isinstance(parent, ast.Call) and _shown(parent, node, value_of):
         return ""
     return f"the module {ast.unparse(node)} as a value"
+
+
+def _shown(call: ast.Call, node: ast.AST, value_of: Callable[[ast.AST], Any]) -> bool:
+    """Whether ``call`` only shows ``node`` (:data:`_SHOW_A_MODULE`, handed it positionally)."""
+    called = value_of(call.func)
+    if not any(called is shows for shows in _objects(_SHOW_A_MODULE)):
+        return False
+    if any(called is reads for reads in _objects(_READ_FIRST)):
+        return bool(call.args) and call.args[0] is node
+    return any(argument is node for argument in call.args)
+
+
+def _loader_as_value(node: ast.AST, parents: Mapping[ast.AST, ast.AST],
+                     value_of: Callable[[ast.AST], Any]) -> str:
+    """How :func:`outside` says that ``node``, one of :data:`_LOADERS`, is handed on rather
+    than called (its ``allow_pickle`` could then be given where the reading does not look:
+    ``ld = np.load``, ``functools.partial(np.load)``); "" if it is not."""
+    parent = parents.get(node)
+    if _loader_position(value := value_of(node)) is None or isinstance(parent, ast.Call) and (
+            parent.func is node or _shown(parent, node, value_of)) or isinstance(
+                parent, ast.Attribute) and parent.attr in _NAMES:
+        return ""  # (np.load.__name__; np.load.__call__ is a value)
+    return f"the function {getattr(value, '__name__', 'load')} as a value"
+
+
+def _not_in_the_package(node: ast.AST, modules: Mapping[str, str],
+                        imports: Mapping[str, Any]) -> str:
+    """How :func:`outside` says that ``node`` reads an attribute that a module of the package
+    does not have: only to catch the AttributeError, whose ``obj`` is the module itself
+    (round nineteen, 6/7 with no work); "" if it does not."""
+    root, chain = _chain(node)
+    if not isinstance(root, ast.Name) or not isinstance(
+            value := imports.get(root.id, _module(modules.get(root.id, ""))), types.ModuleType):
+        return ""
+    for attribute in chain:
+        if not isinstance(value, types.ModuleType):
+            return ""
+        found = _attribute(value, attribute)
+        if found is None and value.__name__.split(".")[0] == "nn_from_scratch" and \
+                not _dunder(attribute):
+            return f"the attribute {value.__name__}.{attribute} (which the package does not have)"
+        value = found
+    return ""
 
 
 def _chain(node: ast.AST) -> tuple[ast.AST, list[str]]:
@@ -259,15 +337,109 @@ def _chain(node: ast.AST) -> tuple[ast.AST, list[str]]:
             return node, chain
 
 
-def _on_modules(module: str, chain: list[str]) -> Any:
-    """What the attributes ``chain`` read from the module named ``module`` are, looked up on
-    the modules themselves in the grader's process; None where one is not a module's."""
-    value: Any = _module(module)
+def _on_modules(module: str | Any, chain: list[str]) -> Any:
+    """What the attributes ``chain`` read from ``module`` (a module, or its name) are, looked up
+    on the modules themselves in the grader's process; None where one is not a module's."""
+    value: Any = _module(module) if isinstance(module, str) else module
     for attribute in chain:
         if not isinstance(value, types.ModuleType):
             return None
-        value = getattr(value, attribute, None)
+        value = _attribute(value, attribute)
     return value
+
+
+def _attribute(module: types.ModuleType, attribute: str) -> Any:
+    """``module``'s ``attribute``, or its submodule of that name not imported yet; or None."""
+    value = getattr(module, attribute, None)
+    if value is None and hasattr(module, "__path__"):
+        value = _module(f"{module.__name__}.{attribute}")
+    return value
+
+
+def _value(node: ast.AST, modules: Mapping[str, str], imports: Mapping[str, Any],
+           own: Collection[str]) -> Any:
+    """What ``node`` (a name, an attribute chain, ``getattr`` by a string of constants) stands
+    for, if it is one of the notebook's imports, an attribute of one, or a builtin the notebook
+    did not bind (``own``) itself; None where the reading cannot tell."""
+    root, chain = _chain(node)
+    if not isinstance(root, ast.Name) or root.id in own:
+        return None
+    if root.id in imports:
+        value = imports[root.id]
+    elif root.id in modules:
+        value = _module(modules[root.id])
+    else:
+        value = getattr(builtins, root.id, None)
+    return _on_modules(value, chain) if chain else value
+
+
+def _names_within(statement: ast.stmt, imports: dict[str, Any],
+                  own: set[str]) -> tuple[dict[str, Any], set[str]]:
+    """``imports`` and ``own`` with what ``statement`` binds within itself: its imports (in a
+    ``def``'s body too) as imports, any other name it binds as the notebook's own."""
+    for part in ast.walk(statement):
+        if isinstance(part, ast.Import):
+            for alias in part.names:
+                imports[alias.asname or alias.name.split(".")[0]] = imported(
+                    alias.name if alias.asname else alias.name.split(".")[0])
+        elif isinstance(part, ast.ImportFrom) and not part.level:
+            for alias in part.names:
+                imports[alias.asname or alias.name] = imported(part.module or "", alias.name)
+        elif isinstance(part, ast.Name) and not isinstance(part.ctx, ast.Load) or isinstance(
+                part, ast.arg | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            own.add(getattr(part, "id", getattr(part, "arg", getattr(part, "name", ""))))
+    return imports, own
+
+
+def imported(module: str, attribute: str | None = None) -> Any:
+    """What ``import module`` (with ``attribute``: ``from module import attribute``) binds, as
+    the reading follows it: for a module an exercise may use, the object; else None."""
+    if module in _PARTLY:  # (inspect's getsource, IPython.display's display)
+        return _objects((f"{module}:{attribute}",))[0] if attribute in _PARTLY[module] and \
+            _objects((f"{module}:{attribute}",)) else None
+    value = _module(module)
+    return value if attribute is None or value is None else _attribute(value, attribute)
+
+
+def _assumed_imports(modules: Mapping[str, str]) -> dict[str, Any]:
+    """What each of the notebook's names for its imports is, from ``modules`` alone: the module,
+    or its attribute of that name (``display`` -> IPython.display's ``display``)."""
+    found = {}
+    for name, module_name in modules.items():
+        value = _module(module_name)
+        if value is not None and name != module_name.split(".")[-1] and \
+                getattr(value, name, None) is not None:
+            value = getattr(value, name)
+        found[name] = value
+    return found
+
+
+def _loader_position(value: Any) -> int | None:
+    """Where ``value``, if it is one of :data:`_LOADERS`, takes ``allow_pickle`` by position."""
+    if value is None or not any(value is loader for loader in _objects(_LOADERS)):
+        return None
+    return _RUNS_CODE_POSITIONS[value.__name__]
+
+
+@functools.cache
+def _objects(spelt: tuple[str, ...]) -> tuple[Any, ...]:
+    """The objects named ``"module:attribute"`` that this Python has."""
+    found = []
+    for name in spelt:
+        module_name, attribute = name.split(":")
+        try:
+            module = builtins if module_name == "builtins" else \
+                importlib.import_module(module_name)
+        except Exception:  # noqa: BLE001 (not installed: nothing to know it by)
+            continue
+        if (value := getattr(module, attribute, None)) is not None:
+            found.append(value)
+    return tuple(found)
+
+
+def _refused_module(name: str) -> bool:
+    """Whether the module ``name`` is, or is within, one of :data:`_REFUSED_MODULES`."""
+    return any(name == refused or name.startswith(refused + ".") for refused in _REFUSED_MODULES)
 
 
 def root_module(node: ast.AST, modules: Mapping[str, str]) -> str:
@@ -299,10 +471,12 @@ def _of_module(module: Any, attribute: str) -> tuple[str, Any]:
     module it may not use: ``enum.bltns``, which is builtins), or ""; and its value."""
     if attribute.startswith("_") and not _dunder(attribute):
         return f"the attribute {attribute}", None
-    value = getattr(module, attribute, None)
+    value = _attribute(module, attribute)
     if isinstance(value, types.ModuleType) and \
             (top := value.__name__.split(".")[0]) not in MODULES:
         return f"the module {top}", value
+    if isinstance(value, types.ModuleType) and _refused_module(value.__name__):
+        return f"the module {value.__name__}", value
     if any(value is runner for runner in _runners()):
         return f"the function {attribute}", value
     return "", value

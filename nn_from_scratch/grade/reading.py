@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..parsing import parse
-from .allowed import outside
+from .allowed import imported, outside
 from .magics import QUIET_MAGICS, as_ipython_runs_it, magic
 from .own import LOCAL, mark, mark_own, own_methods
 from .reaching import REACHING, reaching
@@ -112,6 +112,8 @@ class Reader:
         # module (``import numpy.linalg as la``: la -> numpy; ``from IPython.display import
         # display``: display -> IPython.display)
         self.module_names: set[str] = set()  # those of them bound to the module itself
+        self.imports: dict[str, Any] = {}  # ...and what each is (allowed.imported): None for
+        # a module no exercise may use
 
     def resolve(self, node: ast.AST) -> Any:
         """The package object ``node`` (a name, an attribute chain, ``getattr`` with a constant
@@ -164,6 +166,7 @@ class Reader:
         self.imported.pop(name, None)
         self.modules.pop(name, None)
         self.module_names.discard(name)
+        self.imports.pop(name, None)
         if not isinstance(code, ast.ClassDef):  # a class's name bound again: no longer the
             self.classes.pop(name, None)  # notebook's class (round sixteen)
         self.made = {held: made for held, made in self.made.items()
@@ -224,7 +227,8 @@ class Reader:
                                        imported=self.imported if self.readers_kept else {})
 
             self.always = self.always or lasting(statement, self.modules) or outside(
-                statement, self.modules, self.module_names) or hiding_methods(
+                statement, self.modules, self.module_names, self.imports,
+                set(self.when) - set(self.imports)) or hiding_methods(
                 statement, hides) or stashes_a_namespace(
                 statement, set(self.when), self.plain,
                 self.imported if self.readers_kept else {})
@@ -245,6 +249,7 @@ class Reader:
                 self.imported[alias.asname or top] = top
                 self.modules[alias.asname or top] = alias.name.split(".")[0]
                 self.module_names.add(alias.asname or top)
+                self.imports[alias.asname or top] = imported(alias.name if alias.asname else top)
         elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
             module = _import(statement.module)
             if module is not None and any(alias.name == "*" for alias in statement.names):
@@ -261,6 +266,8 @@ class Reader:
                 # builtins, a third look at round sixteen)
                 if isinstance(value, types.ModuleType):
                     self.module_names.add(alias.asname or alias.name)
+                self.imports[alias.asname or alias.name] = imported(statement.module,
+                                                                    alias.name)
                 if alias.name in READERS_OF.get(statement.module, ()):  # from pprint import pp
                     self.imported[alias.asname or alias.name] = f"{statement.module}:{alias.name}"
         elif isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
