@@ -32,8 +32,11 @@ The reading (:mod:`.reading`) follows imports inside functions, callable objects
 tuple assignments. It cannot tell the library's code retyped by hand from the
 student's own (see the README).
 """
+import dis
+import functools
 import importlib
 import pkgutil
+import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,15 +106,69 @@ _ALSO_NAMED = {"parameter_count": {"count_params"}}
 
 def twins(names: set[str]) -> list[Any]:
     """The package's functions named as ``names`` (the checker's, and what the cell hands in),
-    and those of :data:`_ALSO_NAMED`."""
+    and those of :data:`_ALSO_NAMED`; then its public functions whose code reaches one of
+    them, which answer it under another name (07.4's predict answered by the library's
+    batched_predict, ``vmap(predict)``, of one row: round nineteen, 1 point)."""
+    return list(_twins(frozenset(names)))
+
+
+@functools.cache
+def _twins(names: frozenset[str]) -> tuple[Any, ...]:
     names = names.union(*(_ALSO_NAMED.get(name, set()) for name in names))
-    found = []
-    for module in pkgutil.iter_modules(nn_from_scratch.__path__):
-        if module.name.startswith("_") or module.name in _NOT_CONCEPTS:
-            continue
-        loaded = importlib.import_module(f"nn_from_scratch.{module.name}")
-        found += [getattr(loaded, name) for name in names if callable(getattr(loaded, name, None))]
-    return found
+    modules = [importlib.import_module(f"nn_from_scratch.{module.name}")
+               for module in pkgutil.iter_modules(nn_from_scratch.__path__)
+               if not module.name.startswith("_") and module.name not in _NOT_CONCEPTS]
+    found = [getattr(loaded, name) for loaded in modules for name in sorted(names)
+             if callable(getattr(loaded, name, None))]
+    callers = [value for loaded in modules for name, value in sorted(vars(loaded).items())
+               if not name.startswith("_") and callable(value) and _reaches(value, found)
+               and not any(value is twin for twin in found)]
+    return tuple(found + [value for i, value in enumerate(callers)
+                          if not any(value is other for other in callers[:i])])
+
+
+def _reaches(value: Any, targets: list[Any], depth: int = 6,
+             seen: set[int] | None = None) -> bool:
+    """Whether ``value``, a function of the package, is one of ``targets`` or reaches one:
+    what it wraps (``__wrapped__``, a ``partial``'s function), and the package's functions its
+    code names, followed ``depth`` calls deep."""
+    seen = set() if seen is None else seen
+    while value is not None and id(value) not in seen:
+        seen.add(id(value))
+        if any(value is target for target in targets):
+            return True
+        code = getattr(value, "__code__", None)
+        if code is not None and depth > 0 and any(
+                _reaches(named, targets, depth - 1, seen)
+                for named in _named(code, getattr(value, "__globals__", {}))):
+            return True
+        value = getattr(value, "__wrapped__", None) or getattr(value, "func", None)
+    return False
+
+
+def _named(code: Any, namespace: dict[str, Any]) -> list[Any]:
+    """The package's functions that ``code`` (its nested functions' too) loads as globals from
+    ``namespace``, and the attributes it reads of the package's modules so loaded
+    (``model.predict``): not every name in ``co_names``, where ``root.grad`` is an attribute
+    named like autodiff's grad."""
+    values, stack = [], [code]
+    while stack:
+        inner = stack.pop()
+        stack += [c for c in inner.co_consts if hasattr(c, "co_names")]
+        held: Any = None  # the package's module the instruction before loaded
+        for instruction in dis.get_instructions(inner):
+            if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME") and \
+                    instruction.argval in namespace:
+                held = namespace[instruction.argval]
+                values.append(held)
+            elif instruction.opname in ("LOAD_ATTR", "LOAD_METHOD") and isinstance(
+                    held, types.ModuleType) and held.__name__.split(".")[0] == "nn_from_scratch":
+                values.append(getattr(held, instruction.argval, None))
+                held = None
+            else:
+                held = None
+    return [value for value in values if callable(value) and not isinstance(value, type) and
+            str(getattr(value, "__module__", "")).split(".")[0] == "nn_from_scratch"]
 
 
 def library_copies(rebuilt: Rebuilt, release: Release) -> dict[str, Copy]:
