@@ -27,7 +27,8 @@ from pathlib import Path
 
 from jupyter_client.asynchronous import AsyncKernelClient
 
-from nn_from_scratch.notebook_runner import Kernel, _bounded_context, kernel_env
+from nn_from_scratch.kernel import Kernel, kernel_env
+from nn_from_scratch.kernel_channel import bounded_context
 from nn_from_scratch.sandbox import Box
 
 QUESTION = {"a": "list(range(1000))"}
@@ -65,7 +66,7 @@ async def main(rounds: int, questions: int) -> None:
         kernel = await Kernel.start(box=Box(Path(private), kernel_env(sandboxed=True)))
         try:
             assert kernel.relay is not None
-            straight = AsyncKernelClient(context=_bounded_context())  # the grader's sockets
+            straight = AsyncKernelClient(context=bounded_context())  # the grader's sockets
             straight.load_connection_info({**kernel.manager.get_connection_info(),
                                            "ip": kernel.relay.kernel_ip})
             straight.start_channels()

@@ -5,7 +5,7 @@ Issue 35's attacks: one submission of lesson 03 starts LOOPS busy loops, each in
 own (``setsid``, refused in the fallback), for as long as the classmate takes (``--attack
 loops``), or sends DISPLAYS tiny displays from one cell (``--attack displays``: messages the
 event loop that all jobs share must read, past the cell's first 1,000 at the runner's own pace,
-``notebook_runner.PACE``; red team round five), or holds code that is slow to read before
+``cell_outputs.PACE``; red team round five), or holds code that is slow to read before
 anything runs (``--attack reading``: red team round twelve, now read in a process); an honest
 classmate (the lesson's solutions) is graded beside it with ``--jobs 2``. For each way the grader
 can share the machine (a cgroup per sandbox where it can make one, else the fallback: seccomp

@@ -225,7 +225,8 @@ def check_sandbox() -> list[Check]:
     """The grader's sandbox: bubblewrap starts here, and a kernel runs a cell inside it."""
     import tempfile
 
-    from .notebook_runner import Kernel, in_thread, kernel_env
+    from .kernel import Kernel, kernel_env
+    from .notebook_runner import in_thread
     from .sandbox import Box, Unavailable, bwrap
 
     start = time.perf_counter()

@@ -747,7 +747,7 @@ MESSAGE_FLOODS = {
         "_k.session.send(_k.iopub_socket, 'stream', content=_deep, parent=_k.get_parent())")),
     # a million tiny messages (red team, round four: 26 CPU-s of the grader's, the classmate
     # at 1.5-1.9x its time); 600,000 here: past a cell's 1,000 the grader reads them at its own
-    # pace (notebook_runner.PACE) and ZeroMQ drops what it has no room for, until the 10,000
+    # pace (cell_outputs.PACE) and ZeroMQ drops what it has no room for, until the 10,000
     # parts it takes from a notebook (100,000 before round eighteen: it then went on, its
     # output cut); before the pace, it read them as fast as they came
     # a number of 6,000 digits, past what Python's JSON reads (red team, round seventeen:

@@ -6,8 +6,9 @@ import time
 import nbformat
 import pytest
 
+from nn_from_scratch.kernel import WARM_UP
 from nn_from_scratch.memory_watch import format_bytes, parse_bytes
-from nn_from_scratch.notebook_runner import WARM_UP, execute
+from nn_from_scratch.notebook_runner import execute
 
 
 def test_a_quiet_cell_runs_but_leaves_nothing_in_the_kernels_history(tmp_path):
@@ -69,7 +70,8 @@ def test_comm_messages_and_their_binary_buffers_count_against_the_output_limits(
     import asyncio
     import json
 
-    from nn_from_scratch.notebook_runner import Kernel, Limits, run_cells
+    from nn_from_scratch.kernel import Kernel
+    from nn_from_scratch.notebook_runner import Limits, run_cells
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in (
         "from comm import create_comm\nchunk = bytes(2**20)\n"
@@ -115,9 +117,9 @@ RAW_FLOOD = ("_k = get_ipython().kernel\nfor _ in range({n}):\n"
 
 def _counting_messages(monkeypatch):
     """The messages the runner reads from any kernel it starts (a list, one item each)."""
-    from nn_from_scratch import notebook_runner
+    from nn_from_scratch import kernel
 
-    read, bounded = [], notebook_runner._bounded_parsing
+    read, bounded = [], kernel.bounded_parsing
 
     def counting(client):
         client = bounded(client)
@@ -128,7 +130,7 @@ def _counting_messages(monkeypatch):
             return deserialize(*args, **kwargs)
         client.session.deserialize = counted
         return client
-    monkeypatch.setattr(notebook_runner, "_bounded_parsing", counting)
+    monkeypatch.setattr(kernel, "bounded_parsing", counting)
     return read
 
 
@@ -144,13 +146,13 @@ def test_past_a_cells_output_count_a_flood_is_read_at_the_runners_pace(tmp_path,
     machine at rest, 7,508 against 19,326 beside a busy loop (unpaced, the reader keeps up less,
     and the kernel drops more: with 20,000 sent and 4 messages waiting a channel, the unpaced
     count fell to 10,008 under load, too near the paced 7,008 to tell them apart)."""
-    from nn_from_scratch import notebook_runner
+    from nn_from_scratch import cell_outputs, kernel_channel
 
-    read, paced = _counting_messages(monkeypatch), notebook_runner.PACE
-    monkeypatch.setattr(notebook_runner, "MAX_PARTS", 10**6)  # the backstop: tested below
+    read, paced = _counting_messages(monkeypatch), cell_outputs.PACE
+    monkeypatch.setattr(kernel_channel, "MAX_PARTS", 10**6)  # the backstop: tested below
     counts = {}
     for pace in (0.0, paced):
-        monkeypatch.setattr(notebook_runner, "PACE", pace)
+        monkeypatch.setattr(cell_outputs, "PACE", pace)
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in (
             RAW_FLOOD.format(n=60_000), "print('after')")])
         read.clear()
@@ -165,13 +167,13 @@ def test_a_kernel_that_sends_more_messages_than_a_notebook_may_is_refused(tmp_pa
     """The backstop behind the pace: past MAX_PARTS message parts from one kernel (each of its
     cells reads its first ``cell_outputs`` messages at once), the rest is refused unread, and
     the notebook ends there, not when the cell does (this one would run for two more minutes)."""
-    from nn_from_scratch import notebook_runner
+    from nn_from_scratch import kernel_channel
 
-    monkeypatch.setattr(notebook_runner, "MAX_PARTS", 2_000)
+    monkeypatch.setattr(kernel_channel, "MAX_PARTS", 2_000)
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
         RAW_FLOOD.format(n=5_000) + "\nimport time\ntime.sleep(120)")])
     start = time.monotonic()
-    with pytest.raises(notebook_runner.MessageTooBig, match="more than 2,000 messages"):
+    with pytest.raises(kernel_channel.MessageTooBig, match="more than 2,000 messages"):
         execute(nb, timeout=200, cell_timeout=150, cwd=tmp_path)
     assert time.monotonic() - start < 60, "the notebook ran on after its message was refused"
 

@@ -14,7 +14,8 @@ import pytest
 
 import nn_from_scratch
 from nn_from_scratch import cgroups, sandbox, seccomp, share
-from nn_from_scratch.notebook_runner import Kernel, Limits, kernel_env, run_cells
+from nn_from_scratch.kernel import Kernel, kernel_env
+from nn_from_scratch.notebook_runner import Limits, run_cells
 from nn_from_scratch.sandbox import HOME, Box, SandboxLimits, Unavailable
 
 pytestmark = pytest.mark.skipif(os.uname().sysname != "Linux", reason="the sandbox is Linux's")
@@ -125,7 +126,7 @@ def test_a_process_it_starts_cannot_reach_its_own_kernel(live):
 
 
 def test_no_process_it_starts_can_trace_the_kernel_or_touch_its_memory(live):
-    """...nor through ptrace or /proc/PID/mem: the kernel is not dumpable (notebook_runner.SEAL),
+    """...nor through ptrace or /proc/PID/mem: the kernel is not dumpable (kernel.SEAL),
     which Linux checks before either. The kernel still reads its own."""
     child = ("import ctypes, os\npid = os.getppid()\ntry:\n"
              "    open(f'/proc/{pid}/mem', 'rb').close()\n    print('read')\n"

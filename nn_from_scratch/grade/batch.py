@@ -21,7 +21,8 @@ from pathlib import Path
 from .. import sandbox as sandboxing
 from .._checks import InputError
 from ..i18n import compile_if_stale
-from ..notebook_runner import DEFAULT_LIMITS, Kernel, Limits, in_thread, kernel_env
+from ..kernel import Kernel, kernel_env
+from ..notebook_runner import DEFAULT_LIMITS, Limits, in_thread
 from ..parsing import AST_RACE
 from ..sandbox import Box
 from .apart import prepare_apart

@@ -29,7 +29,8 @@ from typing import Any, BinaryIO
 from ..exercises._hints import first_line
 from ..exercises._remote import Session
 from ..i18n import language, set_language
-from ..notebook_runner import CellRun, Hook, Kernel
+from ..kernel import Kernel
+from ..notebook_runner import CellRun, Hook
 from .checking import CheckTimedOut, KernelDied, KernelQuestions, check_here, fresh_seed
 
 __all__ = ["READY", "CheckerProcess", "grading_hook"]

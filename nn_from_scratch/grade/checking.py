@@ -27,7 +27,7 @@ from typing import Any
 from ..exercises._calls import fresh_inputs
 from ..exercises._core import CheckResult
 from ..exercises._remote import Session
-from ..notebook_runner import MAX_MESSAGE
+from ..kernel_channel import MAX_MESSAGE
 from .answers import MIME, Answers
 
 __all__ = ["PROLOGUE", "CheckTimedOut", "InProcess", "KernelDied", "KernelQuestions",

@@ -53,9 +53,9 @@ from .verdicts import check_cells
 __all__ = ["Copy", "library_copies", "twins"]
 
 # The package's modules of concepts (the answers' twins live there), not its machinery.
-_NOT_CONCEPTS = {"grade", "exercises", "doctor", "notebook_runner", "sandbox", "seccomp",
-                 "memory_watch", "i18n", "worker", "plots", "data", "mnist", "timing",
-                 "cgroups", "share"}
+_NOT_CONCEPTS = {"grade", "exercises", "doctor", "notebook_runner", "kernel", "kernel_channel",
+                 "cell_outputs", "sandbox", "seccomp", "memory_watch", "i18n", "worker", "plots",
+                 "data", "mnist", "timing", "cgroups", "share"}
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ from typing import Any
 
 from ..exercises import lesson_exercises
 from ..exercises._core import all_lessons
-from ..notebook_runner import CellRun, Kernel, Limits, run_cells
+from ..kernel import Kernel
+from ..notebook_runner import CellRun, Limits, run_cells
 from .assignment import other_lesson
 from .capped import Unreadable, read_notebook
 from .checker_process import CheckerProcess, grading_hook
