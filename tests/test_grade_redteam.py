@@ -630,7 +630,7 @@ def test_code_that_is_slow_to_read_is_read_apart_and_within_caps(graded):
 
 def test_comm_messages_and_their_buffers_count_against_the_output_limits(graded):
     """Issue 35, section 2: 800 MB of widget buffers; the grader stays under 600 MB. Past the
-    output limits they were dropped (tests/test_notebook_runner.py keeps that, at 24 MB); since
+    output limits they were dropped (tests/test_cell_outputs.py keeps that, at 24 MB); since
     round eleven every byte read counts, and past 256 MB a notebook is one error row."""
     assert graded["peak"] < 600 * 2**20, f"the grader grew to {graded['peak'] / 2**20:.0f} MB"
     rows = graded["rows"]["x_comm_buffers"]["rows"]
