@@ -33,8 +33,9 @@ from .kernel_channel import (
 )
 from .relay import Caps, Refusal, Relay
 from .sandbox import Box
+from .seccomp import PROGRAMS, program, seccomp_number
 
-__all__ = ["SEAL", "WARM_UP", "Kernel", "kernel_env"]
+__all__ = ["NO_PROGRAMS", "SEAL", "WARM_UP", "Kernel", "kernel_env"]
 
 # What every lesson imports first; importing (no computation) leaves JAX's backend unstarted,
 # so lessons that configure devices in their first cell still can.
@@ -45,6 +46,19 @@ WARM_UP = "import numpy, jax, jax.numpy, nn_from_scratch, nn_from_scratch.exerci
 # library (red team, round seventeen) runs code the grader's reading never saw; it must not
 # reach into the kernel, as it no longer can through the kernel's sockets (relay.py).
 SEAL = "import ctypes as _c\n_c.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0\ndel _c"
+# ...and, where its lesson starts no program, stacks a filter on every one of its threads
+# (SECCOMP_FILTER_FLAG_TSYNC) that refuses execve (seccomp.PROGRAMS): {program} is the filter,
+# {number} the seccomp system call's number
+NO_PROGRAMS = """import ctypes as _c
+_p = bytes.fromhex("{program}")
+_b = _c.create_string_buffer(_p, len(_p))
+class _F(_c.Structure):
+    _fields_ = [("len", _c.c_ushort), ("filter", _c.c_void_p)]
+_l = _c.CDLL(None, use_errno=True)
+_l.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+if _l.syscall({number}, 1, 1, _c.byref(_F(len(_p) // 8, _c.addressof(_b)))) != 0:
+    raise OSError(_c.get_errno(), "seccomp")
+del _c, _p, _b, _F, _l"""
 
 
 def kernel_env(sandboxed: bool = False) -> dict[str, str]:
@@ -177,6 +191,21 @@ class Kernel:
         manager._connect_control_socket()
         kernel.client = bounded_parsing(manager.client(context=bounded_context()))
         return kernel
+
+    async def forbid_programs(self) -> bool:
+        """From now on, no process of this sandboxed kernel can start a program (``execve``):
+        one would run code the grader's reading never sees. False where it cannot be done
+        here (no sandbox, or a machine with no seccomp table); an error if it fails."""
+        filter_program, number = program(also=PROGRAMS), seccomp_number()
+        if self.box is None or filter_program is None or number is None:
+            return False
+        reply = await self.client.execute_interactive(
+            NO_PROGRAMS.format(program=filter_program.hex(), number=number), silent=True,
+            store_history=False, timeout=60)
+        if reply["content"]["status"] != "ok":  # never graded open to a program it starts
+            raise RuntimeError("the sandboxed kernel could not refuse to start programs: "
+                               f"{reply['content'].get('evalue', '')}")
+        return True
 
     async def _when_relay_ends(self, relay: Relay) -> None:
         """When the relay ends by itself (it refused a message): say why, and end the kernel,

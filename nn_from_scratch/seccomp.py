@@ -15,7 +15,11 @@ filter refuses with ``EPERM``:
   and ``bpf``, ``perf_event_open``, ``userfaultfd``, ``kexec_load``.
 
 Everything else is allowed: a lesson needs threads, processes, sockets on its
-own loopback and files in its own folders. The program is classic BPF, one
+own loopback and files in its own folders. A graded kernel whose lesson starts no program
+(all but lesson 12's) then stacks a second filter of its own that also refuses
+:data:`PROGRAMS`: a program it started would run code the grader's reading never sees
+(matplotlib's ``subprocess_run_for_testing`` ran the library's relu in a child Python:
+red team, round nineteen). The program is classic BPF, one
 8-byte instruction at a time (``struct sock_filter``), written out here for the
 two architectures the wheels of JAX exist for. Where the sandbox has no control group,
 :mod:`.share` adds ``setsid``, ``sched_setaffinity``, ``memfd_create``, ``memfd_secret``
@@ -25,7 +29,7 @@ and ``shmget``. Another architecture gets
 import platform
 import struct
 
-__all__ = ["BLOCKED", "program"]
+__all__ = ["BLOCKED", "PROGRAMS", "program", "seccomp_number"]
 
 # struct seccomp_data: the syscall number at 0, the architecture at 4, arguments from 16.
 _NR, _ARCH, _ARG0 = 0, 4, 16
@@ -43,17 +47,22 @@ _TABLES = {
         "bpf": 321, "perf_event_open": 298, "userfaultfd": 323, "kexec_load": 246,
         "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
         "fspick": 433, "mount_setattr": 442, "setsid": 112, "sched_setaffinity": 203,
-        "memfd_create": 319, "memfd_secret": 447, "shmget": 29}),
+        "memfd_create": 319, "memfd_secret": 447, "shmget": 29, "execve": 59,
+        "execveat": 322, "seccomp": 317}),
     "aarch64": (0xC00000B7, {
         "clone": 220, "unshare": 97, "clone3": 435, "mount": 40, "umount2": 39,
         "pivot_root": 41, "setns": 268, "keyctl": 219, "add_key": 217, "request_key": 218,
         "bpf": 280, "perf_event_open": 241, "userfaultfd": 282, "kexec_load": 104,
         "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
         "fspick": 433, "mount_setattr": 442, "setsid": 157, "sched_setaffinity": 122,
-        "memfd_create": 279, "memfd_secret": 447, "shmget": 194}),
+        "memfd_create": 279, "memfd_secret": 447, "shmget": 194, "execve": 221,
+        "execveat": 281, "seccomp": 277}),
 }
 _MACHINES = {"amd64": "x86_64", "arm64": "aarch64"}
 # refused outright; clone and unshare only with CLONE_NEWUSER, clone3 with ENOSYS
+# what starts a program: refused, in a graded kernel, once its lesson's own cells need none
+# (:meth:`.kernel.Kernel.forbid_programs`)
+PROGRAMS = ("execve", "execveat")
 BLOCKED = ("mount", "umount2", "pivot_root", "setns", "keyctl", "add_key", "request_key", "bpf",
            "perf_event_open", "userfaultfd", "kexec_load", "open_tree", "move_mount", "fsopen",
            "fsconfig", "fsmount", "fspick", "mount_setattr")
@@ -86,3 +95,10 @@ def program(machine: str | None = None, also: tuple[str, ...] = ()) -> bytes | N
                 _op(_JSET, CLONE_NEWUSER, jf=1), refuse, _op(_RET, _ALLOW)]
     ops.append(_op(_RET, _ALLOW))
     return b"".join(ops)
+
+
+def seccomp_number(machine: str | None = None) -> int | None:
+    """The number of the ``seccomp`` system call on ``machine`` (default: this one), or None."""
+    name = (machine or platform.machine()).lower()
+    table = _TABLES.get(_MACHINES.get(name, name))
+    return None if table is None else table[1]["seccomp"]

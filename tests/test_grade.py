@@ -337,3 +337,15 @@ def test_a_notebook_slow_to_read_never_holds_the_one_before_it(monkeypatch, tmp_
     monkeypatch.setattr(run_class, "finish", lambda index, submission, graded: None)
     asyncio.run(run_class.worker())
     assert events == [("classmate.ipynb", False), ("slow.ipynb", True)], events
+
+
+def test_the_lessons_that_start_programs_are_the_ones_whose_graded_kernel_may():
+    """A graded kernel starts no program (Kernel.forbid_programs) unless its lesson's own cells
+    do: lesson 12's run_multiprocess. A lesson that starts one and is not listed would fail
+    under the grader; one listed that starts none would leave a way past the reading open."""
+    from nn_from_scratch.grade.notebook import RUNS_PROGRAMS
+
+    starts = {path.stem for path in (ROOT / "lessons").glob("[0-9][0-9]_*.md")
+              if re.search(r"run_multiprocess|subprocess|Popen|os\.system|^!", path.read_text(),
+                           re.MULTILINE)}
+    assert starts == RUNS_PROGRAMS

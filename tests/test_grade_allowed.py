@@ -240,7 +240,8 @@ ROUND_NINETEEN = [
     # (4) an unpickling loader under another name: 6/6, no note
     "import numpy as np\nld = np.load\nlib = ld('/tmp/lib.npy', None, True)",
     "from numpy import load as ld\nlib = ld('/tmp/lib.npy', None, True)",
-    "import functools\nimport numpy as np\nlib = functools.partial(np.load)('/tmp/l.npy', None, True)",
+    "import functools\nimport numpy as np\n"
+    "lib = functools.partial(np.load)('/tmp/l.npy', None, True)",
     "import numpy as np\nlib = np.load.__call__('/tmp/lib.npy', None, True)",
     "import numpy as np\nloaders = {'l': np.load}",
     "import numpy as np\nlib = getattr(np, 'load')('/tmp/lib.npy', None, True)",

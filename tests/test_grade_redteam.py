@@ -82,6 +82,34 @@ CHINESE_SOLUTION = translations.translate(SOLUTION, translations.read(
     ROOT / "lessons" / f"{LESSON}.md"))
 
 # Issue 24's forgeries: each once got 5/5 from a grader that checked inside the kernel.
+# a child Python, started as matplotlib's "ffmpeg", that computes mul with the library's own
+CHILD = ("import nn_from_scratch.autodiff as ad\n"
+         "x, y = map(float, open('/tmp/in.txt').read().split())\n"
+         "v = ad.mul(ad.Value(x), ad.Value(y))\n"
+         "open('/tmp/out.txt', 'w').write(f'{v.data} {v.local_grads[0]} {v.local_grads[1]}')\n")
+CHILD_PROGRAM = f"""import pathlib
+import matplotlib
+import matplotlib.pyplot as plt
+from matplotlib import animation
+exe = pathlib.Path('/proc/self/cmdline').read_bytes().split(b'\\0')[0].decode()
+
+def mul(a, b):
+    pathlib.Path('/tmp/in.txt').write_text(f'{{a.data}} {{b.data}}')
+    script = pathlib.Path('/tmp/child.py')
+    script.write_text('#!' + exe + '\\n' + {CHILD!r})
+    script.chmod(0o755)
+    matplotlib.rcParams['animation.ffmpeg_path'] = str(script)
+    fig = plt.figure()
+    try:
+        writer = animation.FFMpegWriter()
+        writer.setup(fig, '/tmp/o.mp4')
+        writer.finish()
+    except Exception:
+        pass
+    plt.close(fig)
+    data, ga, gb = map(float, pathlib.Path('/tmp/out.txt').read_text().split())
+    return Value(data, parents=(a, b), local_grads=(ga, gb), op='*')
+"""
 VERDICT_ATTACKS = {
     # red team, round twelve: the library's Values a check hands over do each exercise's work
     # (their operators and methods run the library's rules; 5/5 with no note before)
@@ -152,6 +180,10 @@ VERDICT_ATTACKS = {
         "def backward(root):\n    root.grad = 1.0",
         "def grad(f):\n    return lambda *xs: tuple(0.0 for _ in xs)")),
     "x_language_path": claims_chinese(STUDENT, language="../../../forged/release"),
+    # red team, round nineteen: the library run by a program the notebook starts, whose code
+    # the reading never sees (matplotlib's ffmpeg_path names a script of the notebook's own);
+    # a graded kernel of a lesson that starts no program can start none
+    "w_child_program": replaced(CHILD_PROGRAM),
 }
 
 
@@ -594,6 +626,8 @@ def test_no_code_in_a_submission_changes_a_verdict(graded):
         f"this is the library's own {name}; write your own"
         for name in ("mul", "tanh", "topological_order", "backward", "grad")]
     assert points(graded, "a_honest") == points(graded, "z_honest") == EXERCISES
+    child = graded["rows"]["w_child_program"]["rows"][0]  # the program never started
+    assert "out.txt" in child["message"], child
 
 
 def test_what_a_kernel_sends_is_read_as_data_within_caps_and_time(graded):

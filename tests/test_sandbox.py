@@ -329,6 +329,32 @@ def test_outputs_past_the_limits_are_dropped_and_said(private):
     assert nb.cells[4].outputs[0]["text"] == "after\n"  # connected anew
 
 
+RUNS = ("import subprocess, sys, threading\nfound = []\n\ndef ran():\n    try:\n"
+        "        found.append(subprocess.run([sys.executable, '-c', 'print(1)'], "
+        "capture_output=True).stdout.decode().strip())\n    except OSError as err:\n"
+        "        found.append(type(err).__name__)\n")
+
+
+def test_a_kernel_that_forbids_programs_starts_none_from_any_thread_and_still_computes(
+        private):
+    """Round nineteen: a program the notebook starts (a child Python through matplotlib's
+    testing helpers, or as its "ffmpeg") runs code the grader's reading never sees, such as
+    the library's answers. A graded kernel of a lesson that starts no program stacks a seccomp
+    filter on every thread, those already running included, that refuses execve."""
+    kernel = Live(Box(private, kernel_env(sandboxed=True), LIMITS))
+    try:
+        assert kernel.run(RUNS + "ran()\nwaiting = threading.Event()\n"
+                          "earlier = threading.Thread(target=lambda: (waiting.wait(60), ran()))\n"
+                          "earlier.start()\nprint(found)") == "['1']"
+        assert kernel.call(kernel.kernel.forbid_programs()) is True
+        said = kernel.run("ran()\nwaiting.set()\nearlier.join()\n"
+                          "later = threading.Thread(target=ran)\nlater.start()\nlater.join()\n"
+                          "import jax.numpy as jnp\nprint(found[1:], float(jnp.ones(3).sum()))")
+        assert said == "['PermissionError', 'PermissionError', 'PermissionError'] 3.0", said
+    finally:
+        kernel.close()
+
+
 def test_every_process_it_starts_is_in_its_own_cgroup_and_the_group_goes_with_it(private):
     """Issue 35: a new session, a new process group and a changed affinity leave a process in
     its sandbox's group, which counts its CPU and memory; when the kernel ends, so does it."""

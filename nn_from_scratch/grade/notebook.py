@@ -38,7 +38,14 @@ from .results import Graded, Row
 from .suspicious import ORDER, signs
 from .verdicts import CheckCell, check_cells, check_results
 
-__all__ = ["Prepared", "failed", "lesson_of", "prepare", "run_prepared"]
+__all__ = ["RUNS_PROGRAMS", "Prepared", "failed", "lesson_of", "prepare", "run_prepared"]
+
+# The lessons whose own cells start programs (lesson 12: run_multiprocess starts two Pythons).
+# In every other lesson's graded kernel no process can start one (Kernel.forbid_programs): a
+# program runs code the reading never sees (round nineteen ran the library's relu in a child
+# Python through matplotlib.testing). In these, a child process remains a way past the
+# reading (the README says so).
+RUNS_PROGRAMS = frozenset({"12_sharding"})
 
 
 @dataclass
@@ -171,6 +178,12 @@ async def run_prepared(prepared: Prepared, kernel: Kernel, limits: Limits,
                                                        "names": list(c.names)},
                                    verdicts, c.exercise) for c in checks}
     try:
+        if prepared.release.lesson not in RUNS_PROGRAMS:
+            try:
+                await kernel.forbid_programs()  # (False, and nothing done, without a sandbox)
+            except BaseException:
+                await kernel.shutdown()  # (run_cells, which would, never started)
+                raise
         runs = {run.index: run for run in await run_cells(nb, kernel, limits, hooks=hooks,
                                                           prologue=PROLOGUE)}
     finally:
