@@ -322,6 +322,9 @@ def test_what_is_not_the_students_own_object_is_not_taken_for_one(release, attac
     "try:\n    tree_map = jax.tree_map\nexcept AttributeError:\n    tree_map = jax.tree.map",
     "import nn_from_scratch.model as m\nprint(m.relu(jnp.ones(2)), m.__name__)",
     "import matplotlib.pyplot as plt\nimport matplotlib\nmatplotlib.rcParams['figure.dpi'] = 80",
+    # plt.figure, with plt bound to matplotlib.pyplot: the reader had it as matplotlib, whose
+    # figure is a module, and took the call for a module used as a value
+    "import matplotlib.pyplot as plt\nfig = plt.figure()\nplt.close(fig)",
 ])
 def test_each_rounds_honest_code_puts_nothing_in_doubt(release, honest):
     assert doubts(release, "def relu(x):\n    return jnp.maximum(0, x)", honest) == {}

@@ -293,10 +293,14 @@ def class_folder(tmp, server_port):
             "            os.kill(pid, signal.SIGKILL)\n        except OSError:\n"
             "            pass")),
         # a daemon that outlives its kernel, holds 1.5 GB past the cap, then edits the CSV
+        # (a graded kernel starts no program since round nineteen: then a fork of itself)
         "i_daemon": attack(first=(
-            f"import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', {daemon!r}, "
-            f"'{MARKER}'], start_new_session=True, stdout=subprocess.DEVNULL, "
-            f"stderr=subprocess.DEVNULL)\ntime.sleep(8)")),
+            f"import os, subprocess, sys, time\ntry:\n"
+            f"    subprocess.Popen([sys.executable, '-c', {daemon!r}, '{MARKER}'], "
+            f"start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+            f"except OSError:\n    if os.fork() == 0:\n        try:\n            os.setsid()\n"
+            f"        except OSError:\n            pass\n        exec({daemon!r})\n"
+            f"        os._exit(0)\ntime.sleep(8)")),
         # a forged part file where --merge results/part-*.json would take it
         "j_part_file": attack(first=(
             f"try:\n    open({str(results / 'part-~.json')!r}, 'w').write('{{}}')\n"

@@ -270,8 +270,7 @@ def _module_as_value(node: ast.AST, parents: Mapping[ast.AST, ast.AST],
             module_names is not None and root.id not in module_names):
         return ""  # not a name bound to a module itself (display, from IPython.display)
     if isinstance(parent, ast.Attribute) or not isinstance(
-            _on_modules(modules[root.id], chain), types.ModuleType) or _through_modules(
-                node, modules):
+            value_of(node), types.ModuleType) or _through_modules(node, modules):
         return ""  # np.array; the outermost attribute of a chain is looked at alone, and a
     # module no exercise may use (np.core.numeric.builtins) is said as such
     if isinstance(parent, ast.Call) and _shown(parent, node, value_of):

@@ -247,7 +247,7 @@ class Reader:
                 top = alias.name if alias.asname else alias.name.split(".")[0]
                 self._bind(alias.asname or top, _import(top), student)
                 self.imported[alias.asname or top] = top
-                self.modules[alias.asname or top] = alias.name.split(".")[0]
+                self.modules[alias.asname or top] = alias.name if alias.asname else top
                 self.module_names.add(alias.asname or top)
                 self.imports[alias.asname or top] = imported(alias.name if alias.asname else top)
         elif isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
