@@ -8,8 +8,9 @@ import nbformat
 import pytest
 from grading_fixtures import notebook, small_release
 
-from nn_from_scratch.grade.allowed import MODULES, outside, outside_how
+from nn_from_scratch.grade.allowed import outside, outside_how
 from nn_from_scratch.grade.copying import library_copies
+from nn_from_scratch.grade.modules import MODULES
 from nn_from_scratch.grade.rebuild import rebuild
 from nn_from_scratch.grade.release import RELEASE, load_release
 

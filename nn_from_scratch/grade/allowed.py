@@ -13,46 +13,29 @@ standard library's modules for numbers, text, collections and time) and, of Pyth
 checked after it in doubt: it earns nothing, and the feedback says what to leave out.
 """
 import ast
-import builtins
 import functools
-import importlib
 import types
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
+from .modules import (
+    MODULES,
+    PARTLY,
+    allowed_module,
+    assumed_imports,
+    attribute_chain,
+    attribute_of,
+    got_by_constant,
+    named_objects,
+    names_within,
+    root_module,
+    stands_for,
+)
 from .own import LOCAL
-from .reaching import GC_HARMLESS
 from .spelt import attribute_argument, called_name, constant_text
 
-__all__ = ["MODULES", "OUTSIDE", "imported", "outside", "outside_how", "root_module"]
+__all__ = ["OUTSIDE", "outside", "outside_how"]
 
-# the modules (by their top-level name) an exercise's cell may import or use
-MODULES = frozenset({
-    "jax", "jaxlib", "numpy", "optax", "matplotlib", "nn_from_scratch",  # (the package's own
-    # are read by the copying reader)
-    "math", "cmath", "random", "statistics", "fractions", "decimal", "numbers",
-    "functools", "itertools", "operator", "collections", "dataclasses", "typing",
-    "typing_extensions", "enum", "abc", "copy", "heapq", "bisect", "array", "string", "re",
-    "textwrap", "unicodedata", "pprint", "json", "time", "datetime", "contextlib", "platform",
-    "resource", "mmap", "__future__", "warnings", "pathlib", "tqdm"})
-# modules of which an exercise may use a few harmless functions, and nothing else (the rest of
-# gc is :mod:`.reaching`'s: a walk of every object)
-_PARTLY = {"gc": GC_HARMLESS,
-           "inspect": frozenset({"getsource", "getsourcelines", "getdoc", "cleandoc",
-                                 "isfunction", "isclass", "ismethod"}),  # (not signature: its
-           # eval_str=True runs annotations as code, a second look at round sixteen)
-           "sys": frozenset({"version", "version_info", "float_info", "int_info", "maxsize",
-                             "stdout", "stderr", "platform", "byteorder", "getsizeof",
-                             "getrecursionlimit", "setrecursionlimit"}),
-           "traceback": frozenset({"print_exc", "format_exc", "print_exception",
-                                   "format_exception"}),
-           "logging": frozenset({"getLogger", "basicConfig", "debug", "info", "warning",
-                                 "error", "DEBUG", "INFO", "WARNING", "ERROR"}),
-           "IPython.display": frozenset({"display", "clear_output", "HTML", "Markdown", "Math",
-                                         "Latex", "Image", "SVG", "JSON"}),
-           # (a second look at round seventeen: three honest lines lost every point)
-           "types": frozenset({"SimpleNamespace", "MappingProxyType"}),
-           "timeit": frozenset({"default_timer"})}
 # Python's own attributes an exercise may read: names, values, operators, a base's __init__
 _DUNDERS = frozenset({
     "__name__", "__qualname__", "__doc__", "__module__", "__version__", "__class__", "__init__",
@@ -153,11 +136,11 @@ def outside(statement: ast.stmt, modules: Mapping[str, str],
     of those names is, the object itself (None: taken from ``modules``); ``own``: the names the
     notebook bound to something of its own (a ``def getmembers``: not inspect's)."""
     parents = {child: part for part in ast.walk(statement) for child in ast.iter_child_nodes(part)}
-    imports, own = _names_within(statement, dict(imports if imports is not None else
-                                                  _assumed_imports(modules)), set(own))
+    imports, own = names_within(statement, dict(imports if imports is not None else
+                                                  assumed_imports(modules)), set(own))
 
     def value_of(node: ast.AST) -> Any:
-        return _value(node, modules, imports, own)
+        return stands_for(node, modules, imports, own)
 
     for part in ast.walk(statement):
         if how := _annotation(part):
@@ -165,15 +148,15 @@ def outside(statement: ast.stmt, modules: Mapping[str, str],
         if isinstance(part, ast.Import):
             for alias in part.names:
                 if (top := alias.name.split(".")[0]) not in MODULES and not (
-                        top in _PARTLY and alias.name == top) or _refused_module(alias.name):
+                        top in PARTLY and alias.name == top) or _refused_module(alias.name):
                     return f"the module {alias.name}"
         elif isinstance(part, ast.ImportFrom):
             top = (part.module or "").split(".")[0]
             if part.level or top not in MODULES and not all(
-                    a.name in _PARTLY.get(part.module or "", ()) for a in part.names) or \
+                    a.name in PARTLY.get(part.module or "", ()) for a in part.names) or \
                     _refused_module(part.module or ""):
                 return f"the module {'.' * part.level}{part.module or ''}"
-            module = _module(part.module or "")
+            module = allowed_module(part.module or "")
             for alias in part.names:  # from random import _os, from enum import bltns
                 if how := _of_module(module, alias.name)[0]:
                     return how
@@ -181,14 +164,14 @@ def outside(statement: ast.stmt, modules: Mapping[str, str],
                 (top := modules.get(part.id, "").split(".")[0]) not in MODULES | {""} and \
                 not getattr(part, LOCAL, False):
             parent = parents.get(part)  # gc.collect(), inspect.getsource(f): harmless
-            if not (isinstance(parent, ast.Attribute) and parent.attr in _PARTLY.get(
+            if not (isinstance(parent, ast.Attribute) and parent.attr in PARTLY.get(
                     modules[part.id], ())) and not _imported_harmless(part.id, modules):
                 return f"the module {top}"
         elif isinstance(part, ast.Name) and part.id in _FUNCTIONS or isinstance(
                 part, ast.alias) and part.name in _FUNCTIONS:  # (an attribute: _refused)
             return f"the function {getattr(part, 'id', getattr(part, 'name', ''))}"
         if (isinstance(part, ast.Name | ast.Attribute) and isinstance(part.ctx, ast.Load)
-                and not getattr(part, LOCAL, False) or _got_by_constant(part) is not None) and (
+                and not getattr(part, LOCAL, False) or got_by_constant(part) is not None) and (
                 how := _module_as_value(part, parents, modules, module_names, value_of)
                 or _loader_as_value(part, parents, value_of)
                 or _not_in_the_package(part, modules, imports)):
@@ -232,7 +215,7 @@ def outside(statement: ast.stmt, modules: Mapping[str, str],
             for text in _asked_for(part, name):  # getattr(x, "builtins"): as x.builtins
                 if how := _by_string(name, text):  # (a second look at round sixteen: 7/7
                     return how  # through getattr of "builtins", "get_type_hints")
-            if _got_by_constant(part) is not None and (how := _through_modules(part, modules)):
+            if got_by_constant(part) is not None and (how := _through_modules(part, modules)):
                 return how  # getattr(np.testing, "runstring")
     return ""
 
@@ -243,10 +226,10 @@ def _through_modules(node: ast.AST, modules: Mapping[str, str]) -> str:
     sixteen), is a module it may not, one of the module's private names or one of
     :data:`_RUNNERS`; "" if none. ``getattr`` by a string of constants is read as written out.
     The chain is followed on the modules themselves, in the grader's process."""
-    root, chain = _chain(node)
+    root, chain = attribute_chain(node)
     if not isinstance(root, ast.Name) or root.id not in modules:
         return ""
-    value: Any = _module(modules[root.id])
+    value: Any = allowed_module(modules[root.id])
     for attribute in chain:
         if not isinstance(value, types.ModuleType):
             return ""
@@ -263,9 +246,9 @@ def _module_as_value(node: ast.AST, parents: Mapping[ast.AST, ast.AST],
     reading its attributes or showing it (:data:`_SHOW_A_MODULE`) may keep what it holds
     (``contextlib.contextmanager(nn_from_scratch.model)``, ``m = nn_from_scratch.model`` then
     ``functools.singledispatch(m)``: a wrapper with the module's names); "" if it is not.
-    ``value_of``: what a piece of code stands for (:func:`_value`)."""
+    ``value_of``: what a piece of code stands for (:func:`.modules.stands_for`)."""
     parent = parents.get(node)
-    root, chain = _chain(node)
+    root, chain = attribute_chain(node)
     if not isinstance(root, ast.Name) or root.id not in modules or (
             module_names is not None and root.id not in module_names):
         return ""  # not a name bound to a module itself (display, from IPython.display)
@@ -281,9 +264,9 @@ def _module_as_value(node: ast.AST, parents: Mapping[ast.AST, ast.AST],
 def _shown(call: ast.Call, node: ast.AST, value_of: Callable[[ast.AST], Any]) -> bool:
     """Whether ``call`` only shows ``node`` (:data:`_SHOW_A_MODULE`, handed it positionally)."""
     called = value_of(call.func)
-    if not any(called is shows for shows in _objects(_SHOW_A_MODULE)):
+    if not any(called is shows for shows in named_objects(_SHOW_A_MODULE)):
         return False
-    if any(called is reads for reads in _objects(_READ_FIRST)):
+    if any(called is reads for reads in named_objects(_READ_FIRST)):
         return bool(call.args) and call.args[0] is node
     return any(argument is node for argument in call.args)
 
@@ -306,14 +289,15 @@ def _not_in_the_package(node: ast.AST, modules: Mapping[str, str],
     """How :func:`outside` says that ``node`` reads an attribute that a module of the package
     does not have: only to catch the AttributeError, whose ``obj`` is the module itself
     (round nineteen, 6/7 with no work); "" if it does not."""
-    root, chain = _chain(node)
+    root, chain = attribute_chain(node)
     if not isinstance(root, ast.Name) or not isinstance(
-            value := imports.get(root.id, _module(modules.get(root.id, ""))), types.ModuleType):
+            value := imports.get(root.id, allowed_module(modules.get(root.id, ""))),
+            types.ModuleType):
         return ""
     for attribute in chain:
         if not isinstance(value, types.ModuleType):
             return ""
-        found = _attribute(value, attribute)
+        found = attribute_of(value, attribute)
         if found is None and value.__name__.split(".")[0] == "nn_from_scratch" and \
                 not _dunder(attribute):
             return f"the attribute {value.__name__}.{attribute} (which the package does not have)"
@@ -321,133 +305,16 @@ def _not_in_the_package(node: ast.AST, modules: Mapping[str, str],
     return ""
 
 
-def _chain(node: ast.AST) -> tuple[ast.AST, list[str]]:
-    """``node``'s root and the attributes read from it: ``(np, ["testing", "a"])`` for
-    ``np.testing.a`` and for ``getattr(getattr(np, "testing"), "a")``, as written out."""
-    chain: list[str] = []
-    while True:
-        if isinstance(node, ast.Attribute):
-            chain.insert(0, node.attr)
-            node = node.value
-        elif isinstance(node, ast.Call) and (text := _got_by_constant(node)) is not None:
-            chain.insert(0, text)
-            node = node.args[0]
-        else:
-            return node, chain
-
-
-def _on_modules(module: str | Any, chain: list[str]) -> Any:
-    """What the attributes ``chain`` read from ``module`` (a module, or its name) are, looked up
-    on the modules themselves in the grader's process; None where one is not a module's."""
-    value: Any = _module(module) if isinstance(module, str) else module
-    for attribute in chain:
-        if not isinstance(value, types.ModuleType):
-            return None
-        value = _attribute(value, attribute)
-    return value
-
-
-def _attribute(module: types.ModuleType, attribute: str) -> Any:
-    """``module``'s ``attribute``, or its submodule of that name not imported yet; or None."""
-    value = getattr(module, attribute, None)
-    if value is None and hasattr(module, "__path__"):
-        value = _module(f"{module.__name__}.{attribute}")
-    return value
-
-
-def _value(node: ast.AST, modules: Mapping[str, str], imports: Mapping[str, Any],
-           own: Collection[str]) -> Any:
-    """What ``node`` (a name, an attribute chain, ``getattr`` by a string of constants) stands
-    for, if it is one of the notebook's imports, an attribute of one, or a builtin the notebook
-    did not bind (``own``) itself; None where the reading cannot tell."""
-    root, chain = _chain(node)
-    if not isinstance(root, ast.Name) or root.id in own:
-        return None
-    if root.id in imports:
-        value = imports[root.id]
-    elif root.id in modules:
-        value = _module(modules[root.id])
-    else:
-        value = getattr(builtins, root.id, None)
-    return _on_modules(value, chain) if chain else value
-
-
-def _names_within(statement: ast.stmt, imports: dict[str, Any],
-                  own: set[str]) -> tuple[dict[str, Any], set[str]]:
-    """``imports`` and ``own`` with what ``statement`` binds within itself: its imports (in a
-    ``def``'s body too) as imports, any other name it binds as the notebook's own."""
-    for part in ast.walk(statement):
-        if isinstance(part, ast.Import):
-            for alias in part.names:
-                imports[alias.asname or alias.name.split(".")[0]] = imported(
-                    alias.name if alias.asname else alias.name.split(".")[0])
-        elif isinstance(part, ast.ImportFrom) and not part.level:
-            for alias in part.names:
-                imports[alias.asname or alias.name] = imported(part.module or "", alias.name)
-        elif isinstance(part, ast.Name) and not isinstance(part.ctx, ast.Load) or isinstance(
-                part, ast.arg | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            own.add(getattr(part, "id", getattr(part, "arg", getattr(part, "name", ""))))
-    return imports, own
-
-
-def imported(module: str, attribute: str | None = None) -> Any:
-    """What ``import module`` (with ``attribute``: ``from module import attribute``) binds, as
-    the reading follows it: for a module an exercise may use, the object; else None."""
-    if module in _PARTLY:  # (inspect's getsource, IPython.display's display)
-        return _objects((f"{module}:{attribute}",))[0] if attribute in _PARTLY[module] and \
-            _objects((f"{module}:{attribute}",)) else None
-    value = _module(module)
-    return value if attribute is None or value is None else _attribute(value, attribute)
-
-
-def _assumed_imports(modules: Mapping[str, str]) -> dict[str, Any]:
-    """What each of the notebook's names for its imports is, from ``modules`` alone: the module,
-    or its attribute of that name (``display`` -> IPython.display's ``display``)."""
-    found = {}
-    for name, module_name in modules.items():
-        value = _module(module_name)
-        if value is not None and name != module_name.split(".")[-1] and \
-                getattr(value, name, None) is not None:
-            value = getattr(value, name)
-        found[name] = value
-    return found
-
-
 def _loader_position(value: Any) -> int | None:
     """Where ``value``, if it is one of :data:`_LOADERS`, takes ``allow_pickle`` by position."""
-    if value is None or not any(value is loader for loader in _objects(_LOADERS)):
+    if value is None or not any(value is loader for loader in named_objects(_LOADERS)):
         return None
     return _RUNS_CODE_POSITIONS[value.__name__]
-
-
-@functools.cache
-def _objects(spelt: tuple[str, ...]) -> tuple[Any, ...]:
-    """The objects named ``"module:attribute"`` that this Python has."""
-    found = []
-    for name in spelt:
-        module_name, attribute = name.split(":")
-        try:
-            module = builtins if module_name == "builtins" else \
-                importlib.import_module(module_name)
-        except Exception:  # noqa: BLE001 (not installed: nothing to know it by)
-            continue
-        if (value := getattr(module, attribute, None)) is not None:
-            found.append(value)
-    return tuple(found)
 
 
 def _refused_module(name: str) -> bool:
     """Whether the module ``name`` is, or is within, one of :data:`_REFUSED_MODULES`."""
     return any(name == refused or name.startswith(refused + ".") for refused in _REFUSED_MODULES)
-
-
-def root_module(node: ast.AST, modules: Mapping[str, str]) -> str:
-    """The top-level module that ``node`` (``jax.nn``, ``np.lib.format.read_array``, ``load``
-    imported from numpy) is, or is an attribute of, by the notebook's names for its imports;
-    "" if it is none."""
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return modules.get(node.id, "").split(".")[0] if isinstance(node, ast.Name) else ""
 
 
 def _strings(node: ast.AST) -> bool:
@@ -456,21 +323,13 @@ def _strings(node: ast.AST) -> bool:
     return all(constant_text(item) is not None for item in items)
 
 
-def _got_by_constant(node: ast.AST) -> str | None:
-    """The attribute ``node`` gets by a string of constants, if it is ``getattr(x, "a")``."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-            node.func.id == "getattr" and (argument := attribute_argument(node)) is not None:
-        return constant_text(argument)
-    return None
-
-
 def _of_module(module: Any, attribute: str) -> tuple[str, Any]:
     """How :func:`outside` says that ``attribute`` of ``module`` (imported from it, or read
     off it) is more than an exercise may use (a private name: ``jax._src``, ``random._os``; a
     module it may not use: ``enum.bltns``, which is builtins), or ""; and its value."""
     if attribute.startswith("_") and not _dunder(attribute):
         return f"the attribute {attribute}", None
-    value = _attribute(module, attribute)
+    value = attribute_of(module, attribute)
     if isinstance(value, types.ModuleType) and \
             (top := value.__name__.split(".")[0]) not in MODULES:
         return f"the module {top}", value
@@ -484,18 +343,9 @@ def _of_module(module: Any, attribute: str) -> tuple[str, Any]:
 @functools.cache
 def _runners() -> tuple[Any, ...]:
     """The functions of :data:`_RUNNERS` that this Python has."""
-    return tuple(value for name, functions in _RUNNERS if (module := _module(name)) is not None
+    return tuple(value for name, functions in _RUNNERS
+                 if (module := allowed_module(name)) is not None
                  for function in functions if (value := getattr(module, function, None)))
-
-
-def _module(name: str) -> Any:
-    """The module ``name``, if it is one an exercise may use and it imports; else None."""
-    if name.split(".")[0] not in MODULES:
-        return None
-    try:
-        return importlib.import_module(name)
-    except Exception:  # noqa: BLE001 (not installed, or broken: nothing to follow)
-        return None
 
 
 def _by_string(name: str, text: str | None) -> str:
@@ -558,9 +408,9 @@ def _asked_for(call: ast.Call, name: str) -> list[str | None]:
 
 
 def _imported_harmless(name: str, modules: Mapping[str, str]) -> bool:
-    """Whether ``name`` is one of :data:`_PARTLY`'s harmless functions, imported by its name
+    """Whether ``name`` is one of :data:`PARTLY`'s harmless functions, imported by its name
     (``from inspect import getsource``, ``from IPython.display import display``)."""
-    return name in _PARTLY.get(modules.get(name, ""), ())
+    return name in PARTLY.get(modules.get(name, ""), ())
 
 
 def outside_how(how: str) -> bool:

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..parsing import parse
-from .allowed import imported, outside
+from .allowed import outside
 from .magics import QUIET_MAGICS, as_ipython_runs_it, magic
+from .modules import imported
 from .own import LOCAL, mark, mark_own, own_methods
 from .reaching import REACHING, reaching
 from .unseen import (

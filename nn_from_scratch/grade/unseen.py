@@ -25,7 +25,7 @@ behind ``map``, a list and a method. ``exec`` and its kin kept or passed under a
 import ast
 from collections.abc import Callable, Mapping
 
-from .allowed import MODULES, root_module
+from .modules import MODULES, root_module
 from .own import own_methods
 from .reaching import reaching
 from .spelt import attribute_argument, called_name, constant_text
