@@ -383,6 +383,70 @@ def test_the_librarys_function_that_computes_the_answer_earns_nothing():
     assert model.batched_predict in twins({"predict"})
     assert model.predict not in twins({"batched_predict"})
     assert autodiff.grad in twins({"backward"}) and autodiff.backward not in twins({"grad"})
+    from nn_from_scratch import conv  # round twenty: the CNN's initialiser, with no convolution
+    assert conv.init_cnn_params in twins({"init_network_params"})
+
+
+def copies(release, *cells, exercise):
+    """Exercise -> the name of the library's function found in 07.1's handed-in code."""
+    return {e: c.name for e, c in library_copies(rebuild(notebook(
+        *[("", source) for source in cells], ("exercise", exercise),
+        ("check", "check.relu(relu)")), release), release).items()}
+
+
+@pytest.mark.parametrize("cells, exercise", [
+    # a container filled by a method: the reading followed only what bound box (round twenty)
+    ("import nn_from_scratch.model\nbox = []\nbox.append(nn_from_scratch.model.relu)",
+     "def relu(x):\n    return box[0](x)"),
+    ("import nn_from_scratch.model\ntable = {}\ntable.update(r=nn_from_scratch.model.relu)",
+     "def relu(x):\n    return table['r'](x)"),
+    ("import nn_from_scratch.model\nbox = [[]]\n\ndef fill():\n"
+     "    box[0].append(nn_from_scratch.model.relu)\n\nfill()",
+     "def relu(x):\n    return box[0][0](x)"),
+    # a class pattern reads attributes by name: the library's namespace (round twenty, 4/7)
+    ("import nn_from_scratch.model\nmatch nn_from_scratch.model.relu:\n"
+     "    case object(__globals__=space):\n        pass",
+     "def relu(x):\n    return space['relu'](x)"),
+])
+def test_round_twenties_ways_to_hold_the_librarys_function_are_copies(release, cells, exercise):
+    assert "07.1" in copies(release, cells, exercise=exercise)
+
+
+ROUND_TWENTY = [
+    # an AttributeError's obj is the object it was raised on: here the library's relu
+    "import nn_from_scratch.model\ntry:\n    nn_from_scratch.model.relu.no_such\n"
+    "except AttributeError as err:\n    box = [err.obj]",
+    "class _P:\n    def f(self):\n        pass\n\nmatch _P().f:\n"
+    "    case object(__func__=plain):\n        pass",  # (as x.__func__ written out)
+    "import nn_from_scratch.model\ntry:\n    nn_from_scratch.model.nope\n"
+    "except AttributeError as err:\n    match err:\n        case AttributeError(obj=lib):\n"
+    "            pass",
+    # np.load got by a name made at run time, then allow_pickle by position: 2/7, no note
+    "import numpy as np\nreader = getattr(np, ''.join(reversed('daol')))",
+    "import jax.numpy as jnp\nreader = getattr(jnp, 'lo' + name)",
+    "saved = reader.load('saved.npy', None, True)",
+]
+
+
+@pytest.mark.parametrize("attack", ROUND_TWENTY)
+def test_round_twenties_attacks_put_every_answer_in_doubt(release, attack):
+    found = doubts(release, "reader = None\nname = 'ad'", attack)
+    assert set(found) == {"07.1", "07.2", "07.3"}, found
+    assert all(doubt in ("outside", "anytime", "reaches") for _, doubt in found.values()), found
+
+
+@pytest.mark.parametrize("honest", [
+    # round twenty's false positive: a solved notebook probed the library for a gelu, 1/7
+    "import nn_from_scratch.model\ntry:\n    print(nn_from_scratch.model.gelu)\n"
+    "except AttributeError:\n    print('no gelu: jax.nn has one', jax.nn.gelu)",
+    "from dataclasses import dataclass\n\n@dataclass\nclass Layer:\n    W: object\n"
+    "    b: object\n\nmatch Layer(1, 2):\n    case Layer(W=w, b=b):\n        print(w, b)",
+    "history = []\nfor step in range(3):\n    history.append(float(jnp.ones(2).sum()))",
+    "import numpy as np\nrng = getattr(np.random, 'default_rng')(0)\n"
+    "activation = getattr(jax.nn, ''.join(['re', 'lu']))",
+])
+def test_beside_round_twenties_fixes_honest_code_puts_nothing_in_doubt(release, honest):
+    assert doubts(release, "def relu(x):\n    return jnp.maximum(0, x)", honest) == {}
 
 
 def test_a_method_named_eval_is_no_note_of_text_run_as_code():

@@ -100,8 +100,10 @@ class Copy:
 
 
 # checkers whose answer the package has under another name (07.6's n_params answered as
-# count_params(init_network_params(sizes, key)): a red team, round sixteen, 1 point)
-_ALSO_NAMED = {"parameter_count": {"count_params"}}
+# count_params(init_network_params(sizes, key)): a red team, round sixteen, 1 point), or
+# computes by its own code (07.3's init_network_params as conv's init_cnn_params with no
+# convolution, rescaled: round twenty, 1 point)
+_ALSO_NAMED = {"parameter_count": {"count_params"}, "init_network_params": {"init_cnn_params"}}
 
 
 def twins(names: set[str]) -> list[Any]:

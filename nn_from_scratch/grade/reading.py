@@ -18,6 +18,7 @@ from typing import Any
 
 from ..parsing import parse
 from .allowed import outside
+from .desugar import patterns_read
 from .magics import QUIET_MAGICS, as_ipython_runs_it, magic
 from .modules import imported
 from .own import LOCAL, mark, mark_own, own_methods
@@ -189,6 +190,7 @@ class Reader:
             tree = as_ipython_runs_it(source)  # eight: one %%capture line hid a cell)
         if tree is None:
             return  # a cell that does not parse runs nothing
+        tree = patterns_read(tree)  # case object(__globals__=ns): ns = subject.__globals__
         self.classes = mark(tree, self.classes, {  # the names bound so far, but what was
             name for name in self.when if self.modules.get(name) != "dataclasses"})  # imported
         # from dataclasses
@@ -238,6 +240,12 @@ class Reader:
                 self.readers_kept = False  # setattr, exec...: may have replaced one
             rebound = declared_global(statement, code_of)  # f() of a def with "global relu"
             self.statement(statement, student)
+            for changed in _changed_in_place(statement):  # box.append(relu): box holds it too
+                if changed in self.by_student and changed in self.code and \
+                        changed not in _bound_within(statement):  # (round twenty: 1 point
+                    self.code[changed] = ast.Module(body=[  # each, no note where the lesson
+                        _as_statement(self.code[changed]), statement], type_ignores=[])  # bound
+                    # what was appended)
             for global_name, binder in rebound.items():  # bound by that def's code, here
                 self._bind(global_name, None, student, binder)
 
@@ -369,6 +377,21 @@ class Reader:
                 if found is not None:
                     return found
         return None
+
+
+def _changed_in_place(statement: ast.stmt) -> set[str]:
+    """The names whose object ``statement`` may change in place, by calling a method on it
+    (``box.append(x)``, ``table.update(p=f)``, ``box[0].extend(...)``): what it puts there is
+    then part of what the name holds."""
+    changed = set()
+    for part in ast.walk(statement):
+        if isinstance(part, ast.Call) and isinstance(part.func, ast.Attribute):
+            node = part.func.value
+            while isinstance(node, ast.Attribute | ast.Subscript):
+                node = node.value
+            if isinstance(node, ast.Name):
+                changed.add(node.id)
+    return changed
 
 
 def _run_now(statement: ast.stmt) -> list[ast.AST]:

@@ -25,6 +25,7 @@ behind ``map``, a list and a method. ``exec`` and its kin kept or passed under a
 import ast
 from collections.abc import Callable, Mapping
 
+from .allowed import holds_a_runner
 from .modules import MODULES, root_module
 from .own import own_methods
 from .reaching import reaching
@@ -359,6 +360,16 @@ def rebinds_a_reader(statement: ast.stmt) -> bool:
                and part.attr in readers for part in ast.walk(statement))
 
 
+def _module_name(node: ast.AST, modules: Mapping[str, str]) -> str:
+    """The dotted name of the module ``node`` (``np.random``) would be, by the notebook's names
+    for its imports (``numpy.random``); its attributes are taken for modules within it."""
+    chain: list[str] = []
+    while isinstance(node, ast.Attribute):
+        chain.insert(0, node.attr)
+        node = node.value
+    return ".".join([modules.get(node.id, "") if isinstance(node, ast.Name) else "", *chain])
+
+
 def lasting(statement: ast.stmt, modules: Mapping[str, str] | None = None) -> str:
     """What in ``statement`` (all of it, a ``def``'s body too) may rebind names after any
     later cell (an IPython event hook, a tracer, ``builtins``), so that every name is in
@@ -380,7 +391,8 @@ def lasting(statement: ast.stmt, modules: Mapping[str, str] | None = None) -> st
             argument = attribute_argument(part)
             if argument is not None and constant_text(argument) is None and not (
                     own_methods(part.args[0]) or getattr(part.func, "id", "") == "getattr"
-                    and root_module(part.args[0], modules) in MODULES - {"nn_from_scratch"}):
+                    and root_module(part.args[0], modules) in MODULES - {"nn_from_scratch"}
+                    and not holds_a_runner(_module_name(part.args[0], modules))):
                 return f"{getattr(part.func, 'id', '')}() with a name made at run time"  # (getattr
                 # (sys, a + "ules"): a third look, round fifteen)
         if isinstance(part, ast.Attribute) and (part.attr in _LASTING_ATTRIBUTES or (
