@@ -87,12 +87,17 @@ def test_past_a_cells_output_count_a_flood_is_read_at_the_runners_pace(tmp_path,
     machine's load moves both counts: of 60,000 sent, 8,004 read against 31,008 on the 2-core
     machine at rest, 7,508 against 19,326 beside a busy loop (unpaced, the reader keeps up less,
     and the kernel drops more: with 20,000 sent and 4 messages waiting a channel, the unpaced
-    count fell to 10,008 under load, too near the paced 7,008 to tell them apart)."""
+    count fell to 10,008 under load, too near the paced 7,008 to tell them apart; and in the
+    full suite of 2026-12-01, 12,104 against 7,504, over the 0.6 this test then asked). The
+    paced count is what holds still: 7,504-8,004 of 60,000 at rest, beside a busy loop and in
+    the full suite (the cell's first ``cell_outputs``, then one per PACE, then what is still
+    queued when the next cell starts), so the test asserts it stays under 8,500, and that the
+    unpaced reader, at any load measured, reads more."""
     from nn_from_scratch import cell_outputs, kernel_channel
 
     read, paced = _counting_messages(monkeypatch), cell_outputs.PACE
     monkeypatch.setattr(kernel_channel, "MAX_PARTS", 10**6)  # the backstop: tested below
-    counts = {}
+    counts, seconds = {}, {}
     for pace in (0.0, paced):
         monkeypatch.setattr(cell_outputs, "PACE", pace)
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in (
@@ -100,5 +105,5 @@ def test_past_a_cells_output_count_a_flood_is_read_at_the_runners_pace(tmp_path,
         read.clear()
         runs = execute(nb, timeout=120, cell_timeout=90, cwd=tmp_path)
         assert [r.status for r in runs] == ["ok", "ok"] and runs[0].cut, runs
-        counts[pace] = len(read)
-    assert counts[paced] < 0.6 * counts[0.0], counts
+        counts[pace], seconds[pace] = len(read), runs[0].seconds
+    assert counts[paced] < 8_500 and counts[0.0] > counts[paced], (counts, seconds)
