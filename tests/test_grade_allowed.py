@@ -353,15 +353,21 @@ def test_config_is_read_for_the_code_its_value_runs(release):
     assert found["07.1"] == ("globals()", "after"), found
 
 
-def test_the_librarys_answer_under_another_name_earns_nothing():
-    """Round sixteen (d01): 07.6 answered with the library's count_params, named otherwise."""
+def student_edition_copies(defining, source):
+    """Lesson 07's student edition with the exercise cell that defines ``defining`` replaced by
+    ``source``, as the grader reads it: exercise -> the library's function it copies."""
     release = load_release("07_mlp_from_scratch", RELEASE)
     nb = nbformat.read(ROOT / "student" / "07_mlp_from_scratch.ipynb", 4)
-    cell = next(c for c in nb.cells if "def n_params" in c.source)
-    cell.source = ("def n_params(sizes):\n"
-                   "    return count_params(init_network_params(sizes, jax.random.key(0)))")
-    copied = library_copies(rebuild(nb, release), release)
-    assert copied["07.6"].name == "count_params", copied
+    next(c for c in nb.cells if f"def {defining}" in c.source).source = source
+    return {e: c.name for e, c in library_copies(rebuild(nb, release), release).items()}
+
+
+def test_the_librarys_answer_under_another_name_earns_nothing():
+    """Round sixteen (d01): 07.6 answered with the library's count_params, named otherwise."""
+    copied = student_edition_copies("n_params", (
+        "def n_params(sizes):\n"
+        "    return count_params(init_network_params(sizes, jax.random.key(0)))"))
+    assert copied["07.6"] == "count_params", copied
 
 
 def test_the_librarys_function_that_computes_the_answer_earns_nothing():
@@ -373,13 +379,10 @@ def test_the_librarys_function_that_computes_the_answer_earns_nothing():
     from nn_from_scratch import autodiff, model
     from nn_from_scratch.grade.copying import twins
 
-    release = load_release("07_mlp_from_scratch", RELEASE)
-    nb = nbformat.read(ROOT / "student" / "07_mlp_from_scratch.ipynb", 4)
-    cell = next(c for c in nb.cells if "def predict" in c.source)
-    cell.source = ("def predict(params, image):\n"
-                   "    return nn_from_scratch.model.batched_predict(params, image[None])[0]")
-    copied = library_copies(rebuild(nb, release), release)
-    assert copied["07.4"].name == "batched_predict", copied
+    copied = student_edition_copies("predict", (
+        "def predict(params, image):\n"
+        "    return nn_from_scratch.model.batched_predict(params, image[None])[0]"))
+    assert copied["07.4"] == "batched_predict", copied
     assert model.batched_predict in twins({"predict"})
     assert model.predict not in twins({"batched_predict"})
     assert autodiff.grad in twins({"backward"}) and autodiff.backward not in twins({"grad"})
