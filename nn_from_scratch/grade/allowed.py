@@ -199,20 +199,12 @@ def outside(statement: ast.stmt, modules: Mapping[str, str],
                                             if k.arg is None or k.arg in keywords]
                 if any(not _strings(value) for value in given):
                     return f"the function {name}({'/'.join(sorted(keywords))}=...)"
-            called = value_of(func)
-            position = _loader_position(called) if called is not None or not (
-                name in _RUNS_CODE_POSITIONS and not (isinstance(func, ast.Name) and func.id in
-                                                      own)) else _RUNS_CODE_POSITIONS[name]
-            # (a def load of the student's own takes what it takes; x.load(f, None, True) of
-            # what the reading cannot tell, such as np.load got by a name made at run time,
-            # is read as np.load: round twenty, 2/7 with no note)
-            loader = position is not None
+            position = _allow_pickle_at(func, value_of(func), own)
             loading = [k.value for k in part.keywords if k.arg in _RUNS_CODE_KEYWORDS or (
-                loader and k.arg is None)] + ([a for a in part.args if isinstance(a, ast.Starred)]
-                                              + part.args[position:][:1]
-                                              if position is not None else [])
-            # np.load(f, allow_pickle=True)
-            # unpickles, and so do np.load(f, *more), np.load(f, **options) (round eighteen)
+                position is not None and k.arg is None)] + (
+                [a for a in part.args if isinstance(a, ast.Starred)] + part.args[position:][:1]
+                if position is not None else [])  # np.load(f, allow_pickle=True) unpickles,
+            # and so do np.load(f, *more), np.load(f, **options) (round eighteen)
             if any(not (isinstance(value, ast.Constant) and value.value is False)
                    for value in loading):
                 return f"the function {name}(allow_pickle=...)"
@@ -290,6 +282,20 @@ def _loader_as_value(node: ast.AST, parents: Mapping[ast.AST, ast.AST],
                 parent, ast.Attribute) and parent.attr in _NAMES:
         return ""  # (np.load.__name__; np.load.__call__ is a value)
     return f"the function {getattr(value, '__name__', 'load')} as a value"
+
+
+def _allow_pickle_at(func: ast.AST, called: Any, own: Collection[str]) -> int | None:
+    """Where a call of ``func``, which stands for ``called`` (None: the reading cannot tell),
+    takes ``allow_pickle`` by position, if it is a loader: one of :data:`_LOADERS`, or a call
+    spelt like one on what the reading cannot tell (``x.load(f, None, True)``, where x may be
+    numpy got by a name made at run time: round twenty got np.load so, 2/7 with no note), but
+    for a def of the notebook's own, which takes what it takes."""
+    if called is not None:
+        return _loader_position(called)
+    name = called_name(func)
+    if name in _RUNS_CODE_POSITIONS and not (isinstance(func, ast.Name) and func.id in own):
+        return _RUNS_CODE_POSITIONS[name]
+    return None
 
 
 def _loader_position(value: Any) -> int | None:
