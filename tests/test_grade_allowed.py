@@ -410,8 +410,30 @@ def copies(release, *cells, exercise):
     ("import nn_from_scratch.model\nmatch nn_from_scratch.model.relu:\n"
      "    case object(__globals__=space):\n        pass",
      "def relu(x):\n    return space['relu'](x)"),
+    # round twenty-one: the container changed by anything but a method called on its name,
+    # 07.1 to 07.5 each scored with the library's function
+    ("import operator\nimport nn_from_scratch.model as m\nbox = [None]\n"
+     "operator.setitem(box, 0, m.relu)", "def relu(x):\n    return box[0](x)"),
+    ("import nn_from_scratch.model as m\nbox = []\nlist.append(box, m.relu)",
+     "def relu(x):\n    return box[0](x)"),
+    ("import nn_from_scratch.model as m\nbox = [None]\nfor box[0] in [m.relu]:\n    pass",
+     "def relu(x):\n    return box[0](x)"),
+    ("import nn_from_scratch.model as m\nbox = []\nadd = box.append\nadd(m.relu)",
+     "def relu(x):\n    return box[0](x)"),
+    ("import nn_from_scratch.model as m\nbox = []\n\ndef put(b, v):\n    b.append(v)\n\n"
+     "put(box, m.relu)", "def relu(x):\n    return box[0](x)"),
+    ("import nn_from_scratch.model as m\nbox = [None]\ntry:\n    raise ValueError(m.relu)\n"
+     "except ValueError as e:\n    box[0] = e.args[0]", "def relu(x):\n    return box[0](x)"),
+    ("import nn_from_scratch.model as m\nbox = [None]\nmatch [m.relu]:\n    case [f]:\n"
+     "        box[0] = f", "def relu(x):\n    return box[0](x)"),
+    ("import contextlib\nimport nn_from_scratch.model as m\nbox = [None]\n"
+     "with contextlib.nullcontext(m.relu) as box[0]:\n    pass",
+     "def relu(x):\n    return box[0](x)"),
+    ("import nn_from_scratch.model as m\nbox = []\nlist(map(box.append, [m.relu]))",
+     "relu = lambda x: box[0](x)"),
 ])
-def test_round_twenties_ways_to_hold_the_librarys_function_are_copies(release, cells, exercise):
+def test_ways_to_hold_the_librarys_function_in_a_container_are_copies(release, cells,
+                                                                      exercise):
     assert "07.1" in copies(release, cells, exercise=exercise)
 
 

@@ -240,12 +240,12 @@ class Reader:
                 self.readers_kept = False  # setattr, exec...: may have replaced one
             rebound = declared_global(statement, code_of)  # f() of a def with "global relu"
             self.statement(statement, student)
-            for changed in _changed_in_place(statement):  # box.append(relu): box holds it too
-                if changed in self.by_student and changed in self.code and \
-                        changed not in _bound_within(statement):  # (round twenty: 1 point
-                    self.code[changed] = ast.Module(body=[  # each, no note where the lesson
-                        _as_statement(self.code[changed]), statement], type_ignores=[])  # bound
-                    # what was appended)
+            for changed in _mentioned(statement) - set(_bound_within(statement)):
+                previous = self.code.get(changed) if changed in self.by_student else None
+                if previous is not None and not isinstance(previous, _DEFINED):
+                    self.code[changed] = ast.Module(body=[  # box.append(relu): box holds it
+                        *(previous.body if isinstance(previous, ast.Module) else
+                          [_as_statement(previous)]), statement], type_ignores=[])
             for global_name, binder in rebound.items():  # bound by that def's code, here
                 self._bind(global_name, None, student, binder)
 
@@ -379,19 +379,20 @@ class Reader:
         return None
 
 
-def _changed_in_place(statement: ast.stmt) -> set[str]:
-    """The names whose object ``statement`` may change in place, by calling a method on it
-    (``box.append(x)``, ``table.update(p=f)``, ``box[0].extend(...)``): what it puts there is
-    then part of what the name holds."""
-    changed = set()
-    for part in ast.walk(statement):
-        if isinstance(part, ast.Call) and isinstance(part.func, ast.Attribute):
-            node = part.func.value
-            while isinstance(node, ast.Attribute | ast.Subscript):
-                node = node.value
-            if isinstance(node, ast.Name):
-                changed.add(node.id)
-    return changed
+# a def's or a class's code, which a later statement that names it does not change
+_DEFINED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _mentioned(statement: ast.stmt) -> set[str]:
+    """The names ``statement`` reads: any of them may have its object changed there, and what
+    it puts there is then part of what the name holds. A method called on it
+    (``box.append(x)``: round twenty), but also the name handed to a call
+    (``operator.setitem(box, 0, f)``, ``list.append(box, f)``, a helper of the student's own),
+    a method taken for later (``add = box.append``), a subscript as a ``for``, ``with`` or
+    assignment target (``for box[0] in [f]``), in an ``except`` or a ``case`` (round
+    twenty-one: 07.1 to 07.5 each earned its point with the library's own function)."""
+    return {part.id for part in ast.walk(statement)
+            if isinstance(part, ast.Name) and isinstance(part.ctx, ast.Load)}
 
 
 def _run_now(statement: ast.stmt) -> list[ast.AST]:
