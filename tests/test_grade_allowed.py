@@ -450,12 +450,17 @@ ROUND_TWENTY = [
     "import numpy as np\nreader = getattr(np, ''.join(reversed('daol')))",
     "import jax.numpy as jnp\nreader = getattr(jnp, 'lo' + name)",
     "saved = reader.load('saved.npy', None, True)",
+    # ...and called at once, with as many arguments as np.load's allow_pickle needs
+    "import numpy as np\nsaved = getattr(np, name)('saved.npy', None, True)",
+    "import numpy as np\nsaved = getattr(np, name)('saved.npy', allow_pickle=True)",
+    "import numpy as np\nsaved = getattr(np, name)(*more)",
+    "import numpy as np\ngetattr(np.testing, name)('print(1)')",
 ]
 
 
 @pytest.mark.parametrize("attack", ROUND_TWENTY)
 def test_round_twenties_attacks_put_every_answer_in_doubt(release, attack):
-    found = doubts(release, "reader = None\nname = 'ad'", attack)
+    found = doubts(release, "reader = None\nname = 'ad'\nmore = ()", attack)
     assert set(found) == {"07.1", "07.2", "07.3"}, found
     assert all(doubt in ("outside", "anytime", "reaches") for _, doubt in found.values()), found
 
@@ -469,6 +474,8 @@ def test_round_twenties_attacks_put_every_answer_in_doubt(release, attack):
     "history = []\nfor step in range(3):\n    history.append(float(jnp.ones(2).sum()))",
     "import numpy as np\nrng = getattr(np.random, 'default_rng')(0)\n"
     "activation = getattr(jax.nn, ''.join(['re', 'lu']))",
+    # round twenty-one's: a solved notebook lost every point to round twenty's rule
+    "def clip(x, op='maximum'):\n    return getattr(jnp, op)(x, 0)",
 ])
 def test_beside_round_twenties_fixes_honest_code_puts_nothing_in_doubt(release, honest):
     assert doubts(release, "def relu(x):\n    return jnp.maximum(0, x)", honest) == {}

@@ -33,7 +33,7 @@ from .modules import (
 from .own import LOCAL
 from .spelt import attribute_argument, called_name, constant_text
 
-__all__ = ["OUTSIDE", "holds_a_runner", "outside", "outside_how"]
+__all__ = ["OUTSIDE", "holds_a_runner", "outside", "outside_how", "runs_code_at"]
 
 # Python's own attributes an exercise may read: names, values, operators, a base's __init__
 _DUNDERS = frozenset({
@@ -313,6 +313,21 @@ def holds_a_runner(module: str) -> bool:
     held = [loader.split(":")[0] for loader in _LOADERS] + [
         name for name, _ in _RUNNERS] + list(_REFUSED_MODULES)
     return any(name == module or name.startswith(module + ".") for name in held)
+
+
+@functools.cache
+def runs_code_at(module: str) -> int | None:
+    """How many positional arguments a call of one of the module named ``module``'s own
+    functions must at least be given past the first to run code: a loader's ``allow_pickle``
+    position (np.load: 2), 0 for a runner; None if it has neither. ``getattr(jnp, op)(x, 0)``,
+    called at once with no more, unpickles nothing (an honest line of round twenty-one's,
+    refused by round twenty's rule on ``getattr`` by a name made at run time)."""
+    value = allowed_module(module)
+    if value is None:
+        return 0
+    found = [0 if any(attribute is runner for runner in _runners()) else _loader_position(
+        attribute) for attribute in list(vars(value).values())]
+    return min((position for position in found if position is not None), default=None)
 
 
 def _refused_module(name: str) -> bool:

@@ -25,7 +25,7 @@ behind ``map``, a list and a method. ``exec`` and its kin kept or passed under a
 import ast
 from collections.abc import Callable, Mapping
 
-from .allowed import holds_a_runner
+from .allowed import holds_a_runner, runs_code_at
 from .modules import MODULES, root_module
 from .own import own_methods
 from .reaching import reaching
@@ -360,6 +360,19 @@ def rebinds_a_reader(statement: ast.stmt) -> bool:
                and part.attr in readers for part in ast.walk(statement))
 
 
+def _runs_nothing(module: str, call: ast.Call | None) -> bool:
+    """Whether what ``getattr`` of the module named ``module`` by a name made at run time gets
+    can run no code: the module holds no loader or runner, or ``call`` calls it at once with
+    too few arguments to (``getattr(jnp, op)(x, 0)``; np.load's allow_pickle is its third)."""
+    if not holds_a_runner(module):
+        return True
+    if call is None or any(isinstance(a, ast.Starred) for a in call.args) or any(
+            k.arg is None or k.arg == "allow_pickle" for k in call.keywords):
+        return False
+    least = runs_code_at(module)
+    return least is None or len(call.args) <= least
+
+
 def _module_name(node: ast.AST, modules: Mapping[str, str]) -> str:
     """The dotted name of the module ``node`` (``np.random``) would be, by the notebook's names
     for its imports (``numpy.random``); its attributes are taken for modules within it."""
@@ -384,6 +397,8 @@ def lasting(statement: ast.stmt, modules: Mapping[str, str] | None = None) -> st
         return how
     modules = modules or {}
     called = {id(part.func) for part in ast.walk(statement) if isinstance(part, ast.Call)}
+    at_once = {id(part.func): part for part in ast.walk(statement)  # getattr(m, name)(...)
+               if isinstance(part, ast.Call) and isinstance(part.func, ast.Call)}
     for part in ast.walk(statement):
         if isinstance(part, ast.Call):  # text run as code may patch anything, the grader's
             if name := binding_call(part, _RUNS_TEXT):  # answering object included, for good
@@ -392,7 +407,8 @@ def lasting(statement: ast.stmt, modules: Mapping[str, str] | None = None) -> st
             if argument is not None and constant_text(argument) is None and not (
                     own_methods(part.args[0]) or getattr(part.func, "id", "") == "getattr"
                     and root_module(part.args[0], modules) in MODULES - {"nn_from_scratch"}
-                    and not holds_a_runner(_module_name(part.args[0], modules))):
+                    and _runs_nothing(_module_name(part.args[0], modules),
+                                      at_once.get(id(part)))):
                 return f"{getattr(part.func, 'id', '')}() with a name made at run time"  # (getattr
                 # (sys, a + "ules"): a third look, round fifteen)
         if isinstance(part, ast.Attribute) and (part.attr in _LASTING_ATTRIBUTES or (
