@@ -26,7 +26,7 @@ import ast
 from collections.abc import Callable, Mapping
 
 from .allowed import holds_a_runner, runs_code_at
-from .modules import MODULES, root_module
+from .modules import MODULES, attribute_chain, root_module
 from .own import own_methods
 from .reaching import reaching
 from .spelt import attribute_argument, called_name, constant_text
@@ -376,11 +376,8 @@ def _runs_nothing(module: str, call: ast.Call | None) -> bool:
 def _module_name(node: ast.AST, modules: Mapping[str, str]) -> str:
     """The dotted name of the module ``node`` (``np.random``) would be, by the notebook's names
     for its imports (``numpy.random``); its attributes are taken for modules within it."""
-    chain: list[str] = []
-    while isinstance(node, ast.Attribute):
-        chain.insert(0, node.attr)
-        node = node.value
-    return ".".join([modules.get(node.id, "") if isinstance(node, ast.Name) else "", *chain])
+    root, chain = attribute_chain(node)
+    return ".".join([modules.get(root.id, "") if isinstance(root, ast.Name) else "", *chain])
 
 
 def lasting(statement: ast.stmt, modules: Mapping[str, str] | None = None) -> str:
