@@ -132,11 +132,8 @@ class Kernel:
             kernel._watch("shell")
             await kernel.client.wait_for_ready(timeout=60)
             if box:
-                sealed = await kernel.client.execute_interactive(SEAL, silent=True,
-                                                                 store_history=False, timeout=60)
-                if sealed["content"]["status"] != "ok":  # never graded open to its children
-                    raise RuntimeError("the sandboxed kernel could not make itself not "
-                                       f"dumpable: {sealed['content'].get('evalue', '')}")
+                await kernel._must_run(SEAL, "make itself not dumpable")  # never graded open
+                # to its children
             if warm:
                 await kernel.client.execute_interactive(WARM_UP, silent=True,
                                                         store_history=False, timeout=60)
@@ -199,13 +196,18 @@ class Kernel:
         filter_program, number = program(also=PROGRAMS), seccomp_number()
         if self.box is None or filter_program is None or number is None:
             return False
-        reply = await self.client.execute_interactive(
-            NO_PROGRAMS.format(program=filter_program.hex(), number=number), silent=True,
-            store_history=False, timeout=60)
-        if reply["content"]["status"] != "ok":  # never graded open to a program it starts
-            raise RuntimeError("the sandboxed kernel could not refuse to start programs: "
-                               f"{reply['content'].get('evalue', '')}")
+        await self._must_run(NO_PROGRAMS.format(program=filter_program.hex(), number=number),
+                             "refuse to start programs")  # never graded open to one it starts
         return True
+
+    async def _must_run(self, code: str, what: str) -> None:
+        """Run ``code`` quietly, outside the kernel's history; an error that says the kernel
+        could not do ``what`` if it raised."""
+        reply = await self.client.execute_interactive(code, silent=True, store_history=False,
+                                                      timeout=60)
+        if reply["content"]["status"] != "ok":
+            raise RuntimeError(f"the sandboxed kernel could not {what}: "
+                               f"{reply['content'].get('evalue', '')}")
 
     async def _when_relay_ends(self, relay: Relay) -> None:
         """When the relay ends by itself (it refused a message): say why, and end the kernel,
