@@ -497,3 +497,53 @@ def test_a_module_imported_from_an_allowed_one_is_judged_as_itself():
 
     held = isinstance(getattr(pathlib, "os", None), types.ModuleType)
     assert outside(ast.parse("from pathlib import os"), {}) == ("the module os" if held else "")
+
+
+ROUND_TWENTY_TWO = [
+    # jax.export runs a function compiled for every size a check draws: the library's Python
+    # never runs where the grader watches (grade/answers.py)
+    "import jax.export",
+    "from jax import export",
+    "import jax\nexported = jax.export.export(jax.jit(jnp.sin))",
+    # a signature or a timing in any other shape than the plain one may run text
+    "import inspect\nprint(inspect.signature(jnp.sin, eval_str=True))",
+    "import inspect\nprint(inspect.signature(jnp.sin, **{'eval_str': True}))",
+    "import inspect\nsign = inspect.signature",
+    "from inspect import signature",
+    "import timeit\nprint(timeit.timeit('print(1)', number=1))",
+    "import timeit\nprint(timeit.timeit(lambda: 1, setup='import os', number=1))",
+    "import timeit\nprint(timeit.timeit(lambda: 1, globals=globals()))",
+    "import timeit\nstatement = 'print(1)'\nprint(timeit.timeit(statement, number=1))",
+    # round twenty-three: compiled ahead of time, the library's Python never runs where the
+    # grader watches (for sizes padded to one, a single program answers every draw)
+    "compiled = jax.jit(jnp.sin).lower(jnp.ones(16)).compile()",
+    "lowered = jax.jit(jnp.sin).lower(jnp.ones(16))\ncompiled = lowered.compile()",
+    "compiled = getattr(jax.jit(jnp.sin).lower(jnp.ones(16)), 'compile')()",
+    # round twenty-four: the library's computation as a jaxpr (data), run at check time; and
+    # jax.profiler, whose tracer replaced the grader's profiler on Python 3.11
+    "closed = jax.make_jaxpr(jnp.sin)(1.0)\n"
+    "out = jax.core.eval_jaxpr(closed.jaxpr, closed.consts, 2.0)",
+    "from jax.core import eval_jaxpr",
+    "converted, consts = jax.closure_convert(jnp.sin, 1.0)",
+    "closed = jax.make_jaxpr(jnp.sin)(1.0)\n"
+    "out = [e.primitive.bind(2.0, **e.params) for e in closed.jaxpr.eqns]",
+    "import jax.profiler",
+    "jax.profiler.start_trace('/tmp/x')",
+]
+
+
+@pytest.mark.parametrize("attack", ROUND_TWENTY_TWO)
+def test_round_twenty_twos_refusals_put_every_answer_in_doubt(release, attack):
+    found = doubts(release, "reader = None", attack)
+    assert set(found) == {"07.1", "07.2", "07.3"}, found
+
+
+@pytest.mark.parametrize("honest", [
+    # round twenty-two's false positives: a solved notebook lost every point to each line
+    "import inspect\nprint(inspect.signature(relu))",
+    "import timeit\nprint(timeit.timeit(lambda: relu(jnp.ones(3)), number=10))",
+    "import timeit\nprint(timeit.repeat(stmt=lambda: relu(jnp.ones(3)), number=5, repeat=2))",
+    "import re\npattern = re.compile(r'[0-9]+')",  # a pattern compiled is no program
+])
+def test_a_signature_read_and_a_lambda_timed_put_nothing_in_doubt(release, honest):
+    assert doubts(release, "def relu(x):\n    return jnp.maximum(0, x)", honest) == {}

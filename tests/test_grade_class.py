@@ -196,11 +196,55 @@ def cunning_class(tmp_path_factory):
                                       "m.relu = lambda f: CheckResult('07.1', 'relu', "
                                       "'passed', 'ok')\n"
                                       "def relu(x):\n    raise NotImplementedError")),
+        # red team, round twenty-two: the library's functions stored where the reading loses
+        # them (through a helper that returns the class, under another name of jax.numpy, by a
+        # method of the student's own class) and called by the student's own def (6/7 each)
+        "mallory": notebook(
+            ("exercise", "import nn_from_scratch.model\nclass Box:\n    pass\n"
+                         "def box():\n    return Box\nbox().f = nn_from_scratch.model.relu\n"
+                         "def relu(x):\n    return Box.f(x)"),
+            ("check", "check.relu(relu)"),
+            ("exercise", "import nn_from_scratch.params\n"
+                         "jnp.lib_layer = nn_from_scratch.params.random_layer_params\n"
+                         "def random_layer_params(m, n, key, scale=1e-2):\n"
+                         "    return jax.numpy.lib_layer(m, n, key, scale)"),
+            ("check", "check.random_layer_params(random_layer_params)"),
+            ("exercise", "import nn_from_scratch.params\nclass Store:\n"
+                         "    def put(self, f):\n        Store.f = staticmethod(f)\n"
+                         "Store().put(nn_from_scratch.params.init_network_params)\n"
+                         "def init_network_params(sizes, key):\n"
+                         "    return Store.f(sizes, key)"),
+            ("check", "check.init_network_params(init_network_params)")),
+        # ...and its two honest lines that cost a solved notebook every point
+        "olivia": notebook(
+            ("exercise", "import inspect, timeit\ndef relu(x):\n    return jnp.maximum(0, x)\n"
+                         "print(inspect.signature(relu))\n"
+                         "print(timeit.timeit(lambda: relu(jnp.ones(3)), number=10))"),
+            ("check", "check.relu(relu)")),
     }
     for name, nb in submissions.items():
         nbformat.write(nb, folder / f"{name}.ipynb")
     release = small_release(tmp_path_factory.mktemp("release"))
-    return grade_paths([folder], LIMITS, jobs=2, release_dir=release)
+    # (30 s a cell: the graded kernel drops JAX's compiled programs at each check, and under
+    # the suite's load 07.3's check of the library's own code once took over 10 s)
+    return grade_paths([folder], Limits(timeout=120, cell_timeout=30, memory=768 * 2**20),
+                       jobs=2, release_dir=release)
+
+
+def test_the_librarys_function_stored_where_the_reading_loses_it_earns_nothing(cunning_class):
+    """Each answer calls the library's own function when the grader runs it: seen there
+    (grade/answers.py), whatever the reading of the source made of the store."""
+    mallory, rows = rows_of(cunning_class, "mallory")
+    for exercise, name in (("07.1", "relu"), ("07.2", "random_layer_params"),
+                           ("07.3", "init_network_params")):
+        assert rows[exercise].points == 0 and rows[exercise].status == "failed", rows[exercise]
+        assert f"called the library's own {name} when the grader ran it" in \
+            rows[exercise].message, rows[exercise]
+
+
+def test_a_signature_read_and_a_lambda_timed_keep_their_point(cunning_class):
+    olivia, rows = rows_of(cunning_class, "olivia")
+    assert rows["07.1"].status == "passed" and rows["07.1"].points == 1, rows["07.1"]
 
 
 def test_a_record_displayed_while_checked_changes_nothing(cunning_class):

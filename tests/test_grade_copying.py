@@ -399,9 +399,13 @@ def test_a_name_bound_in_a_block_a_loop_or_a_walrus_is_read(release, binder):
 
 
 def test_the_honest_solution_with_jit_compile_and_getattr_of_its_own_is_its_own(release):
-    honest = ("def relu(x):\n    text = jax.jit(jnp.tanh).lower(x).compile()\n"
+    honest = ("def relu(x):\n    text = jax.jit(jnp.tanh).lower(x).compile().as_text()\n"
               "    return getattr(jnp, 'maximum')(0, x)")
     assert copies(release, honest) == {}
+    # (a program compiled ahead and kept runs no Python where the grader watches: red team,
+    # round twenty-three; read at once, as lesson 13 reads one, it is no program kept)
+    kept = honest.replace(".compile().as_text()", ".compile()")
+    assert copies(release, kept)["07.1"] == "relu: the attribute compile"
 
 
 def test_the_message_says_why_in_either_case():

@@ -61,6 +61,10 @@ def test_checkers_kill_the_mutants_and_the_student_edition_runs_to_the_end(slug)
         f"{run_all['cell']}: {run_all['error']}\n--- its source:\n{run_all['source']}")
     not_passing = {e["id"]: e["message"] for e in report["exercises"] if e["status"] != "passed"}
     assert not not_passing, f"checks that fail on the lesson's own solutions: {not_passing}"
+    # the grader watches what the handed-in code calls when it runs (grade/answers.py): no
+    # lesson's own solution may call the library's function of its exercise
+    called = {e["id"]: e["called_twin"] for e in report["exercises"] if e["called_twin"]}
+    assert not called, f"solutions that call the library's own answer when run: {called}"
     if not WITH_MUTANTS:
         return
     table = mutants.scores(report)

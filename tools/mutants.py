@@ -108,27 +108,33 @@ def _check(ns: dict, check_source: str) -> tuple[str, str, float]:
     return getattr(result, "status", "no result"), getattr(result, "message", ""), seconds
 
 
-def _graded_check(ns: dict, check_source: str, seed: int) -> tuple[str, str]:
+def _graded_check(ns: dict, check_source: str, seed: int | None) -> tuple[str, str, bool]:
     """The same check as the grader decides it: the checker run apart from the namespace, which
     it questions through the grader's JSON (InProcess), on inputs drawn for a grading from
     ``seed`` (``fresh_seed()``: one per exercise in a run, shared by its solution and mutants,
     so that a mutant meets the shapes its solution met and JAX compiles each operation once,
-    not once per mutant)."""
+    not once per mutant; None: the check in class's inputs). The third: whether the verdict is
+    the grader's "the library's own", for what the answer called (grade/answers.py)."""
     from nn_from_scratch.grade.checking import InProcess, check_here
+    from nn_from_scratch.grade.copying import called_twin
     from nn_from_scratch.grade.verdicts import parse_check
 
     name, names = parse_check(check_source)
     signal.setitimer(signal.ITIMER_REAL, MUTANT_TIME_LIMIT)
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            result = check_here(InProcess(ns), getattr(ns["check"], name), list(names), seed)
+            session = InProcess(ns)
+            result = check_here(session, getattr(ns["check"], name), list(names), seed)
     except BaseException as err:  # noqa: BLE001 - a time-out, or the checker's own bug
         if isinstance(err, KeyboardInterrupt):
             raise
-        return "check raised", f"{type(err).__name__}: {err}"[:300]
+        return "check raised", f"{type(err).__name__}: {err}"[:300], False
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-    return result.status, result.message
+    copied = called_twin(name, names, session.called)  # as grade/notebook.py decides
+    if copied is not None:
+        return "failed", copied.message, True
+    return result.status, result.message, False
 
 
 @contextlib.contextmanager
@@ -191,8 +197,12 @@ class Mutation:
             _run(ns, cell.source)
             exercise["status"], exercise["message"], exercise["seconds"] = _check(ns,
                                                                                    check_source)
+            # the solution checked as the grader checks it (for every lesson: on the inputs of
+            # the check in class, already compiled), for what it called of the library
+            graded = _graded_check(ns, check_source, seed if self.graded else None)
+            exercise["called_twin"] = graded[1] if graded[2] else None
             if self.graded:
-                exercise["graded"] = _graded_check(ns, check_source, seed)
+                exercise["graded"] = graded[:2]
             exercise["id"] = _exercise_id(check_source, self.slug)
             for mutant in mutate.mutants(cell.source, lines) if self.with_mutants else []:
                 ns.clear()
@@ -210,7 +220,7 @@ class Mutation:
                                             "message": message, "seconds": seconds})
                 if self.graded and status != "passed":  # a miss is a wrong answer caught
                     exercise["mutants"][-1]["graded"] = _graded_check(ns, check_source,
-                                                                       seed)
+                                                                       seed)[:2]
                 if self.first_wrong_only and status == "failed" and _a_wrong_value(message):
                     break
         ns.clear()

@@ -27,6 +27,9 @@ from .. import wire
 from ..i18n import _
 from ._outcomes import verdict_errors
 
+_CALLED_MOST, _NAME_MOST = 1024, 200  # names of the package's functions kept (grade/answers.py
+# sends at most as many), and their length
+
 __all__ = ["Remote", "RemoteFunction", "Session", "beside", "is_remote", "same_object",
            "session_of", "transformed", "twins"]
 
@@ -40,6 +43,9 @@ class Session:
 
     def __init__(self) -> None:
         self.remotes: dict[int, Remote] = {}
+        # the package's functions the student's code entered while answering (what the
+        # kernel said: a name, module and qualified name, per reply; grade/answers.py)
+        self.called: list[str] = []
 
     def ask(self, question: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError
@@ -61,6 +67,11 @@ class Session:
     def _receive(self, reply: Any) -> Any:
         if not isinstance(reply, dict):
             raise ValueError(_("the kernel's answer is not an answer"))
+        called = reply.get("called")
+        if isinstance(called, list):  # data from the kernel: strings, bounded, or nothing;
+            self.called += [name[:_NAME_MOST] for name in called[:_CALLED_MOST]  # with an
+                            if isinstance(name, str) and name not in self.called]  # error too
+            del self.called[_CALLED_MOST:]
         if "error" in reply:
             raise wire.decode_error(reply["error"], verdict_errors())
         return wire.decode(reply.get("value"), lambda about: self._remote(about["id"], about))

@@ -101,7 +101,31 @@ _READ_FIRST = ("builtins:getattr", "builtins:hasattr")  # ...the module as their
 # the modules an exercise may not use of packages it may: they start processes, whose code the
 # reading never sees (matplotlib.testing's subprocess_run_for_testing ran the library's relu in
 # a child Python, 2 of 2 tried: round nineteen), or build and load code (numpy.f2py)
-_REFUSED_MODULES = ("matplotlib.testing", "numpy.f2py")
+# (and jax.export, which no lesson uses: a function exported with shapes left symbolic runs
+# compiled for every size a check draws, so the library's Python never runs where the grader
+# watches it: grade/answers.py)
+_REFUSED_MODULES = ("matplotlib.testing", "numpy.f2py", "jax.export", "jax.experimental.export",
+                    # ...and jax.profiler, whose Python tracer replaces the grader's profiler
+                    # on Python 3.11 (round twenty-four)
+                    "jax.profiler")
+# functions of modules an exercise may not use, allowed called at once with one argument of
+# these kinds and these keywords (constants) alone (_called_plainly): a signature read without
+# eval_str, a lambda timed without a setup string
+_PLAIN_CALLS = {("inspect", "signature"): ((ast.Name, ast.Attribute), ("follow_wrapped",)),
+                ("timeit", "timeit"): ((ast.Lambda,), ("number",)),
+                ("timeit", "repeat"): ((ast.Lambda,), ("number", "repeat"))}
+# attributes that compile a program ahead of time, on anything but these modules: an AOT
+# ``jax.jit(f).lower(x).compile()`` of the library's function, made in a cell for every size a
+# check may draw (or for sizes padded to one), runs no Python of the library when the check
+# calls it, where the grader watches (grade/answers.py: red team, round twenty-three)
+_AHEAD = {"compile": ("re",),
+          # ...and what runs a jaxpr (the library's computation as data, made in a cell: no
+          # Python of the library runs at check time; round twenty-four): an interpreter of
+          # its own binds each equation's primitive
+          "eval_jaxpr": (), "jaxpr_as_fun": (), "closure_convert": (), "bind": ()}
+# ...unless what it compiled is only read at once, never kept or called: lesson 13's
+# ``fn.lower(x).compile().as_text()``
+_READ_AT_ONCE = frozenset({"as_text", "cost_analysis", "memory_analysis"})
 # calls that import a module named by a string
 _IMPORTERS = frozenset({"__import__", "import_module", "resolve_name"})
 # functions of allowed modules that run text as code (an annotation's string: typing's
@@ -110,6 +134,7 @@ _IMPORTERS = frozenset({"__import__", "import_module", "resolve_name"})
 # namespace, the notebook's (enum.global_enum bound the library's relu unseen, 6/7 with every
 # stub raising: a second look at round seventeen)
 _FUNCTIONS = frozenset({"get_type_hints", "ForwardRef", "global_enum", "_convert_",
+                        "eval_jaxpr", "jaxpr_as_fun", "closure_convert",  # (imported by name)
                         # ...and these copy what they wrap (its __dict__, __globals__ if asked)
                         # onto the wrapper: functools.update_wrapper(f, nn_from_scratch.model)
                         # made f.relu the library's, 5/7 (a third look at round seventeen)
@@ -169,8 +194,10 @@ def outside(statement: ast.stmt, modules: Mapping[str, str],
                 (top := modules.get(part.id, "").split(".")[0]) not in MODULES | {""} and \
                 not getattr(part, LOCAL, False):
             parent = parents.get(part)  # gc.collect(), inspect.getsource(f): harmless
-            if not (isinstance(parent, ast.Attribute) and parent.attr in PARTLY.get(
-                    modules[part.id], ())) and not _imported_harmless(part.id, modules):
+            if not (isinstance(parent, ast.Attribute) and (parent.attr in PARTLY.get(
+                    modules[part.id], ()) or _called_plainly(parent, modules[part.id],
+                                                             parents))) and \
+                    not _imported_harmless(part.id, modules):
                 return f"the module {top}"
         elif isinstance(part, ast.Name) and part.id in _FUNCTIONS or isinstance(
                 part, ast.alias) and part.name in _FUNCTIONS:  # (an attribute: _refused)
@@ -184,7 +211,12 @@ def outside(statement: ast.stmt, modules: Mapping[str, str],
                 text := constant_text(part)) in _NAMESPACE_NAMES or isinstance(
                 part, ast.Name) and (text := part.id) in _NAMESPACE_NAMES - {"__builtins__"}:
             return f"the attribute {text}"  # ("__builtins__" as a name: unseen's, lasting)
-        if isinstance(part, ast.Attribute) and (
+        if isinstance(part, ast.Attribute) and part.attr in _AHEAD and not (isinstance(
+                part.value, ast.Name) and modules.get(part.value.id) in _AHEAD[part.attr]) \
+                and not _only_read(part, parents):
+            return f"the attribute {part.attr}"  # (re.compile, a pattern, is allowed)
+        if isinstance(part, ast.Attribute) and not (isinstance(part.value, ast.Name) and (
+                _called_plainly(part, modules.get(part.value.id, ""), parents))) and (
                 how := _refused(part.attr, isinstance(part.ctx, ast.Load))
                 or _through_modules(part, modules)):
             return how
@@ -375,6 +407,8 @@ def _by_string(name: str, text: str | None) -> str:
         return f"the function {name}"
     if how := _refused(text, name not in ("setattr", "delattr")):
         return how
+    if text in _AHEAD:  # getattr(lowered, "compile")
+        return f"the attribute {text}"
     return f"the attribute {text}" if name in _BY_STRINGS and _dunder(text) and \
         text not in _DUNDERS else ""
 
@@ -425,6 +459,35 @@ def _asked_for(call: ast.Call, name: str) -> list[str | None]:
     handed = call.args if name == "attrgetter" else call.args[:1]
     texts = [constant_text(a) for a in handed]
     return [part for text in texts for part in (text.split(".") if text else [None])]
+
+
+def _called_plainly(attribute: ast.Attribute, module: str,
+                    parents: Mapping[ast.AST, ast.AST]) -> bool:
+    """Whether ``attribute`` (of ``module``) is one of :data:`_PLAIN_CALLS`, called at once in
+    the one shape that runs no text: ``inspect.signature(relu)``, ``timeit.timeit(lambda:
+    relu(x), number=10)`` (honest lines that cost a notebook every point: red team, round
+    twenty-two). Handed on, or given more (``eval_str``, a ``setup`` string, ``**options``), it
+    is not."""
+    shape = _PLAIN_CALLS.get((module, attribute.attr))
+    call = parents.get(attribute)
+    if shape is None or not isinstance(call, ast.Call) or call.func is not attribute:
+        return False
+    kinds, keywords = shape
+    given = call.args + [k.value for k in call.keywords if k.arg in ("stmt", "obj")]
+    return len(given) == 1 and isinstance(given[0], kinds) and all(
+        k.arg in keywords and isinstance(k.value, ast.Constant) for k in call.keywords
+        if k.arg not in ("stmt", "obj"))
+
+
+def _only_read(attribute: ast.Attribute, parents: Mapping[ast.AST, ast.AST]) -> bool:
+    """Whether ``attribute`` (``.compile``) is called at once and what it makes only read by
+    one of :data:`_READ_AT_ONCE`, called at once: ``f.lower(x).compile().as_text()``."""
+    call = parents.get(attribute)
+    read = parents.get(call) if isinstance(call, ast.Call) and call.func is attribute else None
+    if not (isinstance(read, ast.Attribute) and read.attr in _READ_AT_ONCE):
+        return False
+    then = parents.get(read)
+    return isinstance(then, ast.Call) and then.func is read
 
 
 def _imported_harmless(name: str, modules: Mapping[str, str]) -> bool:

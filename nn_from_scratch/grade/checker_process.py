@@ -83,9 +83,11 @@ def serve(down: BinaryIO, up: BinaryIO) -> None:
         try:
             set_language(job["language"])
             checkers = importlib.import_module(f"nn_from_scratch.exercises.{job['module']}")
-            result = check_here(_PipeSession(down, up), getattr(checkers, job["checker"]),
-                                job["names"], job["seed"])
-            said = {"status": result.status, "message": result.message}
+            session = _PipeSession(down, up)
+            result = check_here(session, getattr(checkers, job["checker"]), job["names"],
+                                job["seed"])
+            said = {"status": result.status, "message": result.message,
+                    "called": session.called}
         except Exception as err:  # a name never defined, gibberish: one row
             said = {"status": "error", "message": first_line(err, 300)}
         except BaseException as err:  # SystemExit, an interrupt: one row, then a fresh child
@@ -136,7 +138,7 @@ class CheckerProcess:
         except TimeoutError:
             return None
 
-    async def check(self, kernel: Kernel, job: dict[str, Any], limit: float) -> dict[str, str]:
+    async def check(self, kernel: Kernel, job: dict[str, Any], limit: float) -> dict[str, Any]:
         """Run ``job`` in the child, asking ``kernel`` for it; its verdict within ``limit``
         seconds of the child being ready. Raises :class:`.checking.CheckTimedOut` or
         :class:`.checking.KernelDied`."""
@@ -177,7 +179,7 @@ class CheckerProcess:
 
 
 def grading_hook(index: int, checkers: CheckerProcess, job: dict[str, Any],
-                 verdicts: dict[str, dict[str, str]], exercise: str) -> Hook:
+                 verdicts: dict[str, dict[str, Any]], exercise: str) -> Hook:
     """What the grader does at a check cell: the checker ``job`` names (``module``, ``checker``,
     ``names``) run in the worker's checker process on inputs drawn for this grading, within
     the cell's time; its verdict goes to ``verdicts[exercise]``."""

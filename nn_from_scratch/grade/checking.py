@@ -36,7 +36,7 @@ __all__ = ["PROLOGUE", "CheckTimedOut", "InProcess", "KernelDied", "KernelQuesti
 # What the grader runs in a submission's kernel before its first cell (quietly, outside the
 # kernel's history): the object that answers its questions.
 PROLOGUE = ("from nn_from_scratch.grade.answers import Answers as _nn_from_scratch_Answers\n"
-            "_nn_from_scratch_answers = _nn_from_scratch_Answers(globals())\n"
+            "_nn_from_scratch_answers = _nn_from_scratch_Answers(globals(), afresh=True)\n"
             "del _nn_from_scratch_Answers")
 GRACE = 10  # seconds an interrupted question gets to come back before the kernel is given up
 
@@ -52,9 +52,9 @@ class KernelDied(BaseException):
 class InProcess(Session):
     """The kernel's side in this process: questions and answers go through JSON all the same."""
 
-    def __init__(self, namespace: dict[str, Any]) -> None:
+    def __init__(self, namespace: dict[str, Any], afresh: bool = False) -> None:
         super().__init__()
-        self.answers = Answers(namespace)
+        self.answers = Answers(namespace, afresh)
 
     def ask(self, question: dict[str, Any]) -> dict[str, Any]:
         reply = self.answers(json.dumps(question))

@@ -31,12 +31,19 @@ The reading (:mod:`.reading`) follows imports inside functions, callable objects
 ``functools.partial`` and lambdas (their arguments and bodies are code), and
 tuple assignments. It cannot tell the library's code retyped by hand from the
 student's own (see the README).
+
+What the reading loses (the library's function stored through one expression and read
+through another: ``box().f = model.relu``, then ``Box.f(x)``, red team, round twenty-two) is
+seen when it runs: the kernel names the package's functions the student's code entered while
+a check ran it (:func:`.answers.watched`), and :func:`called_twin` makes a :class:`Copy` of
+the first that is the exercise's twin.
 """
 import dis
 import functools
 import importlib
 import pkgutil
 import types
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,13 +51,14 @@ import nn_from_scratch
 
 from ..i18n import _
 from .allowed import outside_how
+from .answers import UNWATCHED
 from .reaching import reached
 from .reading import Hidden, Reader
 from .rebuild import Rebuilt
 from .release import Release
 from .verdicts import check_cells
 
-__all__ = ["Copy", "library_copies", "twins"]
+__all__ = ["Copy", "called_twin", "library_copies", "twins"]
 
 # The package's modules of concepts (the answers' twins live there), not its machinery.
 _NOT_CONCEPTS = {"grade", "exercises", "doctor", "notebook_runner", "kernel", "kernel_channel",
@@ -69,12 +77,21 @@ class Copy:
     # "anytime" (``how`` may bind names after any cell: a hook, a method Python calls by
     # itself, a namespace kept or handed on), or
     # "reaches" (``how`` reaches any object of the kernel: gc.get_objects, :mod:`.reaching`),
-    # "outside" (``how`` is more than an exercise may use: :mod:`.allowed`)
+    # "outside" (``how`` is more than an exercise may use: :mod:`.allowed`), or
+    # "called" (the handed-in ``how`` called ``name`` while the grader ran it: called_twin)
     doubt: str = ""
 
     @property
     def message(self) -> str:
         """Why, in the grader's language."""
+        if self.doubt == "unwatched":  # round twenty-four: the profiler switched off
+            return _("your {how} switched off the grader's watch of what it calls while it "
+                     "ran (a recursion to Python's limit, a profiler of its own), so this "
+                     "exercise earns nothing; leave that out").format(how=self.how)
+        if self.doubt == "called":  # round twenty-two: seen when it ran, not in its source
+            return _("your {how} called the library's own {name} when the grader ran it, so "
+                     "this exercise earns nothing; write the code itself").format(
+                         name=self.name, how=self.how)
         if self.doubt == "reaches":
             return _("{how} reaches any object in the kernel, the grader's own included, so "
                      "{name} earns nothing; leave it out").format(name=self.name, how=self.how)
@@ -171,6 +188,33 @@ def _named(code: Any, namespace: dict[str, Any]) -> list[Any]:
                 held = None
     return [value for value in values if callable(value) and not isinstance(value, type) and
             str(getattr(value, "__module__", "")).split(".")[0] == "nn_from_scratch"]
+
+
+_CHECKERS = "nn_from_scratch.exercises."  # a lesson's checkers: their references compute answers
+_HANDED = {"_fixtures", "_placement"}  # ...but for the stand-ins a check hands the answer
+
+
+def called_twin(checker: str, names: Sequence[str], called: Any) -> Copy | None:
+    """What the kernel saw the student's code enter while a check ran it (``called``, the
+    package's functions by module and qualified name: :func:`.answers.watched`): the
+    :class:`Copy` of the first that is a twin of the check's or a lesson's checker's own (its
+    references compute the answers), or None. What the reading of
+    the source cannot follow (the library's ``relu`` stored as ``box().f`` and called as
+    ``Box.f(x)``: red team, round twenty-two) is caught when it runs."""
+    if not isinstance(called, list) or not called:
+        return None
+    known = {f"{twin.__module__}.{twin.__qualname__}": twin
+             for twin in twins({checker, *names}) if hasattr(twin, "__qualname__")}
+    how = names[0] if names else checker
+    if UNWATCHED in called:
+        return Copy("", how, "unwatched")
+    for name in called:
+        if isinstance(name, str) and name in known:
+            return Copy(known[name].__name__, how, "called")
+        if isinstance(name, str) and name.startswith(_CHECKERS) and \
+                name.split(".")[2] not in _HANDED:  # a checker's own code (a reference)
+            return Copy(name.removeprefix("nn_from_scratch."), how, "called")
+    return None
 
 
 def library_copies(rebuilt: Rebuilt, release: Release) -> dict[str, Copy]:

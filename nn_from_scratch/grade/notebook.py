@@ -22,7 +22,7 @@ from .assignment import other_lesson
 from .capped import Unreadable, read_notebook
 from .checker_process import CheckerProcess, grading_hook
 from .checking import PROLOGUE
-from .copying import Copy, library_copies
+from .copying import Copy, called_twin, library_copies
 from .intake import Submission, clean
 from .rebuild import Rebuilt, left_as_released, rebuild
 from .release import (
@@ -172,7 +172,7 @@ async def run_prepared(prepared: Prepared, kernel: Kernel, limits: Limits,
     nb, checks = prepared.rebuilt.nb, prepared.checks
     own = checkers is None
     checkers = checkers or CheckerProcess()  # a process of the grader's that can be stopped
-    verdicts: dict[str, dict[str, str]] = {}
+    verdicts: dict[str, dict[str, Any]] = {}
     module = prepared.release.checker
     hooks = {c.index: grading_hook(c.index, checkers, {"module": module, "checker": c.checker,
                                                        "names": list(c.names)},
@@ -193,14 +193,20 @@ async def run_prepared(prepared: Prepared, kernel: Kernel, limits: Limits,
              for index, placed in enumerate(prepared.rebuilt.placed) if placed.released}
     points = {c.exercise: c.points for c in prepared.release.cells if c.role == "check"}
     rows, stubs = [], left_as_released(prepared.rebuilt)
+    job = {c.exercise: c for c in checks}
     for exercise in lesson_exercises(prepared.release.lesson):
         check = cells.get(("check", exercise.id))
-        rows.append(_row(exercise, verdicts.get(exercise.id),
+        verdict = verdicts.get(exercise.id)
+        copied = prepared.copies.get(exercise.id) or (  # (a check that failed it already
+            called_twin(job[exercise.id].checker, list(job[exercise.id].names),  # says why)
+                        verdict.get("called"))
+            if verdict and verdict["status"] == "passed" and exercise.id in job else None)
+        rows.append(_row(exercise, verdict,
                          runs.get(cells.get((EXERCISE_TAG, exercise.id), -1)),
                          runs.get(check, CellRun(check, "error", "was not run"))
                          if check is not None else None,
                          points.get(exercise.id, 1.0), prepared.shown.get(exercise.id),
-                         prepared.copies.get(exercise.id), exercise.id in stubs))
+                         copied, exercise.id in stubs))
     checked = sum(runs[c.index].seconds for c in checks if c.index in runs)
     seconds = {"kernel": round(kernel.seconds, 2), "checks": round(checked, 2),
                "lesson": round(sum(r.seconds for r in runs.values()) - checked, 2)}
