@@ -5,6 +5,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from conftest import assert_result, own, stub
 from jax.scipy.special import logsumexp
 
@@ -19,9 +20,61 @@ def test_relu():
     assert_result(check.relu(lambda x: max(0, x)), "failed", "Python's max", "jnp.maximum")
     assert_result(check.relu(lambda x: jnp.max(0, x)), "failed", "an axis", "jnp.maximum(0, x)")
     assert_result(check.relu(np.ones(3)), "failed", "expected a function", "array of shape (3,)")
-    assert_result(check.relu(jnp.abs), "failed", "0 where x < 0")
-    assert_result(check.relu(lambda x: jnp.clip(x, 0, 1)), "failed", "unchanged where x > 0")
+    assert_result(check.relu(jnp.abs), "failed", "0 wherever x < 0")
+    assert_result(check.relu(lambda x: jnp.clip(x, 0, 1)), "failed", "unchanged wherever x > 0")
     assert_result(check.relu(lambda x: None), "failed", "forget `return`")
+
+
+def inplace(x):
+    x = np.asarray(x)
+    x[x < 0] = 0
+    return x
+
+
+calls = []
+
+
+def wrong_from_the_fifth_call(x):
+    calls.append(1)
+    return jnp.maximum(0, x) if len(calls) < 5 else x
+
+
+# a student's walk of 07.1 (2026-12-01, 121 answers): each of these passed, or got a hint
+# that pointed elsewhere, before the check drew zeros, large numbers, 3-D and (1, n) inputs,
+# ran relu under jit and looked at the dtype
+@pytest.mark.parametrize("answer, signs", [
+    (lambda x: jnp.where(x == 0, 1.0, jnp.maximum(0, x)), ["where x = 0", "relu(0)"]),
+    (lambda x: jnp.where(x == 0, 0.5, jnp.maximum(0, x)), ["where x = 0"]),
+    (lambda x: jnp.where(jnp.abs(x) < 100, jnp.maximum(0, x), 0.0), ["however large"]),
+    (lambda x: jnp.maximum(0, x).astype(jnp.complex64), ["dtype complex64", "no astype"]),
+    (lambda x: jnp.maximum(0, x).astype(jnp.float16), ["dtype float16"]),
+    (lambda x: x > 0, ["dtype bool"]),
+    (lambda x: np.maximum(0, x), ["not under jax.jit", "jnp.maximum"]),
+    (lambda x: np.maximum(0, np.asarray(x)).astype(np.float64), ["not under jax.jit"]),
+    (lambda x: jnp.maximum(0, x).tolist(), ["not under jax.jit"]),
+    (lambda x: float(jnp.maximum(0, x)) if jnp.ndim(x) == 0 else jnp.maximum(0, x),
+     ["not under jax.jit"]),
+    (lambda x: jnp.squeeze(jnp.maximum(0, x)), ["(1, ", "has shape"]),
+    (lambda x: jnp.max(x, 0), ["jnp.max(a, axis)"]),
+    (lambda x: jnp.maximum(0, x) if x.ndim == 0 else x, ["of shape (", "wherever x < 0"]),
+    (lambda x: jnp.maximum(0, x) if x.ndim < 3 else x, ["wherever x < 0"]),
+    (lambda x: jnp.maximum(0, x.reshape(x.shape[0], -1)).reshape(x.shape), ["any shape"]),
+    (lambda x: jnp.maximum(0, x) @ jnp.eye(x.shape[0]), ["any shape"]),
+    (inplace, ["changed in place"]),
+    (wrong_from_the_fifth_call, ["wherever x < 0"]),
+])
+def test_relu_walk(answer, signs):
+    calls.clear()
+    assert_result(check.relu(answer), "failed", *signs)
+
+
+@pytest.mark.parametrize("answer", [
+    jax.nn.relu, jax.jit(lambda x: jnp.maximum(0.0, x)), lambda x: jnp.where(x > 0, x, 0),
+    lambda x: x * (x > 0), lambda x: (x + jnp.abs(x)) / 2, lambda x: jnp.clip(x, 0),
+    lambda x: jnp.where(x > 0, x, -0.0), lambda x: jax.lax.max(x, jnp.zeros_like(x)),
+    lambda x: jax.vmap(lambda v: jnp.maximum(0, v))(x.ravel()).reshape(x.shape)])
+def test_relu_accepts_every_right_answer(answer):
+    assert_result(check.relu(answer), "passed")
 
 
 def layer(m, n, key, scale=1e-2, w=lambda key, shape: jax.random.normal(key, shape),

@@ -46,27 +46,77 @@ def _uniform(seed: int, shape: tuple[int, ...]) -> jax.Array:
 
 @exercise(LESSON, 1, "relu")
 def relu(student_relu: Any) -> str:
-    x = jnp.asarray(generator(0).normal(size=(3, 4)) * 3, jnp.float32)  # +, - and big
-    for shape_x in (x, x[0], jnp.float32(-2.0), jnp.float32(5.0)):
-        want = model.relu(shape_x)
+    for shape_x in _relu_inputs():
         what = _("relu(x) for x of shape {tuple_shape_x_shape}").format(
                    tuple_shape_x_shape=tuple(shape_x.shape))
-        got = call(student_relu, shape_x, what=what, hints={
-            ("scalar index", "0-d array"): N_("jnp.max(a, axis) is the largest entry of ONE "
-                                              "array (its second argument is an axis); for "
-                                              "max(0, x) entry by entry use jnp.maximum(0, x)"),
-            "truth value": N_("Python's max(0, x) asks whether 0 < x is True for a whole array "
-                              "(\"the truth value ... is ambiguous\"); use jnp.maximum(0, x), "
-                              "entry by entry")})
-        got = expect_shape(got, want.shape, what)
-        negative = np.asarray(shape_x) < 0
-        if np.any(got[negative] != 0):
-            raise Mistake("relu must be 0 where x < 0 (e.g. relu(-2.0) = 0); use "
-                          "jnp.maximum(0, x)")
-        if not np.allclose(got[~negative], np.asarray(shape_x)[~negative]):
-            raise Mistake("relu must return x unchanged where x > 0, however large "
-                          "(relu(5.0) = 5.0); use jnp.maximum(0, x)")
-    return N_("max(0, x) on a matrix, a vector and two scalars, shapes kept")
+        try:  # under jit, as lesson 08 trains the network that calls it
+            got = fast_call(student_relu, shape_x, what=what, hints=_RELU_HINTS, needs_jit=_(
+                "{what} works as written, but not under jax.jit: NumPy (np.maximum, "
+                "np.asarray), .tolist() and float() want numbers, and a traced value has none "
+                "yet, so lesson 08 cannot compile a network that calls your relu. Write it "
+                "with jnp alone: jnp.maximum(0, x)").format(what=what))
+        except Mistake as err:
+            if err.__cause__ is None or "jax.jit" in str(err):
+                raise  # a hint of its own
+            raise Mistake(_("{error}; relu works entry by entry, on x of any shape (a matrix, "
+                            "a vector, a number): jnp.maximum(0, x) does").format(
+                error=err)) from None
+        _relu_values(got, np.asarray(shape_x), what)
+    return N_("max(0, x) on arrays of 0 to 3 dimensions (zeros and numbers in the thousands "
+              "among them), under jit, shape and dtype kept")
+
+
+_RELU_HINTS: dict[str | tuple[str, ...], str] = {
+    "scalar index": N_("jnp.max(a, axis) is the largest entry of ONE array (its second "
+                       "argument is an axis); for max(0, x) entry by entry use jnp.maximum(0, x)"),
+    "truth value": N_("Python's max(0, x) asks whether 0 < x is True for a whole array (\"the "
+                      "truth value ... is ambiguous\"); use jnp.maximum(0, x), entry by entry"),
+    "read-only": N_("a JAX array cannot be changed in place (x[x < 0] = 0, or on np.asarray(x)): "
+                    "return a new array, jnp.maximum(0, x)")}
+
+
+def _relu_inputs() -> list[jax.Array]:
+    """A matrix of drawn shape (with a 0 and two numbers in the thousands or more among its
+    entries), its first row kept 2-D (shape (1, n): a squeeze shows), a drawn 3-D block, a
+    vector and three numbers: no answer right for one shape or one range passes (a jit of the
+    library's relu warmed for one shape: red team, round twenty-three)."""
+    source = generator(0)
+    rows, columns = draw_sizes(source, 1, rows=(2, 40), columns=(2, 40))[0].values()
+    x = (source.normal(size=(rows, columns)) * 3).astype(np.float32)
+    spots = source.choice(x.size, size=3, replace=False)
+    x.flat[spots] = [0.0, 10 ** source.uniform(3, 6), -10 ** source.uniform(3, 6)]
+    block = (source.normal(size=tuple(source.integers(2, 7, size=3))) * 3).astype(np.float32)
+    return [jnp.asarray(v) for v in (x, x[:1], block, x[0], np.float32(-2.0), np.float32(5.0),
+                                     np.float32(0.0))]
+
+
+def _relu_values(got: Any, x: np.ndarray, what: str) -> None:
+    """A :class:`Mistake` unless ``got`` is max(0, x): x's shape and dtype, 0 where x <= 0, x
+    where x > 0; it names the first entry that is wrong."""
+    for axis in range(x.ndim):  # jnp.max(x, 0): the largest entry down an axis
+        biggest = np.max(x, axis=axis)
+        if np.shape(got) == biggest.shape and np.allclose(as_array(got), biggest):
+            raise Mistake(_(_RELU_HINTS["scalar index"]))
+    dtype = got.dtype if isinstance(got, (np.ndarray, np.generic, jax.Array)) else None
+    if dtype is not None and np.dtype(dtype) != x.dtype:
+        raise Mistake(_("{what} returned numbers of dtype {dtype}; relu keeps x's dtype, "
+                        "{want}: return jnp.maximum(0, x), with no astype").format(
+            what=what, dtype=np.dtype(dtype).name, want=x.dtype.name))
+    array = expect_shape(got, x.shape, what)
+    want = np.maximum(x, 0)
+    right = np.where(x > 0, np.isclose(array, want, rtol=1e-6, atol=0), array == 0)
+    if np.all(right):
+        return
+    at = int(np.flatnonzero(~right)[0])
+    x_at, got_at = float(x.flat[at]), array.flat[at]
+    if x_at < 0:
+        rule = N_("relu is 0 wherever x < 0: use jnp.maximum(0, x)")
+    elif x_at == 0:
+        rule = N_("relu(0) = max(0, 0) = 0")
+    else:
+        rule = N_("relu returns x unchanged wherever x > 0, however large: use jnp.maximum(0, x)")
+    raise Mistake(_("{what} gives {got} where x = {x:.6g}; {rule}").format(
+        what=what, got=summary(got_at), x=x_at, rule=_(rule)))
 
 
 def _check_layer(layer: Any, m: int, n: int, what: str) -> tuple[np.ndarray, np.ndarray]:
