@@ -10,7 +10,6 @@ it types the solution into one exercise cell through the editor, runs it and its
 hint. Skipped, with the reason, where Chromium is not installed (CI installs it:
 .ci/install-chromium)."""
 import json
-import os
 import shutil
 import sys
 import time
@@ -26,9 +25,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import notebooks  # noqa: E402
 
-# CI's second run (the newest JAX) sets this to stay within its time (.ci/run): there only the
-# early lesson is used, in both languages; the first run uses them all.
-LIGHTER = "NN_FROM_SCRATCH_STUDENT"
 RUN_ALL = 600  # seconds for Run All Cells: lesson 14 ran in ~41 s on an idle 2-core machine,
 # 170 s at a load average of 10-13, and past 300 s at 66
 
@@ -197,6 +193,7 @@ def write_and_run(student, index: int, source: str, check_index: int) -> dict:
     return cells(student)[check_index]
 
 
+@pytest.mark.once  # the page and its front end, not JAX: CI's second run leaves it to the first
 def test_a_student_notebook_in_jupyterlab_runs_and_answers_on_the_page(browser, lab,
                                                                        monkeypatch):
     """Every case in one test, so that one server and one browser serve them all (the suite
@@ -207,9 +204,6 @@ def test_a_student_notebook_in_jupyterlab_runs_and_answers_on_the_page(browser, 
     for language in ("en", "zh_CN"):
         monkeypatch.setattr(i18n, "_chosen", [language])  # the expected words, in its language
         for case in CASES:
-            if case is not CASES[0] and os.environ.get(LIGHTER, "on") == "off":
-                print(f"{case.lesson} ({language}): left to CI's first run ({LIGHTER}=off)")
-                continue
             if case is not CASES[0] and language != "en":
                 # The page in Chinese is the early lesson's; lesson 16's Chinese student
                 # edition runs to its end, every check "not done" in Chinese, in the mutation
