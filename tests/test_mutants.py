@@ -43,7 +43,7 @@ GRADED = {"07_mlp_from_scratch", "13_cnn_from_scratch", "14_attention_from_scrat
 @pytest.mark.parametrize("slug", LESSONS)
 def test_checkers_kill_the_mutants_and_the_student_edition_runs_to_the_end(slug):
     graded = slug in GRADED
-    report = mutants.lesson_report(slug, with_mutants=True, graded=graded)
+    report = mutants.lesson_report(slug, graded=graded)
     missed = mutants.graded_misses(report) if graded else []
     assert not missed, f"wrong answers caught in class that the grader passes: {missed}"
     assert not report["not_raised"], (
