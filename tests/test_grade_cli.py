@@ -101,6 +101,9 @@ def test_every_export_is_written_and_the_json_is_printed(grade, ungradable, tmp_
         "carol.json", "carol.md", "dave.json", "dave.md", "g.csv", "gh", "r.json"]
     progress = result.stderr.splitlines()
     assert progress[0].startswith("grading 2 notebooks, 2 at a time, memory cap ")
+    # on Python 3.11 the instructor is told the watch's limit (red team, round twenty-seven)
+    assert ("grade with Python 3.12 or newer" in result.stderr) == (
+        not hasattr(sys, "monitoring"))
     assert progress[-1].startswith("graded 2 notebooks in ")
 
 

@@ -187,6 +187,12 @@ def _results(args: argparse.Namespace) -> list[Graded]:
           f"{'WITHOUT a sandbox' if args.no_sandbox else 'each in a sandbox'}; journal "
           f"{journal.path} (if stopped, the same command with --resume goes on)",
           file=sys.stderr)
+    if not hasattr(sys, "monitoring"):  # Python 3.11: the watch is its profiler, one thread's
+        print("note: on Python 3.11 the grader's watch of what an answer calls sees only the "
+              "thread it asks and the threads a notebook starts through threading (red team, "
+              "round twenty-seven: the library ran unseen on the kernel's output thread and on "
+              "XLA's callback threads); grade with Python 3.12 or newer, whose sys.monitoring "
+              "sees every thread", file=sys.stderr)
     try:
         return grade_paths(notebooks, limits, jobs=jobs, progress=True,
                            sandbox=not args.no_sandbox, journal=journal, resume=args.resume,
