@@ -167,6 +167,13 @@ def test_rebuilding_leaves_the_submission_as_it_was(release):
      "reaches into the checkers' module (check.<name>, not a check called)"),
     ("folder = check.__file__", "reaches into the checkers' module (check.<name>, not a check "
      "called)"),
+    # round twenty-seven: the same by getattr, the kernel's output thread, XLA's threads
+    ("box().f = getattr(check, 'model').relu",
+     "reaches into the checkers' module (check.<name>, not a check called)"),
+    ("sys.stdout.pub_thread.schedule(lambda: out.append(fn(*a)))", "runs code in other threads"),
+    ("sys.stdout.echo = _Echo()", "runs code in other threads"),
+    ("jax.pure_callback(lambda v: np.asarray(_off(Box.f, v)), shape, x)",
+     "runs code in other threads"),
     # a path: the library's files loaded under another name, with nothing imported by its own
     ("import runpy\nrelu = runpy.run_path('/srv/nn_from_scratch/model.py')['relu']",
      "names a folder nn_from_scratch in a path (the library's files can be loaded from it)"),

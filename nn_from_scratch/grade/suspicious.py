@@ -37,7 +37,10 @@ SIGNS: tuple[tuple[str | None, str], ...] = (
      "reads or switches Python's profiler or tracer (sys.setprofile, sys.getprofile)"),
     (r"\bglobals\s*\(|\bvars\s*\(|\blocals\s*\(",
      "reaches names through globals(), vars() or locals()"),
-    (r"\bthreading\b|\b_thread\b|\bThreadPoolExecutor\b|\bconcurrent\.futures\b",
+    # (round twenty-seven, on Python 3.11: the kernel's own output thread, through
+    # sys.stdout's pub_thread or its echo, and XLA's threads, through a callback)
+    (r"\bthreading\b|\b_thread\b|\bThreadPoolExecutor\b|\bconcurrent\.futures\b|"
+     r"\bpub_thread\b|\bstd(?:out|err)\s*\.\s*echo\b|\b(?:pure|io)_callback\b",
      "runs code in other threads"),
     (r"\bsys\.modules\b", "touches sys.modules"),
     (r"\b__builtins__\b|\bimport\s+builtins\b|\bbuiltins\.", "touches builtins"),
@@ -45,8 +48,9 @@ SIGNS: tuple[tuple[str | None, str], ...] = (
     (r"\bexercises\b", "names the checkers' package (exercises)"),
     # the checkers' module reached for anything but a check (round ten: `check.model.relu`,
     # the library through the notebook's own `check`, `check.__file__`)
-    (r"\bcheck\s*\.\s*\w+\b(?!\s*\()", "reaches into the checkers' module (check.<name>, "
-     "not a check called)"),
+    # (and getattr(check, "model"), round twenty-seven: the library with no note)
+    (r"\bcheck\s*\.\s*\w+\b(?!\s*\()|\b(?:getattr|hasattr)\s*\(\s*check\s*,",
+     "reaches into the checkers' module (check.<name>, not a check called)"),
     (r"\bimportlib\b|\b__import__\b", "imports modules by name (importlib)"),
     (r"\b_getframe\b|\bcurrentframe\b|\bf_locals\b|\bf_globals\b|\bf_back\b|\btb_frame\b|"
      r"\b[gc]r?_frame\b|\binspect\s*\.\s*(?:stack|trace|getouterframes|getinnerframes|"
