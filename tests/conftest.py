@@ -57,10 +57,10 @@ LANGUAGES = ("en", "zh_CN")
 # words differ), so a third run, in class in English, computed everything a second time for
 # words the graded run already checks (issue 41: 555 s of 4,754 s of test time); English checks
 # in class still run in every lesson (tests/test_lessons.py) and on every mutant
-# (tests/test_mutants.py, whose checks answer in English). The run in class is marked "once":
-# CI's second run, on the newest JAX, runs each checker graded only, which runs the checker's
-# code on drawn inputs and through the grader's protocol as well; the Chinese words, which do
-# not depend on JAX's version, are checked on the first.
+# (tests/test_mutants.py, whose checks answer in English). The run in class is marked "slow":
+# the README's test command (and CI's run on the newest JAX) runs each checker graded only, which
+# runs the checker's code on drawn inputs and through the grader's protocol as well; the Chinese
+# words, which do not depend on JAX's version, are checked by CI's run of the slow tests.
 MODES = [("zh_CN", "in class"), ("en", "graded")]
 GRADING_SEED = 20261126
 
@@ -124,7 +124,7 @@ def pytest_generate_tests(metafunc):
     if metafunc.module.__name__.startswith("test_exercises_") and \
             metafunc.module.__name__ != "test_exercises_core":
         metafunc.parametrize(
-            "language", [pytest.param(mode, marks=[pytest.mark.once] if mode[1] == "in class"
+            "language", [pytest.param(mode, marks=[pytest.mark.slow] if mode[1] == "in class"
                                       else []) for mode in MODES],
             indirect=True, ids=[f"{lang}-{mode}" for lang, mode in MODES])
 
@@ -225,16 +225,39 @@ def browser(tmp_path_factory):
     chrome.close()
 
 
-# CI's second run (the newest JAX, .ci/run) sets this to "off": tests marked ``once`` do not
-# depend on JAX's version, and the first run has run them.
-ONCE = os.environ.get("NN_FROM_SCRATCH_ONCE", "on") != "off"
+# The README's test command leaves out the tests marked ``slow`` (pyproject.toml): heavy, and
+# their outcome does not depend on JAX's version. ``--slow`` adds them; CI's first run runs them
+# (.ci/run), once.
+def pytest_addoption(parser):
+    parser.addoption("--slow", action="store_true",
+                     help="also run the tests marked slow (the student editions with the mutation "
+                          "test, the red team, the grader's classes and command, JupyterLab, the "
+                          "website, the checkers in class in Chinese): CI runs them once")
 
 
 def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if not ONCE and item.get_closest_marker("once"):
-            item.add_marker(pytest.mark.skip(
-                reason="NN_FROM_SCRATCH_ONCE=off: does not depend on JAX's version"))
+    if config.getoption("--slow"):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+        config.hook.pytest_deselected(items=slow)
+
+
+def _left_out(config):
+    if not config.getoption("--slow"):
+        return ("the tests marked slow are left out (shown as deselected): "
+                "`.venv/bin/python -m pytest --slow` runs them too (CI does, once)")
+    return None
+
+
+def pytest_report_header(config):
+    return _left_out(config)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if _left_out(config):
+        terminalreporter.write_line(_left_out(config))
 
 
 def pytest_unconfigure(config):

@@ -76,7 +76,7 @@ def _counting_messages(monkeypatch):
     return read
 
 
-@pytest.mark.once  # the runner's reading of a kernel, whatever JAX's version
+@pytest.mark.slow  # the runner's reading of a kernel, whatever JAX's version
 def test_past_a_cells_output_count_a_flood_is_read_at_the_runners_pace(tmp_path, monkeypatch):
     """Issue 35: tiny messages read as fast as a kernel sent them held the loop that every
     kernel's replies go through, so each of a classmate's round trips (a check makes hundreds)

@@ -13,7 +13,7 @@ from nn_from_scratch.notebook_runner import Limits
 # How the grader treats a class (its sandboxes, limits, records and order) does not depend on
 # JAX's version; lesson 07's own solution graded as a class (tests/test_grade.py) and every
 # checker's graded mode (the checkers' tests) are tested on both of CI's runs.
-pytestmark = pytest.mark.once
+pytestmark = pytest.mark.slow
 
 # One call that fills 4 GB: an interrupt cannot stop it halfway, so the hog keeps growing through
 # the 10 s limit and the 15 s the runner then waits (GRACE) until the watchdog stops it. A loop of

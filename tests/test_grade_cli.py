@@ -20,7 +20,7 @@ from nn_from_scratch.__main__ import main
 # The grade command's paths, exports, shards and journal do not depend on JAX's version;
 # lesson 07's own solution graded as a class (tests/test_grade.py) and every checker's graded
 # mode (the checkers' tests) are tested on both of CI's runs.
-pytestmark = pytest.mark.once
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 

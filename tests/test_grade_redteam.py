@@ -34,9 +34,9 @@ from grade_share import slow_to_read  # noqa: E402  (the benchmark's attack, mea
 import notebooks  # noqa: E402
 
 # the attacks are on the grader's process and sandbox, not on JAX; the checkers' verdicts, graded,
-# are tested on both of CI's runs (tests/test_exercises_*.py): "once" (conftest.py)
+# are tested on both of CI's runs (tests/test_exercises_*.py): "slow" (conftest.py)
 pytestmark = [pytest.mark.skipif(os.uname().sysname != "Linux", reason="the sandbox is Linux's"),
-              pytest.mark.once]
+              pytest.mark.slow]
 LESSON = "03_autodiff_from_scratch"
 SOLUTION, STUDENT = notebooks.editions(ROOT / "lessons" / f"{LESSON}.md")
 EXERCISES = 5

@@ -193,7 +193,7 @@ def write_and_run(student, index: int, source: str, check_index: int) -> dict:
     return cells(student)[check_index]
 
 
-@pytest.mark.once  # the page and its front end, not JAX: CI's second run leaves it to the first
+@pytest.mark.slow  # the page and its front end, not JAX: CI runs it once (`pytest --slow`)
 def test_a_student_notebook_in_jupyterlab_runs_and_answers_on_the_page(browser, lab,
                                                                        monkeypatch):
     """Every case in one test, so that one server and one browser serve them all (the suite

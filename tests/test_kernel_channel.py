@@ -8,7 +8,7 @@ from test_cell_outputs import RAW_FLOOD
 from nn_from_scratch.notebook_runner import execute
 
 
-@pytest.mark.once
+@pytest.mark.slow
 def test_a_kernel_that_sends_more_messages_than_a_notebook_may_is_refused(tmp_path, monkeypatch):
     """The backstop behind the pace: past MAX_PARTS message parts from one kernel (each of its
     cells reads its first ``cell_outputs`` messages at once), the rest is refused unread, and

@@ -1,8 +1,9 @@
 """Every lesson runs top to bottom offline, and the committed notebooks match it.
 
 The full edition (``notebooks/``) is executed here and must pass every check, on both of CI's
-runs. The student edition is executed by ``tests/test_mutants.py`` (marked ``once``: CI's
-second run, on the newest JAX, leaves it to the first): the Chinese one (``student/zh``
+runs and in the README's test command. The student edition is executed by
+``tests/test_mutants.py`` (marked ``slow``: ``pytest --slow`` runs it, as CI does once, on its
+first run): the Chinese one (``student/zh``
 runs the very code of ``student/``, which tests/test_translations.py proves through ast), in a
 fresh kernel, to the end, with every check saying "not done yet" in Chinese, in the same run
 as the mutation test of its checkers (tools/mutants.py says why one run carries both).

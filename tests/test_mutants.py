@@ -34,12 +34,12 @@ EXERCISE_TARGET, LESSON_TARGET = 0.90, 0.98
 GRADED = {"07_mlp_from_scratch", "13_cnn_from_scratch", "14_attention_from_scratch"}
 
 
-# "once" (pyproject.toml): CI's second run, on the newest JAX, leaves these executions to the
-# first. The mutation scores do not depend on JAX's version, and a student edition is its
-# lesson's full edition with stubs in the exercise cells (tools/notebooks.py writes both from
-# one lesson; tests/test_lessons.py proves the committed notebooks are what it writes), whose
-# full edition runs on both of CI's runs (tests/test_lessons.py).
-@pytest.mark.once
+# "slow" (pyproject.toml): the README's test command leaves these executions out, and CI runs
+# them once, on its first run (`pytest --slow`). The mutation scores do not depend on JAX's
+# version, and a student edition is its lesson's full edition with stubs in the exercise cells
+# (tools/notebooks.py writes both from one lesson; tests/test_lessons.py proves the committed
+# notebooks are what it writes), whose full edition runs in every run (tests/test_lessons.py).
+@pytest.mark.slow
 @pytest.mark.parametrize("slug", LESSONS)
 def test_checkers_kill_the_mutants_and_the_student_edition_runs_to_the_end(slug):
     graded = slug in GRADED

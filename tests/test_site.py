@@ -28,8 +28,8 @@ import pytest
 from chromium import HEIGHT, WIDTH
 
 ROOT = Path(__file__).resolve().parent.parent
-# built from the committed notebooks, nothing executed: "once" (conftest.py)
-pytestmark = pytest.mark.once
+# built from the committed notebooks, nothing executed: "slow" (conftest.py)
+pytestmark = pytest.mark.slow
 SCREENSHOTS = ROOT / ".screenshots"
 
 
