@@ -226,8 +226,8 @@ def browser(tmp_path_factory):
 
 
 # The README's test command leaves out the tests marked ``slow`` (pyproject.toml): heavy, and
-# their outcome does not depend on JAX's version. ``--slow`` adds them; CI's first run runs them
-# (.ci/run), once.
+# their outcome does not depend on JAX's version. ``--slow`` adds them, and so does naming their
+# file (``pytest tests/test_mutants.py -k 07_``); CI runs them once (.ci/run).
 def pytest_addoption(parser):
     parser.addoption("--slow", action="store_true",
                      help="also run the tests marked slow (the student editions with the mutation "
@@ -235,19 +235,32 @@ def pytest_addoption(parser):
                           "website, the checkers in class in Chinese): CI runs them once")
 
 
+def _named_files(config):
+    """The test files named on the command line (``tests/test_x.py``, ``tests/test_x.py::t``)."""
+    files = set()
+    for arg in config.args:
+        path = Path(config.invocation_params.dir, arg.split("::")[0])
+        if path.suffix == ".py":
+            files.add(path.resolve())
+    return files
+
+
 def pytest_collection_modifyitems(config, items):
     if config.getoption("--slow"):
         return
-    slow = [item for item in items if item.get_closest_marker("slow")]
+    named = _named_files(config)
+    slow = [item for item in items
+            if item.get_closest_marker("slow") and Path(item.path).resolve() not in named]
     if slow:
-        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+        left_out = {id(item) for item in slow}
+        items[:] = [item for item in items if id(item) not in left_out]
         config.hook.pytest_deselected(items=slow)
 
 
 def _left_out(config):
     if not config.getoption("--slow"):
-        return ("the tests marked slow are left out (shown as deselected): "
-                "`.venv/bin/python -m pytest --slow` runs them too (CI does, once)")
+        return ("the tests marked slow are left out (shown as deselected) unless their file is "
+                "named: `.venv/bin/python -m pytest --slow` runs them too (CI does, once)")
     return None
 
 
