@@ -123,6 +123,12 @@ def pytest_generate_tests(metafunc):
     # the checkers' tests; _core's own (test_exercises_core) test the machinery, in English
     if metafunc.module.__name__.startswith("test_exercises_") and \
             metafunc.module.__name__ != "test_exercises_core":
+        if metafunc.definition.get_closest_marker("in_class_only"):
+            # a test that draws its own inputs (the graded mode would fix the seed): once, in
+            # class, in English, in every run
+            metafunc.parametrize("language", [("en", "in class")], indirect=True,
+                                 ids=["en-in class"])
+            return
         metafunc.parametrize(
             "language", [pytest.param(mode, marks=[pytest.mark.slow] if mode[1] == "in class"
                                       else []) for mode in MODES],
@@ -226,13 +232,15 @@ def browser(tmp_path_factory):
 
 
 # The README's test command leaves out the tests marked ``slow`` (pyproject.toml): heavy, and
-# their outcome does not depend on JAX's version. ``--slow`` adds them, and so does naming their
-# file (``pytest tests/test_mutants.py -k 07_``); CI runs them once (.ci/run).
+# their outcome does not depend on JAX's version. ``--slow`` adds them, ``-m slow`` runs them
+# alone, and naming their file runs them (``pytest tests/test_mutants.py -k 07_``); CI runs them
+# once (.ci/run).
 def pytest_addoption(parser):
     parser.addoption("--slow", action="store_true",
                      help="also run the tests marked slow (the student editions with the mutation "
                           "test, the red team, the grader's classes and command, JupyterLab, the "
-                          "website, the checkers in class in Chinese): CI runs them once")
+                          "website, the checkers in class in Chinese); -m slow runs them alone. "
+                          "CI runs them once")
 
 
 def _named_files(config):
@@ -245,8 +253,16 @@ def _named_files(config):
     return files
 
 
+_LEFT_OUT = pytest.StashKey[int]()
+
+
+def runs_slow_tests(config):
+    """``--slow``, or a marker expression that names them (``-m slow``)."""
+    return bool(config.getoption("--slow") or "slow" in (config.getoption("markexpr") or ""))
+
+
 def pytest_collection_modifyitems(config, items):
-    if config.getoption("--slow"):
+    if runs_slow_tests(config):
         return
     named = _named_files(config)
     slow = [item for item in items
@@ -255,22 +271,28 @@ def pytest_collection_modifyitems(config, items):
         left_out = {id(item) for item in slow}
         items[:] = [item for item in items if id(item) not in left_out]
         config.hook.pytest_deselected(items=slow)
+    config.stash[_LEFT_OUT] = len(slow)
+    if hasattr(config, "workeroutput"):  # a pytest-xdist worker: tell the run's main process
+        config.workeroutput["slow_left_out"] = len(slow)
 
 
-def _left_out(config):
-    if not config.getoption("--slow"):
-        return ("the tests marked slow are left out (shown as deselected) unless their file is "
-                "named: `.venv/bin/python -m pytest --slow` runs them too (CI does, once)")
-    return None
-
-
-def pytest_report_header(config):
-    return _left_out(config)
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """pytest-xdist: a worker ended; its count of the slow tests left out (each worker collects
+    every test, so each counts the same)."""
+    left_out = getattr(node, "workeroutput", {}).get("slow_left_out")
+    if left_out is not None:
+        node.config.stash[_LEFT_OUT] = left_out
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    if _left_out(config):
-        terminalreporter.write_line(_left_out(config))
+    left_out = config.stash.get(_LEFT_OUT, 0)
+    if left_out:
+        terminalreporter.write_line(
+            f"{left_out} test{'s' if left_out > 1 else ''} marked slow "
+            f"{'were' if left_out > 1 else 'was'} left out (deselected): "
+            f"`.venv/bin/python -m pytest --slow` runs them too, `-m slow` them alone (CI runs "
+            f"them once); naming a test file runs all of its tests")
 
 
 def pytest_unconfigure(config):

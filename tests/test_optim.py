@@ -117,7 +117,7 @@ def test_global_norm_is_the_length_of_all_the_numbers(small_params):
     flat = jnp.concatenate([leaf.ravel() for leaf in jax.tree.leaves(small_params)])
     assert float(global_norm(small_params)) == pytest.approx(float(jnp.linalg.norm(flat)),
                                                              rel=1e-5)
-    assert float(global_norm(small_params)) == pytest.approx(float(optax.global_norm(
+    assert float(global_norm(small_params)) == pytest.approx(float(optax.tree.norm(
         small_params)), rel=1e-6)
 
 

@@ -1,9 +1,11 @@
-"""The README's test command leaves out the tests marked slow, ``--slow`` adds them, and a test
-file named on the command line runs all of its tests (tests/conftest.py)."""
+"""The README's test command leaves out the tests marked slow and says how many, ``--slow``
+adds them, ``-m slow`` runs them alone, and a test file named on the command line runs all of
+its tests (tests/conftest.py)."""
 from pathlib import Path
 from types import SimpleNamespace
 
 import conftest
+import pytest
 
 TESTS = Path(__file__).resolve().parent
 
@@ -16,35 +18,64 @@ class Item:
         return object() if name == "slow" and self.slow else None
 
 
-def select(args, slow_option=False, where=TESTS.parent):
-    """The items left to run for ``pytest <args>`` started in ``where``, and those deselected."""
+def config_of(args, options, where=TESTS.parent):
     deselected = []
-    config = SimpleNamespace(
-        args=args, invocation_params=SimpleNamespace(dir=where),
-        getoption=lambda name: slow_option if name == "--slow" else None,
-        hook=SimpleNamespace(pytest_deselected=lambda items: deselected.extend(items)))
+    return SimpleNamespace(
+        args=args, invocation_params=SimpleNamespace(dir=where), stash=pytest.Stash(),
+        getoption=lambda name: options.get(name),
+        hook=SimpleNamespace(pytest_deselected=lambda items: deselected.extend(items)),
+        deselected=deselected)
+
+
+def select(args, where=TESTS.parent, **options):
+    """The items left to run for ``pytest <args>`` started in ``where``, those deselected, and
+    what the run says at its end."""
+    config = config_of(args, {f"--{k}" if k == "slow" else k: v for k, v in options.items()},
+                       where)
     items = [Item("test_mutants.py", True), Item("test_lessons.py", False),
              Item("test_grade.py", True), Item("test_grade.py", False)]
     conftest.pytest_collection_modifyitems(config, items)
-    return ([(i.path.name, i.slow) for i in items], [(i.path.name, i.slow) for i in deselected])
+    said = []
+    conftest.pytest_terminal_summary(SimpleNamespace(write_line=said.append), 0, config)
+    return ([(i.path.name, i.slow) for i in items],
+            [(i.path.name, i.slow) for i in config.deselected], said)
 
 
-def test_the_readme_command_leaves_the_slow_tests_out_and_says_so():
-    kept, left_out = select(["tests"])
+def test_the_readme_command_leaves_the_slow_tests_out_and_says_how_many():
+    kept, left_out, said = select(["tests"])
     assert kept == [("test_lessons.py", False), ("test_grade.py", False)]
     assert left_out == [("test_mutants.py", True), ("test_grade.py", True)]
-    config = SimpleNamespace(getoption=lambda name: False)
-    assert "--slow" in conftest._left_out(config)
+    assert len(said) == 1 and said[0].startswith("2 tests marked slow were left out")
+    assert "--slow" in said[0] and "-m slow" in said[0]
 
 
-def test_slow_adds_them():
-    kept, left_out = select(["tests"], slow_option=True)
-    assert len(kept) == 4 and not left_out
-    assert conftest._left_out(SimpleNamespace(getoption=lambda name: True)) is None
+def test_slow_adds_them_and_m_slow_keeps_them_for_its_own_selection():
+    for options in ({"slow": True}, {"markexpr": "slow"}, {"markexpr": "slow and not site"}):
+        kept, left_out, said = select(["tests"], **options)
+        assert len(kept) == 4 and not left_out and not said, options
 
 
 def test_a_file_named_runs_all_of_its_tests_wherever_pytest_was_started():
-    kept, left_out = select(["tests/test_mutants.py", "tests/test_lessons.py::test_x"])
+    kept, left_out, said = select(["tests/test_mutants.py", "tests/test_lessons.py::test_x"])
     assert ("test_mutants.py", True) in kept and left_out == [("test_grade.py", True)]
-    kept, _ = select(["test_grade.py::test_the_honest_solution"], where=TESTS)
+    kept, _, _ = select(["test_grade.py::test_the_honest_solution"], where=TESTS)
     assert kept.count(("test_grade.py", True)) == 1
+
+
+def test_nothing_is_said_when_no_slow_test_was_left_out():
+    _, left_out, said = select(["tests/test_mutants.py", "tests/test_grade.py"])
+    assert not left_out and not said
+
+
+def test_the_count_reaches_the_main_process_from_the_workers():
+    """Under pytest-xdist (pyproject.toml: -n 2) the workers collect and deselect; each sends
+    its count back, and the main process says it."""
+    worker = config_of(["tests"], {})
+    worker.workeroutput = {}
+    conftest.pytest_collection_modifyitems(worker, [Item("test_mutants.py", True)])
+    main = config_of(["tests"], {})
+    conftest.pytest_testnodedown(SimpleNamespace(workeroutput=worker.workeroutput, config=main),
+                                 None)
+    said = []
+    conftest.pytest_terminal_summary(SimpleNamespace(write_line=said.append), 0, main)
+    assert said and said[0].startswith("1 test marked slow was left out")
