@@ -265,11 +265,12 @@ def pytest_collection_modifyitems(config, items):
     if runs_slow_tests(config):
         return
     named = _named_files(config)
-    slow = [item for item in items
-            if item.get_closest_marker("slow") and Path(item.path).resolve() not in named]
+    kept, slow = [], []
+    for item in items:
+        left_out = item.get_closest_marker("slow") and Path(item.path).resolve() not in named
+        (slow if left_out else kept).append(item)
     if slow:
-        left_out = {id(item) for item in slow}
-        items[:] = [item for item in items if id(item) not in left_out]
+        items[:] = kept
         config.hook.pytest_deselected(items=slow)
     config.stash[_LEFT_OUT] = len(slow)
     if hasattr(config, "workeroutput"):  # a pytest-xdist worker: tell the run's main process

@@ -27,11 +27,10 @@ def config_of(args, options, where=TESTS.parent):
         deselected=deselected)
 
 
-def select(args, where=TESTS.parent, **options):
-    """The items left to run for ``pytest <args>`` started in ``where``, those deselected, and
-    what the run says at its end."""
-    config = config_of(args, {f"--{k}" if k == "slow" else k: v for k, v in options.items()},
-                       where)
+def select(args, options=None, where=TESTS.parent):
+    """The items left to run for ``pytest <args>`` (``options``: {"--slow": True}, {"markexpr":
+    "slow"}) started in ``where``, those deselected, and what the run says at its end."""
+    config = config_of(args, options or {}, where)
     items = [Item("test_mutants.py", True), Item("test_lessons.py", False),
              Item("test_grade.py", True), Item("test_grade.py", False)]
     conftest.pytest_collection_modifyitems(config, items)
@@ -50,8 +49,8 @@ def test_the_readme_command_leaves_the_slow_tests_out_and_says_how_many():
 
 
 def test_slow_adds_them_and_m_slow_keeps_them_for_its_own_selection():
-    for options in ({"slow": True}, {"markexpr": "slow"}, {"markexpr": "slow and not site"}):
-        kept, left_out, said = select(["tests"], **options)
+    for options in ({"--slow": True}, {"markexpr": "slow"}, {"markexpr": "slow and not site"}):
+        kept, left_out, said = select(["tests"], options)
         assert len(kept) == 4 and not left_out and not said, options
 
 
