@@ -21,6 +21,20 @@ for _kind in ("STATE", "DATA", "COMPILE_CACHE"):
         _OWN_FOLDERS.append(tempfile.mkdtemp(prefix=f"nn-from-scratch-{_kind.lower()}-"))
         os.environ[f"NN_FROM_SCRATCH_{_kind}"] = _OWN_FOLDERS[-1]
 
+# This process's own compiles (and its pytest-xdist workers') at LLVM's lowest optimisation
+# level: the tests in it compile thousands of small programs and run each for microseconds, so
+# the compile is their cost (issue 41: 537 s of XLA's backend compile in 1,730 s of test
+# time). At level 0 (XLA's default is 3) the backend compile takes about a third less, and
+# nothing else measured did: the README's command, side by side, 874 s and 801 s (README,
+# "How long things take").
+# XLA reads the flag once, when the backend starts (just below), so the environment is put back
+# at once: the kernels, the command line and the grader that tests start compile as a user's do,
+# and the lessons' claims about speed are held at XLA's default level. A level the user set is
+# kept.
+_XLA_FLAGS = os.environ.get("XLA_FLAGS")
+if "xla_backend_optimization_level" not in (_XLA_FLAGS or ""):
+    os.environ["XLA_FLAGS"] = f"{_XLA_FLAGS or ''} --xla_backend_optimization_level=0".lstrip()
+
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
@@ -30,6 +44,11 @@ from nn_from_scratch.parallel import simulate_cpu_devices  # noqa: E402
 # Before any JAX computation: 4 simulated CPU devices for the data-parallel tests.
 # Everything else runs on device 0 as usual.
 simulate_cpu_devices(4)
+jax.devices()  # the backend starts, reading XLA_FLAGS
+if _XLA_FLAGS is None:
+    os.environ.pop("XLA_FLAGS", None)
+else:
+    os.environ["XLA_FLAGS"] = _XLA_FLAGS
 # The test run's own folder of compiled programs (JAX's persistent compilation cache), in this
 # process and its pytest-xdist workers only (kernels: tools/notebooks.py, compilation_cache):
 # a checker's tests run it in two modes, each compiling the same functions anew (checks of
