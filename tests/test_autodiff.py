@@ -25,7 +25,7 @@ FUNCTIONS = [
 @pytest.mark.parametrize("f, point", FUNCTIONS)
 def test_grad_equals_jax_grad(f, point):
     # The engine computes in Python floats (double precision), and so does the reference: in
-    # float32, 1 - tanh(-5.3)**2 loses three digits to cancellation, more or less of them with
+    # float32, 1 - tanh(-5.3)**2 loses about three digits to cancellation, more or fewer with
     # XLA's optimisation level (conftest.py compiles at level 0).
     with jax.enable_x64(True):
         want = jax.grad(f, argnums=tuple(range(len(point))))(*point)
