@@ -25,8 +25,8 @@ for _kind in ("STATE", "DATA", "COMPILE_CACHE"):
 # level: the tests in it compile thousands of small programs and run each for microseconds, so
 # the compile is their cost (issue 41: 537 s of XLA's backend compile in 1,730 s of test
 # time). At level 0 (XLA's default is 3) the backend compile takes about a third less, and
-# nothing else measured did: the README's command, side by side, 874 s and 801 s (README,
-# "How long things take").
+# nothing else measured did: the README's command, one run after the other, 874 s and 801 s
+# (README, "How long things take").
 # XLA reads the flag once, when the backend starts (just below), so the environment is put back
 # at once: the kernels, the command line and the grader that tests start compile as a user's do,
 # and the lessons' claims about speed are held at XLA's default level. A level the user set is
