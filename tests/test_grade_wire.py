@@ -49,6 +49,33 @@ def test_jax_arrays_keys_and_weak_types_survive():
     assert through(wide).dtype == np.float64  # a float64 answer stays float64
 
 
+def test_arrays_of_every_kind_cross_as_jnp_asarray_would_make_them_and_compile_nothing():
+    """A check's every question sends arrays of drawn shapes to a kernel whose compiled
+    programs were dropped: ``jnp.asarray`` compiled a program for each new shape (JAX 0.10:
+    5 s of lesson 07's solution graded alone), ``jax.device_put`` makes the same array."""
+    arrays = [np.array([True, False]), np.arange(6, dtype=np.int8).reshape(2, 3),
+              np.arange(3, dtype=np.uint32), np.arange(3), np.linspace(0, 1, 5, dtype=np.float16),
+              np.linspace(0, 1, 7, dtype=np.float32).reshape(7, 1), np.ones(2, np.complex64),
+              np.zeros((0, 3), np.float32), np.array(2.5, np.float32), np.array(-3)]
+    events = []
+    listener = lambda name, seconds, **_: events.append(name)  # noqa: E731
+    with jax.enable_x64(True):
+        wide = [jnp.asarray(np.float64(1e8 + 1)), jnp.arange(3, dtype=jnp.int64)]
+    values = [jnp.asarray(a) for a in arrays] + wide + [jnp.asarray(2.0), jnp.asarray(3)]
+    jax.clear_caches()
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        backs = [through(value) for value in values]
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    assert not [name for name in events if "compile" in name], events
+    for value, back in zip(values, backs):
+        assert isinstance(back, jax.Array), value
+        assert (back.dtype, back.shape, back.weak_type) == (value.dtype, value.shape,
+                                                            value.weak_type), (value, back)
+        assert np.array_equal(back, value), (value, back)
+
+
 def test_a_named_tuple_of_a_known_package_crosses_but_not_another():
     import optax
 
