@@ -52,7 +52,8 @@ def test_jax_arrays_keys_and_weak_types_survive():
 def test_arrays_of_every_kind_cross_as_jnp_asarray_would_make_them_and_compile_nothing():
     """A check's every question sends arrays of drawn shapes to a kernel whose compiled
     programs were dropped: ``jnp.asarray`` compiled a program for each new shape (JAX 0.10:
-    5 s of lesson 07's solution graded alone), ``jax.device_put`` makes the same array."""
+    lesson 07's solution graded alone, its checks 14.3 s on average, against 12.0 s with
+    ``jax.device_put``, which makes the same array)."""
     arrays = [np.array([True, False]), np.arange(6, dtype=np.int8).reshape(2, 3),
               np.arange(3, dtype=np.uint32), np.arange(3), np.linspace(0, 1, 5, dtype=np.float16),
               np.linspace(0, 1, 7, dtype=np.float32).reshape(7, 1), np.ones(2, np.complex64),
