@@ -30,8 +30,8 @@ import numpy as np
 
 from nn_from_scratch import fit, init_network_params, one_hot
 from nn_from_scratch.data import synthetic_dataset
+from nn_from_scratch.epoch import batch_indices
 from nn_from_scratch.timing import format_seconds, forward_flops, matmul_rate
-from nn_from_scratch.train import batch_indices
 
 SIZES = [784, 512, 512, 10]
 BATCH, STEP_SIZE = 128, 0.01

@@ -7,10 +7,11 @@ brings real handwritten digits, offline if need be.
 """
 from ._checks import InputError, check_key
 from .data import Dataset, DataUnavailableError, load_dataset
+from .epoch import batch_indices, evaluate, train_epoch, update
 from .losses import accuracy, loss, one_hot
 from .model import batched_predict, predict, relu
 from .params import Params, count_params, init_network_params, random_layer_params
-from .train import DivergedError, History, batch_indices, evaluate, fit, train_epoch, update
+from .train import DivergedError, History, fit
 
 __version__ = "0.2.0"
 

@@ -264,7 +264,8 @@ def train_command(args: argparse.Namespace) -> int:
 
     from .augment import shift_images
     from .data import load_dataset
-    from .train import cosine_schedule, evaluate, fit
+    from .epoch import evaluate
+    from .train import cosine_schedule, fit
 
     if args.plot:
         check_plot_path(args.plot)

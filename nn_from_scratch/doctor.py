@@ -198,10 +198,10 @@ def check_smoke() -> list[Check]:
     import jax
     import jax.numpy as jnp
 
+    from .epoch import update
     from .losses import loss, one_hot
     from .model import batched_predict
     from .params import init_network_params
-    from .train import update
 
     start = time.perf_counter()
     params = init_network_params([784, 64, 10], jax.random.key(0), init="he")

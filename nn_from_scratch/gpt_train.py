@@ -30,12 +30,13 @@ import numpy as np
 from jax import jit, lax, random
 
 from ._checks import InputError, check_key, check_positive_int
+from .epoch import batch_indices
 from .gpt import batched_predict_gpt, bits_per_char
 from .i18n import _
 from .optim import Optimizer, apply_updates
 from .params import Params
 from .text_data import TextDataset, windows
-from .train import History, batch_indices
+from .train import History
 
 __all__ = ["evaluate_gpt", "fit_gpt", "format_gpt_epoch"]
 

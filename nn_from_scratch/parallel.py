@@ -38,10 +38,11 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from ._checks import InputError, check_positive_int
+from .epoch import _update_with_metrics, batch_indices
 from .i18n import ENV, language
 from .losses import loss, one_hot
 from .params import Params, init_network_params
-from .train import TrainingData, _update_with_metrics, batch_indices
+from .train import TrainingData
 
 __all__ = ["AXIS", "MultiprocessResult", "data_parallel_mesh", "data_parallel_step",
            "load_result", "pmap_update", "replicate", "run_multiprocess", "save_result",

@@ -162,3 +162,43 @@ def test_expect_int_takes_whole_numbers_only():
     for wrong in (2.5, [8], np.ones(3), "eight", float("nan")):
         with pytest.raises(Mistake, match="n returned .*; an int"):
             expect_int(wrong, "n", "an int")
+
+
+def test_every_own_code_guard_names_the_module_where_its_functions_are_defined():
+    """expect_own_code watches the files of the modules it is given: a function moved to another
+    module (train.py's update to epoch.py) would make its guard watch a file it never runs in,
+    silently. Each guard's library module exists, and each name it watches is defined there."""
+    import ast
+    import importlib
+    from pathlib import Path
+
+    import nn_from_scratch.exercises as exercises
+
+    def value(node, where):  # a literal, a name of the checker's module, or None (a local's)
+        if isinstance(node, ast.Name):
+            return getattr(importlib.import_module(f"nn_from_scratch.exercises.{where}"),
+                           node.id, None)
+        try:
+            return ast.literal_eval(node)
+        except ValueError:  # an attribute, a call: worked out where the check runs
+            return None
+
+    guards = 0
+    for path in sorted(Path(exercises.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "expect_own_code"
+                    and len(node.args) >= 4):
+                continue
+            modules = value(node.args[3], path.stem)
+            modules = (modules,) if isinstance(modules, str) else modules
+            names = value(node.args[4], path.stem) if len(node.args) > 4 else ()
+            if modules is None or names is None:
+                continue  # worked out where it runs; its own checker's tests hold it
+            ours = [importlib.import_module(m) for m in modules if m.startswith("nn_from_scratch")]
+            for name in names:
+                defined = [m.__name__ for m in ours
+                           if getattr(getattr(m, name, None), "__module__", None) == m.__name__]
+                others = len(ours) < len(modules)  # JAX's own: its name is checked there
+                assert defined or others, f"{path.name}: {name} is defined in none of {modules}"
+            guards += 1
+    assert guards >= 10

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from nn_from_scratch import i18n
+from nn_from_scratch.epoch import train_epoch
 from nn_from_scratch.listing import docstring, listing
 from nn_from_scratch.model import predict, relu
-from nn_from_scratch.train import train_epoch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 import translations  # noqa: E402

@@ -128,8 +128,8 @@ def step_on_mesh(mesh: Any) -> Any:
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
 
+    from ..epoch import update
     from ..parallel import AXIS
-    from ..train import update
 
     def step(kept: Kept, x: Any, y: Any, step_size: float) -> list[Any]:
         rows = NamedSharding(mesh, P(AXIS))

@@ -322,7 +322,7 @@ def update(student_fn: Any) -> str:
                                                      i=i, what=what),
                          hint=_("b - step_size * db, with db from jax.grad(loss)"))
     expect_own_code(student_fn, (params, images, targets, 0.1), "update(params, x, y, 0.1)",
-                    "nn_from_scratch.train", ("update",))
+                    "nn_from_scratch.epoch", ("update",))
     return N_("params - step_size * grad(loss), for every W and b, at two step sizes, on "
               "networks and batches of drawn sizes")
 
