@@ -167,38 +167,44 @@ def test_expect_int_takes_whole_numbers_only():
 def test_every_own_code_guard_names_the_module_where_its_functions_are_defined():
     """expect_own_code watches the files of the modules it is given: a function moved to another
     module (train.py's update to epoch.py) would make its guard watch a file it never runs in,
-    silently. Each guard's library module exists, and each name it watches is defined there."""
+    silently. Each guard's modules of the package exist, each defines one of the names watched
+    (if any are named), and each name watched is defined in one of them, unless it is JAX's."""
     import ast
     import importlib
     from pathlib import Path
 
     import nn_from_scratch.exercises as exercises
 
-    def value(node, where):  # a literal, a name of the checker's module, or None (a local's)
-        if isinstance(node, ast.Name):
-            return getattr(importlib.import_module(f"nn_from_scratch.exercises.{where}"),
-                           node.id, None)
+    def value(node, namespace):  # a literal or what the checker's module names; None: a local
         try:
-            return ast.literal_eval(node)
-        except ValueError:  # an attribute, a call: worked out where the check runs
+            return eval(compile(ast.Expression(node), "<guard>", "eval"), dict(namespace))
+        except (NameError, AttributeError):
             return None
 
     guards = 0
     for path in sorted(Path(exercises.__file__).parent.glob("*.py")):
+        namespace = vars(importlib.import_module(f"nn_from_scratch.exercises.{path.stem}"))
         for node in ast.walk(ast.parse(path.read_text())):
-            if not (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "expect_own_code"
-                    and len(node.args) >= 4):
+            if not isinstance(node, ast.Call) or getattr(node.func, "id", "") != "expect_own_code":
                 continue
-            modules = value(node.args[3], path.stem)
-            modules = (modules,) if isinstance(modules, str) else modules
-            names = value(node.args[4], path.stem) if len(node.args) > 4 else ()
+            given = dict(zip(("modules", "names"), node.args[3:5]))
+            given.update((k.arg, k.value) for k in node.keywords if k.arg in ("modules", "names"))
+            modules = value(given["modules"], namespace)
+            names = value(given["names"], namespace) if "names" in given else ()
             if modules is None or names is None:
-                continue  # worked out where it runs; its own checker's tests hold it
+                continue  # a local, worked out where the check runs: its checker's tests hold it
+            modules = (modules,) if isinstance(modules, str) else tuple(modules)
             ours = [importlib.import_module(m) for m in modules if m.startswith("nn_from_scratch")]
+
+            def defines(module, name):
+                return getattr(getattr(module, name, None), "__module__", None) == module.__name__
+
+            where = f"{path.name}, line {node.lineno}"
+            for module in ours if names else ():
+                assert any(defines(module, name) for name in names), (
+                    f"{where}: {module.__name__} defines none of {names}")
             for name in names:
-                defined = [m.__name__ for m in ours
-                           if getattr(getattr(m, name, None), "__module__", None) == m.__name__]
-                others = len(ours) < len(modules)  # JAX's own: its name is checked there
-                assert defined or others, f"{path.name}: {name} is defined in none of {modules}"
+                assert any(defines(m, name) for m in ours) or len(ours) < len(modules), (
+                    f"{where}: {name} is defined in none of {modules}")
             guards += 1
-    assert guards >= 10
+    assert guards >= 20, guards

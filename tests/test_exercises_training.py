@@ -280,6 +280,27 @@ def test_ready_made_code_behind_a_def_of_ones_own_earns_nothing():
                   "calls the library's update")
 
 
+def test_the_librarys_step_reached_through_its_epoch_programs_earns_nothing():
+    """A reviewer's walk: update answered by the library's step under another name, or by its
+    epoch program run over one batch of all the examples (with plain SGD as an optimizer)."""
+    from nn_from_scratch import epoch
+    from nn_from_scratch.optim import sgd
+
+    def one_batch(p, x):
+        return jnp.arange(len(x))[None]
+
+    answers = {
+        "_update_with_metrics": lambda p, x, y, s: epoch._update_with_metrics(p, x, y, s)[0],
+        "train_epoch": lambda p, x, y, s: epoch.train_epoch(
+            jax.tree.map(jnp.copy, p), x, y, one_batch(p, x), s)[0],
+        "_optimizer_epoch": lambda p, x, y, s: epoch._optimizer_epoch(
+            (jax.tree.map(jnp.copy, p), sgd(s).init(p)), x, y, one_batch(p, x), s,
+            batched_predict, sgd(s))[0][0],
+    }
+    for name, answer in answers.items():
+        assert_result(check.update(answer), "failed", "calls the library's")
+
+
 def test_the_walks_raw_errors_and_misnamed_hints_in_lesson_08():
     def no_column(labels, k):  # the lesson's very point missed: (batch,) == (k,)
         return (labels == jnp.arange(k)).astype(jnp.float32)
