@@ -1,4 +1,4 @@
-"""Training: the SGD ``update``, batches, one epoch three ways, and ``fit`` with a history.
+"""Training: ``fit``, epoch after epoch, each run one of three ways, with a history.
 
 The three ways to run an epoch give the same parameters (up to float rounding)
 and differ only in how much Python sits between the steps (lessons 08 and 09):
@@ -6,8 +6,10 @@ and differ only in how much Python sits between the steps (lessons 08 and 09):
 - ``"eager"``: every jnp operation is dispatched one by one from Python;
 - ``"jit"``: one compiled program per step, batches fed from host NumPy (the
   seed tutorial's loop);
-- ``"scan"``: one compiled program per epoch (:func:`train_epoch`); the data
-  stays on the device and ``lax.scan`` runs the steps.
+- ``"scan"``: one compiled program per epoch (:func:`~nn_from_scratch.epoch.train_epoch`);
+  the data stays on the device and ``lax.scan`` runs the steps.
+
+The SGD step (``update``), the batches and the epoch program are :mod:`~nn_from_scratch.epoch`'s.
 
 One loop trains every network: each function takes the model as its batched
 ``predict`` (:data:`~nn_from_scratch.losses.Predict`), the MLP's
