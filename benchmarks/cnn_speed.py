@@ -41,11 +41,11 @@ from epoch_speed import summarise
 from jax import lax, vmap
 
 from nn_from_scratch import evaluate, load_dataset, one_hot
-from nn_from_scratch.__main__ import CNN_HIDDEN, DEFAULTS
 from nn_from_scratch.conv import batched_predict_cnn, conv_layer, init_cnn_params, max_pool
 from nn_from_scratch.epoch import _update_with_metrics, batch_indices, train_epoch
 from nn_from_scratch.model import predict, relu
 from nn_from_scratch.timing import format_seconds, forward_flops, matmul_rate
+from nn_from_scratch.train_cli import CNN_HIDDEN, DEFAULTS
 
 _, BATCH, STEP_SIZE, _, _ = DEFAULTS["cnn"]
 LIMIT, SCRATCH, SCRATCH_CHW, LAX_NCHW, LAX_NHWC, LAX_STEP, TORCH = (

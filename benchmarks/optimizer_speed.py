@@ -26,10 +26,10 @@ import optax
 from conv_speed import compiled, interleaved  # measured as the convolution's benchmark
 
 from nn_from_scratch import load_dataset, loss, one_hot
-from nn_from_scratch.__main__ import DEFAULTS, build_model
 from nn_from_scratch.epoch import _optimizer_epoch, batch_indices, train_epoch
 from nn_from_scratch.optim import adam
 from nn_from_scratch.timing import format_seconds
+from nn_from_scratch.train_cli import DEFAULTS, build_model
 
 OPTIMIZERS = {"library adam": adam(1e-3), "optax.adam": optax.adam(1e-3)}
 

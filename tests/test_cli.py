@@ -7,7 +7,7 @@ import time
 import pytest
 
 from nn_from_scratch import DataUnavailableError
-from nn_from_scratch import __main__ as cli
+from nn_from_scratch import train_cli as cli
 from nn_from_scratch.__main__ import main
 
 

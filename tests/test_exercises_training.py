@@ -298,7 +298,7 @@ def test_the_librarys_step_reached_through_its_epoch_programs_earns_nothing():
             batched_predict, sgd(s))[0][0],
     }
     for name, answer in answers.items():
-        assert_result(check.update(answer), "failed", "calls the library's")
+        assert_result(check.update(answer), "failed", f"calls the library's {name}")
 
 
 def test_the_walks_raw_errors_and_misnamed_hints_in_lesson_08():
