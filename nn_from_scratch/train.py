@@ -30,8 +30,8 @@ from jax import jit, random
 
 from ._checks import InputError, check_choice, check_key, check_positive_int, check_step_size
 
-# The step and the epoch program are epoch.py's; they are names of this module too, from where
-# lessons 02, 08 and 09, and the notebooks handed out for them, import them.
+# The step and the epoch program are epoch.py's. They stay names of this module too: notebooks
+# of lessons 02, 08 and 09 handed out before they moved import them from here.
 from .epoch import (
     _optimizer_epoch,
     _optimizer_step,
