@@ -251,6 +251,26 @@ def test_a_jit_of_the_library_warmed_in_a_cell_is_traced_again_where_the_grader_
     assert called_twin("relu", ["relu"], dropped.called) is not None
 
 
+def test_a_check_compiles_quickly_and_leaves_the_lessons_cells_nothing_it_compiled(monkeypatch):
+    """A graded kernel answers each question with most of XLA's optimizations off (compiling the
+    student's code for drawn sizes was most of a check's cost), the flag as it was after; what
+    the check compiled is dropped when it ends, so that the lesson's later cells run programs
+    compiled as on the student's own machine."""
+    namespace = notebook("seen = []\ndef relu(x):\n    seen.append(jax.config.read("
+                         f"{answers.QUICK_COMPILES!r}))\n    return jnp.maximum(x, 0)\n")
+    dropped = []
+    monkeypatch.setattr(answers, "_clear_compiled", lambda: dropped.append(len(namespace["seen"])))
+    session = InProcess(namespace, afresh=True)
+    assert check_here(session, check.relu, ["relu"], SEED).status == "passed"
+    assert namespace["seen"] and all(namespace["seen"]), namespace["seen"]
+    assert jax.config.read(answers.QUICK_COMPILES) is False
+    assert dropped == [0, len(namespace["seen"])]  # at the first question, and at the end
+    dropped.clear()
+    kept = InProcess(namespace)  # a test's process, whose checker shares its compiled programs
+    assert check_here(kept, check.relu, ["relu"], SEED).status == "passed"
+    assert dropped == [] and jax.config.read(answers.QUICK_COMPILES) is False
+
+
 ROUND_TWENTY_FOUR = {
     # the answer's value, encoded for the grader: its __array__ ran the library after the
     # watch had stopped (a jax.Array of the notebook's own class)

@@ -27,11 +27,12 @@ is a wrong answer, or say less of what it called (the reading of the source, whi
 changes, comes first: :mod:`.copying`). It imports nothing of the package but
 :mod:`nn_from_scratch.wire`.
 """
+import contextlib
 import json
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..wire import Handle, decode, encode, encode_error, reference
@@ -222,6 +223,32 @@ def _clear_compiled() -> None:
         jax.clear_caches()
 
 
+# JAX's flag that compiles with most of XLA's optimizations off (its backend's passes at level
+# 0, LLVM's costly ones skipped), read at each compile, so it can be set for a question alone
+QUICK_COMPILES = "jax_disable_most_optimizations"
+
+
+@contextlib.contextmanager
+def _compiled_quickly() -> Iterator[None]:
+    """What a check's question compiles, compiled with XLA's optimizations mostly off, then the
+    flag as it was. A check compiles the student's code afresh for sizes drawn for it
+    (:func:`_clear_compiled`) and runs it once or twice on small inputs, so the optimizing
+    passes were most of its cost; a verdict compares values with tolerances, which optimizing
+    does not move (the test suite's processes decide every check at level 0 as well). The
+    lesson's own cells compile as the student's machine does: never inside a question, and what
+    the check compiled is dropped when it ends (``forget``)."""
+    jax = sys.modules.get("jax")
+    if jax is None:  # nothing of JAX imported yet: nothing compiled yet either
+        yield
+        return
+    before = jax.config.read(QUICK_COMPILES)
+    jax.config.update(QUICK_COMPILES, True)
+    try:
+        yield
+    finally:
+        jax.config.update(QUICK_COMPILES, before)
+
+
 class Reply:
     """One answer; shown to Jupyter as :data:`MIME` (what a user expression returns)."""
 
@@ -280,10 +307,12 @@ class Answers:
 
     def answer(self, request: dict[str, Any]) -> Any:
         op = request["op"]
-        if op == "forget":
+        if op == "forget":  # the check is over
             self.objects.clear()
             self.handles.clear()
             self.fresh = True
+            if self.afresh:  # what it compiled quickly is not for the lesson's later cells
+                _clear_compiled()
             return None
         if op == "lookup":
             name = request["name"]
@@ -321,8 +350,9 @@ class Answers:
             if self.fresh and self.afresh:  # a check's first question: what was compiled
                 _clear_compiled()  # is traced again, so that no library code runs unwatched
             self.fresh = False     # from a cache warmed in a cell (round twenty-three)
-            reply = watched(lambda: respond(question), called,
-                            asked=isinstance(question, dict) and question.get("op") == "apply")
+            with _compiled_quickly() if self.afresh else contextlib.nullcontext():
+                reply = watched(lambda: respond(question), called,
+                                asked=isinstance(question, dict) and question.get("op") == "apply")
         except BaseException as err:  # (what was called before it raised counts: round 23)
             reply = {"error": encode_error(err)}
         return Reply({**reply, "called": list(called)} if called else reply)
