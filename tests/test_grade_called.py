@@ -271,6 +271,25 @@ def test_a_check_compiles_quickly_and_leaves_the_lessons_cells_nothing_it_compil
     assert dropped == [] and jax.config.read(answers.QUICK_COMPILES) is False
 
 
+@pytest.mark.parametrize("owner, name", [("jax.config", "update"), ("jax", "clear_caches")])
+def test_a_function_of_jax_the_answering_side_calls_runs_nothing_of_the_library_unseen(
+        monkeypatch, owner, name):
+    """The answering side sets JAX's flag for quick compiles at every question and drops what was
+    compiled at a check's first: a notebook that replaced jax.config.update or jax.clear_caches
+    ran its own code there, which the watch must see as it sees the answer's (07.1 with the
+    library's relu called from the replacement, the answer itself the student's)."""
+    monkeypatch.setattr(eval(owner), name, getattr(eval(owner), name))  # put back at the end
+    source = (STORE + f"_original = {owner}.{name}\n"
+              "def _replacement(*args):\n"
+              f"    if args in ((), ({answers.QUICK_COMPILES!r}, True)):  # not JAX's own calls\n"
+              "        Box.f(jnp.ones(2))\n    return _original(*args)\n"
+              f"{owner}.{name} = _replacement\n"
+              "def relu(x):\n    return jnp.maximum(x, 0)\n")
+    session = InProcess(notebook(source), afresh=True)
+    check_here(session, check.relu, ["relu"], SEED)
+    assert called_twin("relu", ["relu"], session.called) is not None, session.called
+
+
 ROUND_TWENTY_FOUR = {
     # the answer's value, encoded for the grader: its __array__ ran the library after the
     # watch had stopped (a jax.Array of the notebook's own class)

@@ -339,20 +339,22 @@ class Answers:
         raising."""
         called: dict[str, None] = {}
 
-        def respond(question: Any) -> dict[str, Any]:
+        def respond(question: Any, first: bool) -> dict[str, Any]:
+            # JAX's own functions called here are watched too: a notebook that replaced one
+            # (jax.config.update) runs nothing of the library unseen through it
             try:  # the answer encoded while watched as well: its __array__, its __name__
-                return {"value": encode(self.answer(question), self.handle, named=False)}
+                if first and self.afresh:  # a check's first question: what was compiled is
+                    _clear_compiled()      # traced again, so that no library code runs
+                with _compiled_quickly() if self.afresh else contextlib.nullcontext():
+                    return {"value": encode(self.answer(question), self.handle, named=False)}
             except BaseException as err:  # an interrupt too: the grader asked for it
                 return {"error": encode_error(err)}  # (round twenty-four)
 
         try:
             question = json.loads(request)
-            if self.fresh and self.afresh:  # a check's first question: what was compiled
-                _clear_compiled()  # is traced again, so that no library code runs unwatched
-            self.fresh = False     # from a cache warmed in a cell (round twenty-three)
-            with _compiled_quickly() if self.afresh else contextlib.nullcontext():
-                reply = watched(lambda: respond(question), called,
-                                asked=isinstance(question, dict) and question.get("op") == "apply")
+            first, self.fresh = self.fresh, False  # unwatched from a cache warmed in a cell
+            reply = watched(lambda: respond(question, first), called,  # (round twenty-three)
+                            asked=isinstance(question, dict) and question.get("op") == "apply")
         except BaseException as err:  # (what was called before it raised counts: round 23)
             reply = {"error": encode_error(err)}
         return Reply({**reply, "called": list(called)} if called else reply)
