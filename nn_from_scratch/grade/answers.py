@@ -343,8 +343,8 @@ class Answers:
             # JAX's own functions called here are watched too: a notebook that replaced one
             # (jax.config.update) runs nothing of the library unseen through it
             try:  # the answer encoded while watched as well: its __array__, its __name__
-                if first and self.afresh:  # a check's first question: what was compiled is
-                    _clear_compiled()      # traced again, so that no library code runs
+                if first and self.afresh:  # a check's first question: a jit warmed in a cell
+                    _clear_compiled()      # is traced again, where the watch sees the library
                 with _compiled_quickly() if self.afresh else contextlib.nullcontext():
                     return {"value": encode(self.answer(question), self.handle, named=False)}
             except BaseException as err:  # an interrupt too: the grader asked for it
@@ -352,8 +352,8 @@ class Answers:
 
         try:
             question = json.loads(request)
-            first, self.fresh = self.fresh, False  # unwatched from a cache warmed in a cell
-            reply = watched(lambda: respond(question, first), called,  # (round twenty-three)
+            first, self.fresh = self.fresh, False  # (round twenty-three)
+            reply = watched(lambda: respond(question, first), called,
                             asked=isinstance(question, dict) and question.get("op") == "apply")
         except BaseException as err:  # (what was called before it raised counts: round 23)
             reply = {"error": encode_error(err)}
