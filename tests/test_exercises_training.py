@@ -280,6 +280,13 @@ def test_ready_made_code_behind_a_def_of_ones_own_earns_nothing():
                   "calls the library's update")
 
 
+def test_a_static_step_size_is_refused_with_the_reason():
+    """A student's walk: jax.jit(update, static_argnums=3) runs when called with 0.1, but the
+    training loop compiles update with step_size traced; JAX's own message was the hint."""
+    assert_result(check.update(jax.jit(update, static_argnums=3)), "failed",
+                  "cannot be a static argument", "jax.jit(update) alone")
+
+
 def test_the_librarys_step_reached_through_its_epoch_programs_earns_nothing():
     """A reviewer's walk: update answered by the library's step under another name, or by its
     epoch program run over one batch of all the examples (with plain SGD as an optimizer)."""

@@ -271,7 +271,12 @@ def update(student_fn: Any) -> str:
                                              "layer"),
             ("Incompatible shapes", "incompatible shapes"): N_(
                 "a W met a gradient of another shape: pair each (w, b) with its own (dw, db), "
-                "in that order, for (w, b), (dw, db) in zip(params, grads)")},
+                "in that order, for (w, b), (dw, db) in zip(params, grads)"),
+            # a student's walk: jax.jit(update, static_argnums=3), fine called with 0.1
+            ("Non-hashable static arguments", "static_argnums"): N_(
+                "step_size cannot be a static argument: the training loop compiles update "
+                "with jax.jit, where step_size is traced like params, x and y (and a schedule "
+                "changes it every epoch); leave static_argnums out, jax.jit(update) alone")},
             needs_jit=_("{what} works as written but not under jax.jit, and the "
                         "training loop compiles it: use jnp operations on the values, "
                         "with no float() or if on them").format(what=what))
