@@ -181,6 +181,9 @@ def test_every_own_code_guard_names_the_module_where_its_functions_are_defined()
         except (NameError, AttributeError):
             return None
 
+    def defines(module, name):
+        return getattr(getattr(module, name, None), "__module__", None) == module.__name__
+
     guards = 0
     for path in sorted(Path(exercises.__file__).parent.glob("*.py")):
         namespace = vars(importlib.import_module(f"nn_from_scratch.exercises.{path.stem}"))
@@ -195,10 +198,6 @@ def test_every_own_code_guard_names_the_module_where_its_functions_are_defined()
                 continue  # a local, worked out where the check runs: its checker's tests hold it
             modules = (modules,) if isinstance(modules, str) else tuple(modules)
             ours = [importlib.import_module(m) for m in modules if m.startswith("nn_from_scratch")]
-
-            def defines(module, name):
-                return getattr(getattr(module, name, None), "__module__", None) == module.__name__
-
             where = f"{path.name}, line {node.lineno}"
             for module in ours if names else ():
                 assert any(defines(module, name) for name in names), (

@@ -293,15 +293,15 @@ def test_the_librarys_step_reached_through_its_epoch_programs_earns_nothing():
     from nn_from_scratch import epoch
     from nn_from_scratch.optim import sgd
 
-    def one_batch(p, x):
+    def one_batch(x):  # (1, n): every example in one batch
         return jnp.arange(len(x))[None]
 
     answers = {
         "_update_with_metrics": lambda p, x, y, s: epoch._update_with_metrics(p, x, y, s)[0],
         "train_epoch": lambda p, x, y, s: epoch.train_epoch(
-            jax.tree.map(jnp.copy, p), x, y, one_batch(p, x), s)[0],
+            jax.tree.map(jnp.copy, p), x, y, one_batch(x), s)[0],
         "_optimizer_epoch": lambda p, x, y, s: epoch._optimizer_epoch(
-            (jax.tree.map(jnp.copy, p), sgd(s).init(p)), x, y, one_batch(p, x), s,
+            (jax.tree.map(jnp.copy, p), sgd(s).init(p)), x, y, one_batch(x), s,
             batched_predict, sgd(s))[0][0],
     }
     for name, answer in answers.items():
